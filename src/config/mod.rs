@@ -1,115 +1,53 @@
 //! `config.yaml`: the serde mirror, the validated working types, and
 //! `get`/`set`/`unset`/`show`.
 //!
-//! INTERFACE STUB: the config work replaces the bodies; the public API below is
-//! what the rest of the crate uses.
+//! Two stages (ripgrep's lowargs -> hiargs): `raw.rs` mirrors the file (any
+//! YAML value per key; a dotted top-level key such as
+//! `gateway.loop_watchdog_max_strikes: 5` beats the nested form), and
+//! `validate.rs` turns it into a [`Config`] whose every value is in range,
+//! replacing each bad value (out of range, NaN, infinite, wrong type, absurdly
+//! large) by its default with exactly one [`ConfigWarning`] naming the key,
+//! the value and the accepted range. Unknown keys get one warning each.
+//!
+//! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
+//! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
+//! `suggest.rs` close-key suggestions; `load.rs` [`load()`]; `query.rs` [`get`]
+//! and [`show`]; `edit.rs` [`set`] and [`unset`]; `write.rs` the atomic 0600
+//! write; `yaml.rs` the only file naming serde_yaml.
+//!
+//! A missing, empty or comment-only file is every default with no warning. A
+//! file that is not a mapping (a list, a scalar), has malformed YAML or a key
+//! twice is refused as [`ConfigError::Syntax`] (`file:line:column: message`),
+//! or [`ConfigError::Invalid`] naming the file when serde_yaml gives no
+//! location (several documents in one file).
+//!
+//! Representations: an unbounded `cron.max_parallel_jobs` reads back as
+//! `unbounded` and an unset `timezone` as `system`; YAML `null` means the same
+//! in the file and in `set`, and both words are accepted wherever a value is.
+//! `set` writes the canonical form: `null` for those two, integers without
+//! `.0`.
+//!
+//! **`set` and `unset` drop every comment in the file.** They parse it into a
+//! serde_yaml value tree and write the tree back, and serde_yaml keeps no
+//! comments, blank lines, anchors (aliases come back expanded) or quoting
+//! style. Every key and value is kept, in order, unknown keys included; only
+//! the formatting is rewritten. A `set` that is refused and an `unset` of a
+//! key the file does not have leave the file byte-identical. `load`, `get`
+//! and `show` never write.
 
-use std::path::{Path, PathBuf};
+mod edit;
+mod keys;
+mod load;
+mod model;
+mod query;
+mod raw;
+mod suggest;
+mod validate;
+mod write;
+mod yaml;
 
-/// The validated configuration. Every field holds a value in range.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    /// `timezone`: an IANA zone name, validated; None means the system zone.
-    pub timezone: Option<String>,
-    pub cron: CronConfig,
-    pub gateway: GatewayConfig,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct CronConfig {
-    /// `cron.require_restart_safe_scope` (false)
-    pub require_restart_safe_scope: bool,
-    /// `cron.catch_up_missed` (true): the default catch-up policy is `once` when true, `skip` when false.
-    pub catch_up_missed: bool,
-    /// `cron.max_parallel_jobs` (unbounded = None)
-    pub max_parallel_jobs: Option<u32>,
-    /// `cron.script_timeout_seconds` (3600)
-    pub script_timeout_seconds: u64,
-    /// `cron.output_retention` (50 outputs per job)
-    pub output_retention: u32,
-    /// `cron.output_max_bytes` (8 MiB)
-    pub output_max_bytes: u64,
-    /// `cron.ledger_retention` (1000 terminal rows per job)
-    pub ledger_retention: u32,
-    /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
-    pub heartbeat_interval_s: u64,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct GatewayConfig {
-    /// `gateway.loop_watchdog` (true)
-    pub loop_watchdog: bool,
-    /// `gateway.loop_watchdog_probe_interval_s` (30; 1..3600)
-    pub loop_watchdog_probe_interval_s: u64,
-    /// `gateway.loop_watchdog_probe_timeout_s` (10; 1..600)
-    pub loop_watchdog_probe_timeout_s: u64,
-    /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
-    pub loop_watchdog_max_strikes: u32,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        todo!("config defaults")
-    }
-}
-
-/// One value that was ignored in favour of the default; names the key.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigWarning {
-    pub key: String,
-    pub message: String,
-}
-
-/// A loaded config and the warnings produced while validating it.
-#[derive(Clone, Debug)]
-pub struct Loaded {
-    pub config: Config,
-    pub warnings: Vec<ConfigWarning>,
-}
-
-/// Failed to read or change the config.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// Malformed YAML. Displayed as `file:line:column: message`. Exit 2.
-    #[error("{}:{line}:{column}: {message}", path.display())]
-    Syntax {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// An unknown key or a value that is not valid for the key. Exit 2.
-    #[error("{0}")]
-    Invalid(String),
-    #[error("failed to access {}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// Load `path`; a missing file means every default.
-pub fn load(_path: &Path) -> Result<Loaded, ConfigError> {
-    todo!("config load")
-}
-
-/// The effective value of `key` as text (the default when unset).
-pub fn get(_path: &Path, _key: &str) -> Result<String, ConfigError> {
-    todo!("config get")
-}
-
-/// Validate `value` for `key`, then write it, keeping every other key; atomic, 0600.
-pub fn set(_path: &Path, _key: &str, _value: &str) -> Result<(), ConfigError> {
-    todo!("config set")
-}
-
-/// Remove `key` (both the dotted and the nested form) so the default applies again.
-pub fn unset(_path: &Path, _key: &str) -> Result<(), ConfigError> {
-    todo!("config unset")
-}
-
-/// Every key with its effective value and where it came from, as YAML-ish text.
-pub fn show(_path: &Path) -> Result<String, ConfigError> {
-    todo!("config show")
-}
+pub use edit::{set, unset};
+pub use keys::key_table;
+pub use load::load;
+pub use model::{Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded};
+pub use query::{get, show};

@@ -1,0 +1,364 @@
+//! The key table: every config key with its type, default, bounds and doc,
+//! and the accessors that read and write it on a [`Config`].
+//!
+//! Invariants: [`KEYS`] is the only place a key name, a default or a bound is
+//! spelled; every field of [`Config`] has exactly one row (checked by tests).
+//! A [`Setting`] handed to [`KeySpec::apply`] has passed validation for that
+//! key, so every stored number lies inside the row's bounds. Pure: no IO.
+
+use super::model::{Config, KeyInfo};
+
+/// The word `get` prints (and `set` and the file accept) for an unbounded
+/// `cron.max_parallel_jobs`; YAML `null` means the same.
+pub(crate) const UNBOUNDED: &str = "unbounded";
+/// The word `get` prints (and `set` and the file accept) for "no `timezone`
+/// configured: use the system zone"; YAML `null` means the same.
+pub(crate) const SYSTEM_ZONE: &str = "system";
+
+/// One configuration key.
+pub(crate) struct KeySpec {
+    /// Dotted name; the part before the first `.` is the nested section.
+    pub(crate) name: &'static str,
+    pub(crate) field: Field,
+    pub(crate) doc: &'static str,
+}
+
+/// The type of a key, its bounds and default, and where it lives in [`Config`].
+pub(crate) enum Field {
+    Bool {
+        default: bool,
+        get: fn(&Config) -> bool,
+        set: fn(&mut Config, bool),
+    },
+    /// An integer in `min..=max`.
+    Int {
+        min: u64,
+        max: u64,
+        default: u64,
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
+    },
+    /// An integer in `min..=max`, or none ([`UNBOUNDED`] / null), the default.
+    OptInt {
+        min: u64,
+        max: u64,
+        get: fn(&Config) -> Option<u64>,
+        set: fn(&mut Config, Option<u64>),
+    },
+    /// An IANA zone name, or none ([`SYSTEM_ZONE`] / null), the default.
+    Zone {
+        get: fn(&Config) -> Option<&str>,
+        set: fn(&mut Config, Option<String>),
+    },
+}
+
+/// A value that passed validation for one key.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Setting {
+    Bool(bool),
+    Int(u64),
+    OptInt(Option<u64>),
+    Zone(Option<String>),
+}
+
+impl Setting {
+    /// The text `get` and `show` print; also valid YAML that loads back to `self`.
+    pub(crate) fn render(&self) -> String {
+        match self {
+            Setting::Bool(b) => b.to_string(),
+            Setting::Int(n) | Setting::OptInt(Some(n)) => n.to_string(),
+            Setting::OptInt(None) => UNBOUNDED.to_string(),
+            Setting::Zone(Some(zone)) => zone.clone(),
+            Setting::Zone(None) => SYSTEM_ZONE.to_string(),
+        }
+    }
+}
+
+/// Narrow a validated number to a `u32` field; every u32 key's max fits.
+fn narrow(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Every key, in the order `show` prints them.
+pub(crate) static KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "timezone",
+        field: Field::Zone {
+            get: |c| c.timezone.as_deref(),
+            set: |c, v| c.timezone = v,
+        },
+        doc: "zone for wall-clock schedules of jobs without --tz; unset means the system zone",
+    },
+    KeySpec {
+        name: "cron.require_restart_safe_scope",
+        field: Field::Bool {
+            default: false,
+            get: |c| c.cron.require_restart_safe_scope,
+            set: |c, v| c.cron.require_restart_safe_scope = v,
+        },
+        doc: "refuse to run a job when no systemd scope can be created instead of degrading",
+    },
+    KeySpec {
+        name: "cron.catch_up_missed",
+        field: Field::Bool {
+            default: true,
+            get: |c| c.cron.catch_up_missed,
+            set: |c, v| c.cron.catch_up_missed = v,
+        },
+        doc: "default catch-up policy: once when true, skip when false",
+    },
+    KeySpec {
+        name: "cron.max_parallel_jobs",
+        field: Field::OptInt {
+            min: 1,
+            max: 100_000,
+            get: |c| c.cron.max_parallel_jobs.map(u64::from),
+            set: |c, v| c.cron.max_parallel_jobs = v.map(narrow),
+        },
+        doc: "at most this many jobs running at once; unbounded by default",
+    },
+    KeySpec {
+        name: "cron.script_timeout_seconds",
+        field: Field::Int {
+            min: 1,
+            max: 2_592_000,
+            default: 3600,
+            get: |c| c.cron.script_timeout_seconds,
+            set: |c, v| c.cron.script_timeout_seconds = v,
+        },
+        doc: "default wall-clock timeout of a run, in seconds (at most 30 days)",
+    },
+    KeySpec {
+        name: "cron.output_retention",
+        field: Field::Int {
+            min: 1,
+            max: 100_000,
+            default: 50,
+            get: |c| u64::from(c.cron.output_retention),
+            set: |c, v| c.cron.output_retention = narrow(v),
+        },
+        doc: "captured outputs kept per job",
+    },
+    KeySpec {
+        name: "cron.output_max_bytes",
+        field: Field::Int {
+            min: 1024,
+            max: 1 << 30,
+            default: 8 << 20,
+            get: |c| c.cron.output_max_bytes,
+            set: |c, v| c.cron.output_max_bytes = v,
+        },
+        doc: "bytes of output captured per run before truncation",
+    },
+    KeySpec {
+        name: "cron.ledger_retention",
+        field: Field::Int {
+            min: 1,
+            max: 10_000_000,
+            default: 1000,
+            get: |c| u64::from(c.cron.ledger_retention),
+            set: |c, v| c.cron.ledger_retention = narrow(v),
+        },
+        doc: "terminal ledger rows kept per job",
+    },
+    KeySpec {
+        name: "cron.heartbeat_interval_s",
+        field: Field::Int {
+            min: 1,
+            max: 300,
+            default: 5,
+            get: |c| c.cron.heartbeat_interval_s,
+            set: |c, v| c.cron.heartbeat_interval_s = v,
+        },
+        doc: "seconds between a worker's heartbeat stamps",
+    },
+    KeySpec {
+        name: "gateway.loop_watchdog",
+        field: Field::Bool {
+            default: true,
+            get: |c| c.gateway.loop_watchdog,
+            set: |c, v| c.gateway.loop_watchdog = v,
+        },
+        doc: "run the event-loop liveness watchdog in the gateway",
+    },
+    KeySpec {
+        name: "gateway.loop_watchdog_probe_interval_s",
+        field: Field::Int {
+            min: 1,
+            max: 3600,
+            default: 30,
+            get: |c| c.gateway.loop_watchdog_probe_interval_s,
+            set: |c, v| c.gateway.loop_watchdog_probe_interval_s = v,
+        },
+        doc: "seconds between watchdog probes",
+    },
+    KeySpec {
+        name: "gateway.loop_watchdog_probe_timeout_s",
+        field: Field::Int {
+            min: 1,
+            max: 600,
+            default: 10,
+            get: |c| c.gateway.loop_watchdog_probe_timeout_s,
+            set: |c, v| c.gateway.loop_watchdog_probe_timeout_s = v,
+        },
+        doc: "seconds a probe may wait before it counts as a strike",
+    },
+    KeySpec {
+        name: "gateway.loop_watchdog_max_strikes",
+        field: Field::Int {
+            min: 1,
+            max: 1000,
+            default: 3,
+            get: |c| u64::from(c.gateway.loop_watchdog_max_strikes),
+            set: |c, v| c.gateway.loop_watchdog_max_strikes = narrow(v),
+        },
+        doc: "consecutive missed probes before the gateway exits 75 for a restart",
+    },
+];
+
+impl KeySpec {
+    /// The nested section and the leaf: `("cron", "output_retention")`; None
+    /// for a top-level key such as `timezone`.
+    pub(crate) fn split(&self) -> Option<(&'static str, &'static str)> {
+        self.name.split_once('.')
+    }
+
+    pub(crate) fn default_setting(&self) -> Setting {
+        match self.field {
+            Field::Bool { default, .. } => Setting::Bool(default),
+            Field::Int { default, .. } => Setting::Int(default),
+            Field::OptInt { .. } => Setting::OptInt(None),
+            Field::Zone { .. } => Setting::Zone(None),
+        }
+    }
+
+    /// The value this key has in `config`.
+    pub(crate) fn current(&self, config: &Config) -> Setting {
+        match self.field {
+            Field::Bool { get, .. } => Setting::Bool(get(config)),
+            Field::Int { get, .. } => Setting::Int(get(config)),
+            Field::OptInt { get, .. } => Setting::OptInt(get(config)),
+            Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
+        }
+    }
+
+    /// Store a validated `setting`; one of another key's type is ignored.
+    pub(crate) fn apply(&self, config: &mut Config, setting: Setting) {
+        match (&self.field, setting) {
+            (Field::Bool { set, .. }, Setting::Bool(v)) => set(config, v),
+            (Field::Int { set, .. }, Setting::Int(v)) => set(config, v),
+            (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
+            (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
+            _ => {}
+        }
+    }
+
+    pub(crate) fn reset(&self, config: &mut Config) {
+        self.apply(config, self.default_setting());
+    }
+
+    /// What the key accepts, as a fragment: `an integer from 1 to 1000`.
+    pub(crate) fn accepted(&self) -> String {
+        match self.field {
+            Field::Bool { .. } => "true or false".to_string(),
+            Field::Int { min, max, .. } => format!("an integer from {min} to {max}"),
+            Field::OptInt { min, max, .. } => {
+                format!("an integer from {min} to {max}, or {UNBOUNDED} (or null) for no limit")
+            }
+            Field::Zone { .. } => format!(
+                "an IANA time zone name such as Europe/Paris or UTC, \
+                 or {SYSTEM_ZONE} (or null) for the system zone"
+            ),
+        }
+    }
+
+    pub(crate) fn info(&self) -> KeyInfo {
+        KeyInfo {
+            name: self.name,
+            default: self.default_setting().render(),
+            accepted: self.accepted(),
+            doc: self.doc,
+        }
+    }
+}
+
+/// Every key with its default, what it accepts and what it does, in table order.
+pub fn key_table() -> Vec<KeyInfo> {
+    KEYS.iter().map(KeySpec::info).collect()
+}
+
+/// The row for a dotted key name.
+pub(crate) fn find(name: &str) -> Option<&'static KeySpec> {
+    KEYS.iter().find(|key| key.name == name)
+}
+
+/// Whether `name` is a nested section (`cron`, `gateway`).
+pub(crate) fn is_section(name: &str) -> bool {
+    KEYS.iter()
+        .any(|key| key.split().is_some_and(|(section, _)| section == name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_sections_known() {
+        let mut names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), KEYS.len());
+        assert!(is_section("cron") && is_section("gateway"));
+        assert!(!is_section("timezone") && !is_section("cro"));
+    }
+
+    #[test]
+    fn defaults_lie_inside_bounds() {
+        for key in KEYS {
+            if let Field::Int {
+                min, max, default, ..
+            } = key.field
+            {
+                assert!((min..=max).contains(&default), "{}", key.name);
+                assert!(max <= u64::from(u32::MAX), "{}", key.name);
+            }
+        }
+    }
+
+    /// Each row writes its own field: setting every key to a distinct value
+    /// and reading it back through every row shows no two rows share a field.
+    #[test]
+    fn every_row_owns_a_distinct_field() {
+        let mut config = Config::default();
+        for (i, key) in KEYS.iter().enumerate() {
+            let setting = distinct_setting(key, i);
+            key.apply(&mut config, setting.clone());
+            assert_eq!(key.current(&config), setting, "{}", key.name);
+        }
+        for (i, key) in KEYS.iter().enumerate() {
+            assert_eq!(
+                key.current(&config),
+                distinct_setting(key, i),
+                "{}",
+                key.name
+            );
+        }
+    }
+
+    fn distinct_setting(key: &KeySpec, i: usize) -> Setting {
+        match key.field {
+            Field::Bool { default, .. } => Setting::Bool(!default),
+            Field::Int { min, .. } => Setting::Int(min + 1 + i as u64),
+            Field::OptInt { min, .. } => Setting::OptInt(Some(min + 1 + i as u64)),
+            Field::Zone { .. } => Setting::Zone(Some("Asia/Tokyo".into())),
+        }
+    }
+
+    #[test]
+    fn render_uses_the_documented_words() {
+        assert_eq!(Setting::OptInt(None).render(), "unbounded");
+        assert_eq!(Setting::Zone(None).render(), "system");
+        assert_eq!(Setting::Int(8388608).render(), "8388608");
+        assert_eq!(Setting::Bool(false).render(), "false");
+    }
+}

@@ -1,0 +1,141 @@
+//! The validated configuration types, the load result and the error type.
+//!
+//! Invariant: a [`Config`] only ever holds values that passed validation (every
+//! number inside its key's range, `timezone` a known IANA name). The defaults
+//! are not written here: [`Config::default`] applies the default of every row
+//! of the key table in `keys.rs`, the one place a default is spelled.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::keys;
+
+/// The validated configuration. Every field holds a value in range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `timezone`: an IANA zone name, validated; None means the system zone.
+    pub timezone: Option<String>,
+    pub cron: CronConfig,
+    pub gateway: GatewayConfig,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CronConfig {
+    /// `cron.require_restart_safe_scope` (false)
+    pub require_restart_safe_scope: bool,
+    /// `cron.catch_up_missed` (true): the default catch-up policy is `once` when true, `skip` when false.
+    pub catch_up_missed: bool,
+    /// `cron.max_parallel_jobs` (unbounded = None; 1..100000)
+    pub max_parallel_jobs: Option<u32>,
+    /// `cron.script_timeout_seconds` (3600; 1..2592000)
+    pub script_timeout_seconds: u64,
+    /// `cron.output_retention` (50 outputs per job; 1..100000)
+    pub output_retention: u32,
+    /// `cron.output_max_bytes` (8 MiB; 1024..1 GiB)
+    pub output_max_bytes: u64,
+    /// `cron.ledger_retention` (1000 terminal rows per job; 1..10000000)
+    pub ledger_retention: u32,
+    /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
+    pub heartbeat_interval_s: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatewayConfig {
+    /// `gateway.loop_watchdog` (true)
+    pub loop_watchdog: bool,
+    /// `gateway.loop_watchdog_probe_interval_s` (30; 1..3600)
+    pub loop_watchdog_probe_interval_s: u64,
+    /// `gateway.loop_watchdog_probe_timeout_s` (10; 1..600)
+    pub loop_watchdog_probe_timeout_s: u64,
+    /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
+    pub loop_watchdog_max_strikes: u32,
+}
+
+impl Default for Config {
+    /// Every key at the default given in the key table.
+    fn default() -> Self {
+        let mut config = Config {
+            timezone: None,
+            cron: CronConfig {
+                require_restart_safe_scope: false,
+                catch_up_missed: false,
+                max_parallel_jobs: None,
+                script_timeout_seconds: 0,
+                output_retention: 0,
+                output_max_bytes: 0,
+                ledger_retention: 0,
+                heartbeat_interval_s: 0,
+            },
+            gateway: GatewayConfig {
+                loop_watchdog: false,
+                loop_watchdog_probe_interval_s: 0,
+                loop_watchdog_probe_timeout_s: 0,
+                loop_watchdog_max_strikes: 0,
+            },
+        };
+        // The placeholders above are all overwritten: every field has a row.
+        for key in keys::KEYS {
+            key.reset(&mut config);
+        }
+        config
+    }
+}
+
+/// One value that was ignored in favour of the default; names the key.
+///
+/// `message` is self-contained (it names the key, the rejected value, what is
+/// accepted and the default used), so it can be printed on its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigWarning {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A loaded config and the warnings produced while validating it.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// Failed to read or change the config.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Malformed YAML, or a file that is not a mapping of keys. Displayed as
+    /// `file:line:column: message` (1-based). Exit 2.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// An unknown key or a value that is not valid for the key. Exit 2.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("failed to access {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One row of [`key_table`](super::key_table): a key, its default and what it accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyInfo {
+    /// The dotted name, e.g. `gateway.loop_watchdog_max_strikes`.
+    pub name: &'static str,
+    /// The default as `get` prints it.
+    pub default: String,
+    /// What the key accepts, e.g. `an integer from 1 to 1000`.
+    pub accepted: String,
+    /// One line saying what the key does.
+    pub doc: &'static str,
+}
