@@ -88,7 +88,14 @@ impl CronSchedule {
             }
         };
         for (spec, field) in specs.iter().zip(&fields) {
-            cron_fields::check_field(spec, field)?;
+            cron_fields::check_field(spec, field).map_err(|mut r| {
+                if specs.len() == 6 {
+                    r.reason.push_str(
+                        " (6 fields are second minute hour day-of-month month day-of-week; there is no year field)",
+                    );
+                }
+                r
+            })?;
         }
         let expr = fields.join(" ").to_ascii_uppercase();
         let cron = parser()
@@ -218,6 +225,9 @@ mod tests {
             "invalid schedule \"0 25 * * *\": hour \"25\" is out of range 0-23"
         );
         assert_eq!(CronSchedule::parse("0 8 * foo *").unwrap_err().token, "foo");
+        let err = CronSchedule::parse("0 8 * * 1 2026").unwrap_err();
+        assert_eq!(err.token, "2026");
+        assert!(err.message.contains("no year field"), "{}", err.message);
     }
 
     #[test]

@@ -1,13 +1,15 @@
-//! A short human phrase for a schedule, for `list` and `show`
-//! (`weekdays at 09:00`, `every 5m`, `once at 2026-12-01T13:00:00Z`). Pure.
+//! Words for people: a short phrase for a schedule, for `list` and `show`
+//! (`weekdays at 09:00`, `every 5m`, `once at 2026-12-01T13:00:00Z`), and
+//! the `Display` of [`DstNote`] for `next`. Pure.
 //!
 //! Covers the shapes phrases and macros produce; any other cron expression
 //! is shown as `cron <expr>`. Wall times are in the job's zone, which the
 //! caller shows next to the phrase.
 
 use super::duration::format_duration;
-use super::types::Schedule;
+use super::types::{DstNote, Schedule};
 use chrono::SecondsFormat;
+use std::fmt;
 
 const DAY_NAMES: [&str; 8] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
@@ -46,6 +48,19 @@ fn describe_cron(expr: &str) -> String {
         (Some(m), None, "*", "*", "*") if *hour == "*" => format!("hourly at :{m:02}"),
         _ if fields == ["*", "*", "*", "*", "*"] => "every minute".to_string(),
         _ => fallback(),
+    }
+}
+
+impl fmt::Display for DstNote {
+    /// `exact`, `moved by a DST gap from 02:30`, `repeated hour, pass 1 of 2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DstNote::Exact => f.write_str("exact"),
+            DstNote::MovedByGap { wanted } => {
+                write!(f, "moved by a DST gap from {}", wanted.format("%H:%M:%S"))
+            }
+            DstNote::RepeatedHour { pass } => write!(f, "repeated hour, pass {pass} of 2"),
+        }
     }
 }
 
@@ -93,6 +108,20 @@ mod tests {
         assert_eq!(phrase("@yearly"), "yearly on 1 January at 00:00");
         assert_eq!(phrase("every minute"), "every minute");
         assert_eq!(phrase("0 0 8 * * *"), "daily at 08:00");
+    }
+
+    #[test]
+    fn dst_notes_read_well() {
+        let wanted = "2026-03-29T02:30:00".parse().unwrap();
+        assert_eq!(DstNote::Exact.to_string(), "exact");
+        assert_eq!(
+            DstNote::MovedByGap { wanted }.to_string(),
+            "moved by a DST gap from 02:30:00"
+        );
+        assert_eq!(
+            DstNote::RepeatedHour { pass: 2 }.to_string(),
+            "repeated hour, pass 2 of 2"
+        );
     }
 
     #[test]

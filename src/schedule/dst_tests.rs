@@ -328,6 +328,34 @@ fn chatham_gap_and_overlap() {
 }
 
 #[test]
+fn a_whole_skipped_day_moves_a_fixed_time_to_the_next_midnight() {
+    // Samoa skipped 2011-12-30 (-10:00 -> +14:00 at local midnight).
+    let z = Tz::Pacific__Apia;
+    let fires = walk(
+        &schedule("0 9 * * *"),
+        z,
+        utc("2011-12-29T20:00:00Z"), // 2011-12-29 10:00 -10:00
+        utc("2011-12-31T12:00:00Z"),
+    );
+    let seen: Vec<_> = fires
+        .iter()
+        .map(|f| (f.local.naive_local(), f.dst.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                wall("2011-12-31T00:00:00"),
+                DstNote::MovedByGap {
+                    wanted: wall("2011-12-30T09:00:00")
+                }
+            ),
+            (wall("2011-12-31T09:00:00"), DstNote::Exact),
+        ]
+    );
+}
+
+#[test]
 fn every_30s_is_anchored_and_ignores_dst() {
     let s = schedule("every 30s");
     let z = Tz::America__Toronto;

@@ -102,6 +102,14 @@ pub(crate) fn parse_span(text: &str, bare: BareNumber) -> Result<Duration, Rejec
             ));
         }
         let unit_typed = &compact[digits_end..i];
+        if unit.starts_with(['.', ',']) {
+            return Err(Rejection::new(
+                piece,
+                format!(
+                    "{piece:?} in {compact:?} has a fraction; combine whole units instead, e.g. 1h30m"
+                ),
+            ));
+        }
         let Some(rank) = UNITS.iter().position(|(_, _, words)| words.contains(&unit)) else {
             return Err(Rejection::new(
                 unit_typed,
@@ -186,6 +194,9 @@ mod tests {
         assert_eq!(parse_duration("h").unwrap_err().token, "h");
         assert_eq!(parse_duration("30m1h").unwrap_err().token, "h");
         assert_eq!(parse_duration("1m1m").unwrap_err().token, "m");
+        let err = parse_duration("1.5h").unwrap_err();
+        assert_eq!(err.token, "1.");
+        assert!(err.message.contains("fraction"), "{}", err.message);
         let err = parse_duration("99999999999999999999s").unwrap_err();
         assert!(err.message.contains("too large"), "{}", err.message);
         let err = parse_duration("18446744073709551615d").unwrap_err();

@@ -4,11 +4,12 @@
 //!
 //! Routing, on the first word and the shape of the text:
 //! - `@reboot` -> `Reboot`; other `@...` -> a cron macro;
+//! - `<ISO date>...` (`YYYY-MM-DD` first) -> a one-shot (naive means `zone`);
 //! - 3 or more words starting with a digit, `*` or `?` -> a cron expression
 //!   (so a 4- or 7-field typo gets the cron field-count message);
 //! - `every <number>...` -> an interval; `every <word>...` -> a phrase;
 //! - `in <duration>` -> a one-shot relative to `now`;
-//! - `<ISO date>...` or `at <ISO date>...` -> a one-shot (naive means `zone`);
+//! - `at <ISO date>...` -> a one-shot (the canonical form reads back this way);
 //! - a single word starting with a digit that is not a time of day (`30m`)
 //!   -> an interval;
 //! - anything else -> a phrase (`daily at 8am`), which compiles to cron.
@@ -78,12 +79,15 @@ fn route(text: &str, now: Instant, zone: Tz) -> Result<Schedule, Rejection> {
             )),
         };
     }
+    if oneshot::looks_like_iso(text) {
+        return oneshot::parse_iso(text, zone).map(|at| Schedule::Once { at });
+    }
     if words >= 3 && (starts_with_digit || first.starts_with(['*', '?'])) {
         return cron(text);
     }
-    let rest_starts_with_digit = rest.starts_with(|c: char| c.is_ascii_digit());
+    let rest_is_numeric = rest.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c));
     match first.to_ascii_lowercase().as_str() {
-        "every" if rest_starts_with_digit => {
+        "every" if rest_is_numeric => {
             return interval::parse_period(rest).map(|period| Schedule::Every { period });
         }
         "in" if rest.is_empty() => {
@@ -97,9 +101,6 @@ fn route(text: &str, now: Instant, zone: Tz) -> Result<Schedule, Rejection> {
             return oneshot::parse_iso(rest, zone).map(|at| Schedule::Once { at });
         }
         _ => {}
-    }
-    if oneshot::looks_like_iso(text) {
-        return oneshot::parse_iso(text, zone).map(|at| Schedule::Once { at });
     }
     if starts_with_digit && !phrase::is_time_of_day(text) {
         return interval::parse_period(text).map(|period| Schedule::Every { period });
@@ -209,6 +210,7 @@ mod tests {
             ("every 0s", "0s"),
             ("every 400d", "400d"),
             ("every 30", "30"),
+            ("every -5m", "-"),
             ("in 0s", "0s"),
             ("in 5y", "y"),
             ("in", "in"),

@@ -86,6 +86,7 @@ pub(crate) fn parse_iso(text: &str, zone: Tz) -> Result<Instant, Rejection> {
         ));
     };
     let (time_part, offset) = split_offset(time_and_offset)?;
+    let time_part = time_part.trim_end();
     let time = NaiveTime::parse_from_str(time_part, "%H:%M:%S")
         .or_else(|_| NaiveTime::parse_from_str(time_part, "%H:%M"))
         .map_err(|_| {

@@ -8,6 +8,7 @@
 //! same fires for the same `(after, zone, anchor)`.
 
 use super::cron_expr::CronSchedule;
+use super::error::ScheduleError;
 use super::{describe, fires, grammar, interval};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
@@ -54,7 +55,7 @@ pub struct Fire {
 impl Schedule {
     /// Parse user text. `now` resolves relative one-shots (`in 30s`); `zone`
     /// resolves naive ISO-8601 instants.
-    pub fn parse(text: &str, now: Instant, zone: Tz) -> Result<Schedule, super::ScheduleError> {
+    pub fn parse(text: &str, now: Instant, zone: Tz) -> Result<Schedule, ScheduleError> {
         grammar::parse(text, now, zone)
     }
 
@@ -64,7 +65,7 @@ impl Schedule {
     }
 
     /// Parse the stored form.
-    pub fn from_canonical(text: &str) -> Result<Schedule, super::ScheduleError> {
+    pub fn from_canonical(text: &str) -> Result<Schedule, ScheduleError> {
         grammar::from_canonical(text)
     }
 
