@@ -84,22 +84,22 @@ fn my_uid() -> u32 {
 
 fn short_timeouts() -> ZbusTimeouts {
     ZbusTimeouts {
-        method: Duration::from_millis(500),
-        job: Duration::from_millis(700),
+        method: Duration::from_millis(1000),
+        job: Duration::from_millis(1500),
     }
 }
 
-/// A private bus (in its own temp dir), a mock manager on it, and a client for it.
+/// A private bus (in its own temp dir), a mock manager on it, and a client for it with
+/// `timeouts` (short only where a test waits for a timeout: the rest must not flake on a
+/// loaded machine).
 async fn mock_setup(
     behavior: Behavior,
+    timeouts: ZbusTimeouts,
 ) -> (tempfile::TempDir, DbusDaemon, MockManager, ZbusUnitManager) {
     let dir = tempfile::tempdir().unwrap();
     let daemon = DbusDaemon::start(dir.path());
     let mock = MockManager::serve(daemon.address(), behavior).await;
-    let client = ZbusUnitManager::new(
-        BusEnv::with_address(daemon.address(), my_uid()),
-        short_timeouts(),
-    );
+    let client = ZbusUnitManager::new(BusEnv::with_address(daemon.address(), my_uid()), timeouts);
     (dir, daemon, mock, client)
 }
 
@@ -321,7 +321,7 @@ async fn real_measure_start_scope_latency() {
 
 #[tokio::test]
 async fn mock_records_properties_and_reuses_the_connection() {
-    let (_dir, _daemon, mock, client) = mock_setup(Behavior::Done).await;
+    let (_dir, _daemon, mock, client) = mock_setup(Behavior::Done, ZbusTimeouts::default()).await;
     let spec = ScopeSpec {
         runtime_max: Some(Duration::from_secs(3660)),
         memory_max: Some(1 << 30),
@@ -363,8 +363,19 @@ async fn mock_records_properties_and_reuses_the_connection() {
     client.stop_unit(&spec.name).await.unwrap();
     client.probe().await.unwrap();
 
+    assert_eq!(
+        mock.methods(),
+        [
+            "StartTransientUnit",
+            "GetUnitProcesses",
+            "UnrefUnit",
+            "StopUnit",
+            "GetUnitProcesses",
+            "StopUnit",
+            "GetUnit"
+        ]
+    );
     let senders = mock.senders();
-    assert_eq!(senders.len(), 7, "{senders:?}");
     assert!(
         senders.iter().all(|s| s == &senders[0]),
         "one connection for all calls: {senders:?}"
@@ -373,7 +384,8 @@ async fn mock_records_properties_and_reuses_the_connection() {
 
 #[tokio::test]
 async fn mock_unit_exists_is_call_refused() {
-    let (_dir, _daemon, _mock, client) = mock_setup(Behavior::RefuseUnitExists).await;
+    let (_dir, _daemon, _mock, client) =
+        mock_setup(Behavior::RefuseUnitExists, ZbusTimeouts::default()).await;
     let err = client
         .start_scope(&spec_for("a.scope", 1))
         .await
@@ -387,7 +399,8 @@ async fn mock_unit_exists_is_call_refused() {
 
 #[tokio::test]
 async fn mock_failed_job_is_job_failed() {
-    let (_dir, _daemon, _mock, client) = mock_setup(Behavior::FailJob).await;
+    let (_dir, _daemon, mock, client) =
+        mock_setup(Behavior::FailJob, ZbusTimeouts::default()).await;
     let err = client
         .start_scope(&spec_for("a.scope", 1))
         .await
@@ -399,11 +412,13 @@ async fn mock_failed_job_is_job_failed() {
             result: "failed".into()
         }
     );
+    // The failed unit's AddRef reference is dropped so systemd can collect it.
+    assert_eq!(mock.methods(), ["StartTransientUnit", "UnrefUnit"]);
 }
 
 #[tokio::test]
 async fn mock_missing_job_removed_times_out() {
-    let (_dir, _daemon, _mock, client) = mock_setup(Behavior::NeverSignal).await;
+    let (_dir, _daemon, mock, client) = mock_setup(Behavior::NeverSignal, short_timeouts()).await;
     let start = monotonic();
     let err = client
         .start_scope(&spec_for("a.scope", 1))
@@ -414,6 +429,7 @@ async fn mock_missing_job_removed_times_out() {
         matches!(&err, BusCause::Timeout { what } if what.contains("JobRemoved")),
         "{err:?}"
     );
+    assert_eq!(mock.methods(), ["StartTransientUnit", "UnrefUnit"]);
     assert!(
         took >= short_timeouts().job / 2 && took < Duration::from_secs(3),
         "{took:?}"
@@ -422,7 +438,8 @@ async fn mock_missing_job_removed_times_out() {
 
 #[tokio::test]
 async fn mock_job_removed_before_reply_still_succeeds() {
-    let (_dir, _daemon, mock, client) = mock_setup(Behavior::SignalBeforeReply).await;
+    let (_dir, _daemon, mock, client) =
+        mock_setup(Behavior::SignalBeforeReply, ZbusTimeouts::default()).await;
     client
         .start_scope(&spec_for("a.scope", 1))
         .await
@@ -432,7 +449,7 @@ async fn mock_job_removed_before_reply_still_succeeds() {
 
 #[tokio::test]
 async fn mock_no_reply_hits_the_method_timeout() {
-    let (_dir, _daemon, _mock, client) = mock_setup(Behavior::NeverReply).await;
+    let (_dir, _daemon, _mock, client) = mock_setup(Behavior::NeverReply, short_timeouts()).await;
     let start = monotonic();
     let err = client
         .start_scope(&spec_for("a.scope", 1))
@@ -452,7 +469,7 @@ async fn mock_restarted_bus_is_reconnected_once() {
         let daemon = DbusDaemon::start(dir.path());
         let mock = MockManager::serve(daemon.address(), Behavior::Done).await;
         env = BusEnv::with_runtime_dir(dir.path(), my_uid());
-        client = ZbusUnitManager::new(env, short_timeouts());
+        client = ZbusUnitManager::new(env, ZbusTimeouts::default());
         client.probe().await.unwrap();
         first_sender = mock.senders()[0].clone();
     } // the bus and the mock go away

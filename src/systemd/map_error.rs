@@ -164,6 +164,18 @@ mod tests {
         assert_eq!(cause_from_zbus(&e, &a, "t").code(), "no_systemd");
         let e = zbus::Error::FDO(Box::new(fdo::Error::NameHasNoOwner("x".into())));
         assert_eq!(cause_from_zbus(&e, &a, "t").code(), "no_systemd");
+        let e = zbus::Error::MethodError(
+            "org.freedesktop.systemd1.UnitExists".try_into().unwrap(),
+            Some("Unit x.scope already exists.".into()),
+            zbus::Message::method_call("/", "X").build(&()).unwrap(),
+        );
+        assert_eq!(
+            cause_from_zbus(&e, &a, "t"),
+            BusCause::CallRefused {
+                error_name: "org.freedesktop.systemd1.UnitExists".into(),
+                message: "Unit x.scope already exists.".into()
+            }
+        );
         let e = zbus::Error::FDO(Box::new(fdo::Error::UnixProcessIdUnknown("gone".into())));
         assert_eq!(
             cause_from_zbus(&e, &a, "t"),
@@ -199,5 +211,15 @@ mod tests {
             cause_from_zbus(&zbus::Error::Handshake("no".into()), &a, "t").code(),
             "io"
         );
+        let missing = zbus::Error::Connection(
+            Arc::new(io::Error::from(io::ErrorKind::NotFound)),
+            Box::new("unix:path=/nowhere/bus".parse().unwrap()),
+        );
+        assert_eq!(cause_from_zbus(&missing, &a, "t").code(), "socket_missing");
+        let denied = zbus::Error::Connection(
+            Arc::new(io::Error::from(io::ErrorKind::PermissionDenied)),
+            Box::new("unix:path=/nowhere/bus".parse().unwrap()),
+        );
+        assert_eq!(cause_from_zbus(&denied, &a, "t").code(), "wrong_owner");
     }
 }

@@ -34,8 +34,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::{Instant as TokioInstant, timeout, timeout_at};
-use zbus::Connection;
 use zbus::proxy::CacheProperties;
+use zbus::{Connection, OwnedObjectPath};
 
 /// How long [`ZbusUnitManager`] waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,18 +134,36 @@ impl ZbusUnitManager {
             .map_err(|_| BusCause::Timeout { what: what.clone() })?
             .map_err(|e| cause_from_zbus(&e, &session.address, &what))?;
 
-        let waiting = format!(
-            "waiting {:?} for the JobRemoved of {} ({})",
-            self.timeouts.job,
-            job.as_str(),
-            spec.name
-        );
+        let outcome = Self::await_job(&mut jobs, &job, deadline, spec, self.timeouts.job).await;
+        if outcome.is_err() {
+            // The unit exists (failed, or still starting): drop the AddRef reference so
+            // systemd can collect it once inactive. Best effort; the cause is what matters.
+            let _ = timeout(self.timeouts.method, session.proxy.unref_unit(&spec.name)).await;
+        }
+        outcome
+    }
+
+    /// Waits on `jobs` for the `JobRemoved` of `job`, until `deadline`.
+    async fn await_job(
+        jobs: &mut JobRemovedStream,
+        job: &OwnedObjectPath,
+        deadline: TokioInstant,
+        spec: &ScopeSpec,
+        limit: Duration,
+    ) -> Result<(), BusCause> {
+        let waiting = || {
+            format!(
+                "waiting {limit:?} for the JobRemoved of {} ({})",
+                job.as_str(),
+                spec.name
+            )
+        };
         loop {
             let signal = match timeout_at(deadline, jobs.next()).await {
-                Err(_) => return Err(BusCause::Timeout { what: waiting }),
+                Err(_) => return Err(BusCause::Timeout { what: waiting() }),
                 Ok(None) => {
                     return Err(BusCause::Disconnected {
-                        detail: format!("the bus closed while {waiting}"),
+                        detail: format!("the bus closed while {}", waiting()),
                     });
                 }
                 Ok(Some(signal)) => signal,

@@ -54,8 +54,8 @@ impl StartCall {
 #[derive(Debug, Default)]
 pub struct Recorded {
     pub starts: Vec<StartCall>,
-    /// The unique names of the callers of every method, in order.
-    pub senders: Vec<String>,
+    /// Every method call, in order: (method, unique name of the caller).
+    pub calls: Vec<(&'static str, String)>,
     /// Units "running" (started with `Done`/`SignalBeforeReply`), with their pids.
     pub units: HashMap<String, Vec<u32>>,
 }
@@ -112,7 +112,14 @@ impl MockManager {
 
     /// The callers of every method so far.
     pub fn senders(&self) -> Vec<String> {
-        self.recorded.lock().unwrap().senders.clone()
+        let rec = self.recorded.lock().unwrap();
+        rec.calls.iter().map(|(_, sender)| sender.clone()).collect()
+    }
+
+    /// The methods called so far, in order.
+    pub fn methods(&self) -> Vec<&'static str> {
+        let rec = self.recorded.lock().unwrap();
+        rec.calls.iter().map(|(method, _)| *method).collect()
     }
 }
 
@@ -143,7 +150,7 @@ impl Mock {
             .unwrap_or_default();
         {
             let mut rec = self.recorded.lock().unwrap();
-            rec.senders.push(sender_of(&header));
+            rec.calls.push(("StartTransientUnit", sender_of(&header)));
             rec.starts.push(StartCall {
                 name: name.clone(),
                 mode,
@@ -193,7 +200,7 @@ impl Mock {
         name: String,
     ) -> Result<OwnedObjectPath, SystemdError> {
         let mut rec = self.recorded.lock().unwrap();
-        rec.senders.push(sender_of(&header));
+        rec.calls.push(("GetUnit", sender_of(&header)));
         if name == "init.scope" || rec.units.contains_key(&name) {
             Ok(OwnedObjectPath::try_from("/org/freedesktop/systemd1/unit/mock").unwrap())
         } else {
@@ -207,7 +214,7 @@ impl Mock {
         name: String,
     ) -> Result<Vec<(String, u32, String)>, SystemdError> {
         let mut rec = self.recorded.lock().unwrap();
-        rec.senders.push(sender_of(&header));
+        rec.calls.push(("GetUnitProcesses", sender_of(&header)));
         match rec.units.get(&name) {
             Some(pids) => Ok(pids
                 .iter()
@@ -224,7 +231,7 @@ impl Mock {
         _mode: String,
     ) -> Result<OwnedObjectPath, SystemdError> {
         let mut rec = self.recorded.lock().unwrap();
-        rec.senders.push(sender_of(&header));
+        rec.calls.push(("StopUnit", sender_of(&header)));
         match rec.units.remove(&name) {
             Some(_) => Ok(job_path(9999)),
             None => Err(SystemdError::NoSuchUnit(format!("Unit {name} not loaded."))),
@@ -237,7 +244,7 @@ impl Mock {
         name: String,
     ) -> Result<(), SystemdError> {
         let mut rec = self.recorded.lock().unwrap();
-        rec.senders.push(sender_of(&header));
+        rec.calls.push(("UnrefUnit", sender_of(&header)));
         if rec.units.contains_key(&name) {
             Err(SystemdError::NotReferenced(format!(
                 "Unit {name} is not referenced by this client."
