@@ -51,7 +51,10 @@ pub trait UnitManager: Send + Sync {
 
     /// Creates the scope `spec.name` around `spec.pids` (mode `fail`) and waits for its
     /// start job: `Ok` only when the job's result is `done`, so the pids are in the scope's
-    /// cgroup when this returns.
+    /// cgroup when this returns. On `Err` the pids may or may not have moved (a
+    /// [`BusCause::Timeout`] can be followed by a late success): the caller gives the worker
+    /// up (closes its go pipe) rather than running it unprotected. Our `AddRef` reference
+    /// on a unit that failed or timed out is already released.
     fn start_scope<'a>(&'a self, spec: &'a ScopeSpec) -> UnitFuture<'a, ()>;
 
     /// The processes in unit `name`, or `None` when systemd has no such unit.
