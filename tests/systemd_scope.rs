@@ -382,14 +382,23 @@ async fn mock_records_properties_and_reuses_the_connection() {
     );
 }
 
+/// One `start_scope` of `a.scope` against a mock answering with `behavior`: the mock (for
+/// its records), the result, and how long the call took.
+async fn start_against_mock(
+    behavior: Behavior,
+    timeouts: ZbusTimeouts,
+) -> (MockManager, Result<(), BusCause>, Duration) {
+    let (_dir, _daemon, mock, client) = mock_setup(behavior, timeouts).await;
+    let start = monotonic();
+    let result = client.start_scope(&spec_for("a.scope", 1)).await;
+    (mock, result, elapsed(start))
+}
+
 #[tokio::test]
 async fn mock_unit_exists_is_call_refused() {
-    let (_dir, _daemon, _mock, client) =
-        mock_setup(Behavior::RefuseUnitExists, ZbusTimeouts::default()).await;
-    let err = client
-        .start_scope(&spec_for("a.scope", 1))
-        .await
-        .unwrap_err();
+    let (_mock, result, _) =
+        start_against_mock(Behavior::RefuseUnitExists, ZbusTimeouts::default()).await;
+    let err = result.unwrap_err();
     assert!(
         matches!(&err, BusCause::CallRefused { error_name, .. }
             if error_name == "org.freedesktop.systemd1.UnitExists"),
@@ -399,18 +408,13 @@ async fn mock_unit_exists_is_call_refused() {
 
 #[tokio::test]
 async fn mock_failed_job_is_job_failed() {
-    let (_dir, _daemon, mock, client) =
-        mock_setup(Behavior::FailJob, ZbusTimeouts::default()).await;
-    let err = client
-        .start_scope(&spec_for("a.scope", 1))
-        .await
-        .unwrap_err();
+    let (mock, result, _) = start_against_mock(Behavior::FailJob, ZbusTimeouts::default()).await;
     assert_eq!(
-        err,
-        BusCause::JobFailed {
+        result,
+        Err(BusCause::JobFailed {
             unit: "a.scope".into(),
             result: "failed".into()
-        }
+        })
     );
     // The failed unit's AddRef reference is dropped so systemd can collect it.
     assert_eq!(mock.methods(), ["StartTransientUnit", "UnrefUnit"]);
@@ -418,13 +422,8 @@ async fn mock_failed_job_is_job_failed() {
 
 #[tokio::test]
 async fn mock_missing_job_removed_times_out() {
-    let (_dir, _daemon, mock, client) = mock_setup(Behavior::NeverSignal, short_timeouts()).await;
-    let start = monotonic();
-    let err = client
-        .start_scope(&spec_for("a.scope", 1))
-        .await
-        .unwrap_err();
-    let took = elapsed(start);
+    let (mock, result, took) = start_against_mock(Behavior::NeverSignal, short_timeouts()).await;
+    let err = result.unwrap_err();
     assert!(
         matches!(&err, BusCause::Timeout { what } if what.contains("JobRemoved")),
         "{err:?}"
@@ -438,25 +437,21 @@ async fn mock_missing_job_removed_times_out() {
 
 #[tokio::test]
 async fn mock_job_removed_before_reply_still_succeeds() {
-    let (_dir, _daemon, mock, client) =
-        mock_setup(Behavior::SignalBeforeReply, ZbusTimeouts::default()).await;
-    client
-        .start_scope(&spec_for("a.scope", 1))
-        .await
-        .expect("signal before reply");
-    assert_eq!(mock.starts().len(), 1);
+    let (mock, result, _) =
+        start_against_mock(Behavior::SignalBeforeReply, ZbusTimeouts::default()).await;
+    result.expect("signal before reply");
+    assert_eq!(mock.methods(), ["StartTransientUnit"]);
 }
 
 #[tokio::test]
 async fn mock_no_reply_hits_the_method_timeout() {
-    let (_dir, _daemon, _mock, client) = mock_setup(Behavior::NeverReply, short_timeouts()).await;
-    let start = monotonic();
-    let err = client
-        .start_scope(&spec_for("a.scope", 1))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), "timeout", "{err:?}");
-    assert!(elapsed(start) < Duration::from_secs(3));
+    let (_mock, result, took) = start_against_mock(Behavior::NeverReply, short_timeouts()).await;
+    let err = result.unwrap_err();
+    assert!(
+        matches!(&err, BusCause::Timeout { what } if what.contains("StartTransientUnit")),
+        "{err:?}"
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
 }
 
 #[tokio::test]
