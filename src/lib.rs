@@ -7,3 +7,4 @@ pub mod config;
 pub mod exit;
 pub mod home;
 pub mod schedule;
+pub mod systemd;

@@ -1,0 +1,35 @@
+//! The systemd/D-Bus edge: transient user scopes for workers.
+//!
+//! The dispatcher uses [`UnitManager`] (implemented by [`ZbusUnitManager`]) and the pure
+//! helpers; nothing else in the crate sees zbus.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `escape.rs` | unit names (`systemd-escape` compatible, 255-byte cap) and safe descriptions |
+//! | `bus.rs` | locating the session bus from the environment and the uid |
+//! | `cause.rs` | [`BusCause`]: what went wrong and the fix, with stable codes |
+//! | `proxy.rs` | the hand-written `org.freedesktop.systemd1.Manager` proxy (crate-private) |
+//! | `manager.rs` | [`UnitManager`], [`ScopeSpec`], the pure [`scope_properties`] |
+//! | `map_error.rs` | zbus errors to [`BusCause`] (the table is there) |
+//! | `zbus_manager.rs` | [`ZbusUnitManager`]: connection reuse, timeouts, `JobRemoved` matching |
+//!
+//! One start, as the dispatcher drives it: fork the worker blocked on a pipe,
+//! `scope_unit_name(job, execution)`, `start_scope(&ScopeSpec { pids: vec![child], .. })`,
+//! then release the worker only on `Ok` (its pid is then in the scope's cgroup). On `Err`,
+//! [`BusCause::is_unavailable`] tells "degrade" (no manager) from "this request failed".
+
+mod bus;
+mod cause;
+mod escape;
+mod manager;
+mod map_error;
+mod proxy;
+mod zbus_manager;
+
+pub use bus::{AddressSource, BusAddress, BusEnv, locate_bus};
+pub use cause::{BusCause, FIX_TEXT};
+pub use escape::{
+    DESCRIPTION_MAX, UNIT_NAME_MAX, escape_unit_component, sanitize_description, scope_unit_name,
+};
+pub use manager::{ScopeSpec, UnitFuture, UnitManager, UnitProcess, scope_properties};
+pub use zbus_manager::{ZbusTimeouts, ZbusUnitManager};

@@ -1,0 +1,345 @@
+//! [`ZbusUnitManager`]: the [`UnitManager`] that talks to the user manager over D-Bus.
+//!
+//! Invariants:
+//! - The bus is located ([`locate_bus`]) and connected on first use, not at construction,
+//!   so a manager that comes up later is found.
+//! - Every method call carries a timeout (zbus has none by default): the connection's
+//!   `method_timeout`, and connecting itself is bounded by the same duration.
+//! - One connection is reused across calls. A connection found closed is replaced before
+//!   use; a call that fails because the connection dropped is retried once on a fresh one
+//!   when that is safe: always for `GetUnit`, `GetUnitProcesses`, `StopUnit` and `UnrefUnit`; for
+//!   `start_scope` only if the drop is seen while subscribing to `JobRemoved`, i.e. before
+//!   `StartTransientUnit` was sent (a resent start could report `UnitExists` for our own
+//!   scope).
+//! - `start_scope` subscribes to `JobRemoved` (filtered on the unit name, server side)
+//!   before calling `StartTransientUnit`, matches the signal by the returned job path, and
+//!   so also sees a signal that arrives before the method reply (it waits in the stream).
+//!   The whole operation is bounded by [`ZbusTimeouts::job`].
+//!
+//! ## Locking
+//! One async mutex guards the cached [`Session`]. It is held only to check the cached
+//! connection or to build a new one (bounded by the method timeout), never during a unit
+//! call: calls run on a clone of the session, so concurrent dispatches share one
+//! connection and do not wait for each other.
+
+use super::bus::{BusAddress, BusEnv, locate_bus};
+use super::cause::BusCause;
+use super::manager::{ScopeSpec, UnitFuture, UnitManager, UnitProcess, scope_properties};
+use super::map_error::{NO_SUCH_UNIT, NOT_REFERENCED, cause_from_zbus, error_name, is_disconnect};
+use super::proxy::{JobRemovedStream, ManagerProxy};
+use crate::clock::monotonic;
+use futures_util::StreamExt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tokio::time::{Instant as TokioInstant, timeout, timeout_at};
+use zbus::proxy::CacheProperties;
+use zbus::{Connection, OwnedObjectPath};
+
+/// How long [`ZbusUnitManager`] waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZbusTimeouts {
+    /// Connecting (connect, auth, `Hello`) and each method call.
+    pub method: Duration,
+    /// The whole of `start_scope`: subscribing, the call and its `JobRemoved`.
+    pub job: Duration,
+}
+
+impl Default for ZbusTimeouts {
+    /// 5 s per call, 15 s for a scope to start: a healthy user manager answers in
+    /// milliseconds, so either limit means something is wedged.
+    fn default() -> Self {
+        ZbusTimeouts {
+            method: Duration::from_secs(5),
+            job: Duration::from_secs(15),
+        }
+    }
+}
+
+/// A live connection and the manager proxy on it.
+#[derive(Clone)]
+struct Session {
+    generation: u64,
+    address: Arc<BusAddress>,
+    conn: Connection,
+    proxy: ManagerProxy<'static>,
+}
+
+/// The D-Bus implementation of [`UnitManager`]. Cheap to share: put it in an `Arc`.
+pub struct ZbusUnitManager {
+    env: BusEnv,
+    timeouts: ZbusTimeouts,
+    session: Mutex<(u64, Option<Session>)>,
+}
+
+impl std::fmt::Debug for ZbusUnitManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZbusUnitManager")
+            .field("env", &self.env)
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ZbusUnitManager {
+    /// A manager for the bus `env` leads to. Nothing is located or connected yet.
+    pub fn new(env: BusEnv, timeouts: ZbusTimeouts) -> Self {
+        ZbusUnitManager {
+            env,
+            timeouts,
+            session: Mutex::new((0, None)),
+        }
+    }
+
+    /// A manager for this process's environment, with default timeouts.
+    pub fn from_process_env() -> Self {
+        Self::new(BusEnv::from_process(), ZbusTimeouts::default())
+    }
+
+    /// The timeouts in force.
+    pub fn timeouts(&self) -> ZbusTimeouts {
+        self.timeouts
+    }
+
+    /// Checks that a systemd manager answers on the bus: one `GetUnit("init.scope")`,
+    /// where any answer from the manager (including `NoSuchUnit`) counts as reachable.
+    pub async fn probe(&self) -> Result<(), BusCause> {
+        self.idempotent("probing the manager with GetUnit", |proxy| async move {
+            match proxy.get_unit("init.scope").await {
+                Ok(_) => Ok(()),
+                Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_UNIT) => Ok(()),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// See [`UnitManager::start_scope`].
+    pub async fn start_scope(&self, spec: &ScopeSpec) -> Result<(), BusCause> {
+        let deadline = TokioInstant::from_std(monotonic() + self.timeouts.job);
+        let (session, mut jobs) = timeout_at(deadline, self.job_stream(&spec.name))
+            .await
+            .map_err(|_| BusCause::Timeout {
+                what: format!("subscribing to JobRemoved for {}", spec.name),
+            })??;
+
+        let what = format!("calling StartTransientUnit for {}", spec.name);
+        let props = scope_properties(spec);
+        let call = session
+            .proxy
+            .start_transient_unit(&spec.name, "fail", &props, &[]);
+        let job = timeout_at(deadline, call)
+            .await
+            .map_err(|_| BusCause::Timeout { what: what.clone() })?
+            .map_err(|e| cause_from_zbus(&e, &session.address, &what))?;
+
+        let outcome = Self::await_job(&mut jobs, &job, deadline, spec, self.timeouts.job).await;
+        if outcome.is_err() {
+            // The unit exists (failed, or still starting): drop the AddRef reference so
+            // systemd can collect it once inactive. Best effort; the cause is what matters.
+            let _ = timeout(self.timeouts.method, session.proxy.unref_unit(&spec.name)).await;
+        }
+        outcome
+    }
+
+    /// Waits on `jobs` for the `JobRemoved` of `job`, until `deadline`.
+    async fn await_job(
+        jobs: &mut JobRemovedStream,
+        job: &OwnedObjectPath,
+        deadline: TokioInstant,
+        spec: &ScopeSpec,
+        limit: Duration,
+    ) -> Result<(), BusCause> {
+        let waiting = || {
+            format!(
+                "waiting {limit:?} for the JobRemoved of {} ({})",
+                job.as_str(),
+                spec.name
+            )
+        };
+        loop {
+            let signal = match timeout_at(deadline, jobs.next()).await {
+                Err(_) => return Err(BusCause::Timeout { what: waiting() }),
+                Ok(None) => {
+                    return Err(BusCause::Disconnected {
+                        detail: format!("the bus closed while {}", waiting()),
+                    });
+                }
+                Ok(Some(signal)) => signal,
+            };
+            let Ok(args) = signal.args() else { continue };
+            if args.job().as_str() != job.as_str() {
+                continue;
+            }
+            return match *args.result() {
+                "done" => Ok(()),
+                other => Err(BusCause::JobFailed {
+                    unit: spec.name.clone(),
+                    result: other.to_owned(),
+                }),
+            };
+        }
+    }
+
+    /// See [`UnitManager::unit_processes`].
+    pub async fn unit_processes(&self, name: &str) -> Result<Option<Vec<UnitProcess>>, BusCause> {
+        let what = format!("calling GetUnitProcesses for {name}");
+        self.idempotent(&what, |proxy| async move {
+            match proxy.get_unit_processes(name).await {
+                Ok(list) => Ok(Some(list)),
+                Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_UNIT) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// See [`UnitManager::stop_unit`].
+    pub async fn stop_unit(&self, name: &str) -> Result<(), BusCause> {
+        let what = format!("calling StopUnit for {name}");
+        self.idempotent(&what, |proxy| async move {
+            match proxy.stop_unit(name, "replace").await {
+                Ok(_job) => Ok(()),
+                Err(e) if error_name(&e).as_deref() == Some(NO_SUCH_UNIT) => Ok(()),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// See [`UnitManager::release_unit`].
+    pub async fn release_unit(&self, name: &str) -> Result<(), BusCause> {
+        let what = format!("calling UnrefUnit for {name}");
+        self.idempotent(&what, |proxy| async move {
+            match proxy.unref_unit(name).await {
+                Ok(()) => Ok(()),
+                Err(e)
+                    if matches!(
+                        error_name(&e).as_deref(),
+                        Some(NO_SUCH_UNIT | NOT_REFERENCED)
+                    ) =>
+                {
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// Runs `op` on the session's proxy; on a dropped connection, once more on a new one.
+    async fn idempotent<T, F, Fut>(&self, what: &str, op: F) -> Result<T, BusCause>
+    where
+        F: Fn(ManagerProxy<'static>) -> Fut,
+        Fut: Future<Output = zbus::Result<T>>,
+    {
+        let mut retried = false;
+        loop {
+            let session = self.session().await?;
+            match op(session.proxy.clone()).await {
+                Ok(value) => return Ok(value),
+                Err(e) if is_disconnect(&e) && !retried => {
+                    tracing::debug!(error = %e, "{what}: bus connection dropped, reconnecting once");
+                    self.forget(session.generation).await;
+                    retried = true;
+                }
+                Err(e) => return Err(cause_from_zbus(&e, &session.address, what)),
+            }
+        }
+    }
+
+    /// A session and a `JobRemoved` stream for `unit`, reconnecting once if the cached
+    /// connection turns out to be dead. No call that changes anything has been made yet.
+    async fn job_stream(&self, unit: &str) -> Result<(Session, JobRemovedStream), BusCause> {
+        let mut retried = false;
+        loop {
+            let session = self.session().await?;
+            // arg2 of JobRemoved is the unit name: the bus only forwards our unit's jobs.
+            match session
+                .proxy
+                .receive_job_removed_with_args(&[(2, unit)])
+                .await
+            {
+                Ok(stream) => return Ok((session, stream)),
+                Err(e) if is_disconnect(&e) && !retried => {
+                    self.forget(session.generation).await;
+                    retried = true;
+                }
+                Err(e) => {
+                    let what = format!("subscribing to JobRemoved for {unit}");
+                    return Err(cause_from_zbus(&e, &session.address, &what));
+                }
+            }
+        }
+    }
+
+    /// The cached session, or a new one when there is none or it has closed.
+    async fn session(&self) -> Result<Session, BusCause> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = &slot.1
+            && !session.conn.is_closed()
+        {
+            return Ok(session.clone());
+        }
+        slot.1 = None;
+        slot.0 += 1;
+        let session = self.connect(slot.0).await?;
+        slot.1 = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Drops the cached session if it is still the one of `generation`.
+    async fn forget(&self, generation: u64) {
+        let mut slot = self.session.lock().await;
+        if slot.1.as_ref().is_some_and(|s| s.generation == generation) {
+            slot.1 = None;
+        }
+    }
+
+    async fn connect(&self, generation: u64) -> Result<Session, BusCause> {
+        let address = Arc::new(locate_bus(&self.env)?);
+        let what = format!("connecting to the session bus at {address}");
+        let build = zbus::connection::Builder::address(address.as_str())
+            .method_timeout(self.timeouts.method)
+            .build();
+        let conn = timeout(self.timeouts.method, build)
+            .await
+            .map_err(|_| BusCause::Timeout { what: what.clone() })?
+            .map_err(|e| cause_from_zbus(&e, &address, &what))?;
+        let proxy = ManagerProxy::builder(&conn)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| cause_from_zbus(&e, &address, &what))?;
+        tracing::debug!(%address, generation, "connected to the session bus");
+        Ok(Session {
+            generation,
+            address,
+            conn,
+            proxy,
+        })
+    }
+}
+
+impl UnitManager for ZbusUnitManager {
+    fn probe(&self) -> UnitFuture<'_, ()> {
+        Box::pin(ZbusUnitManager::probe(self))
+    }
+
+    fn start_scope<'a>(&'a self, spec: &'a ScopeSpec) -> UnitFuture<'a, ()> {
+        Box::pin(ZbusUnitManager::start_scope(self, spec))
+    }
+
+    fn unit_processes<'a>(&'a self, name: &'a str) -> UnitFuture<'a, Option<Vec<UnitProcess>>> {
+        Box::pin(ZbusUnitManager::unit_processes(self, name))
+    }
+
+    fn stop_unit<'a>(&'a self, name: &'a str) -> UnitFuture<'a, ()> {
+        Box::pin(ZbusUnitManager::stop_unit(self, name))
+    }
+
+    fn release_unit<'a>(&'a self, name: &'a str) -> UnitFuture<'a, ()> {
+        Box::pin(ZbusUnitManager::release_unit(self, name))
+    }
+}
