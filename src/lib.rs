@@ -2,9 +2,22 @@
 //!
 //! See ARCHITECTURE.md for the module map and the path of one occurrence.
 
+pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod db;
+pub mod dispatch;
 pub mod exit;
 pub mod home;
+pub mod ids;
+pub mod job;
+pub mod ledger;
+pub mod logging;
+pub mod process;
 pub mod schedule;
+pub mod spawn;
+pub mod store;
+pub mod sweep;
 pub mod systemd;
+pub mod tick;
+pub mod worker;

@@ -1,3 +1,60 @@
+//! `hermes-cron-worker --home H --execution E`: runs one occurrence. Started
+//! by the launcher holding a pipe on stdin; does nothing until the go byte.
+
+use clap::Parser;
+use hermes_cron::exit;
+use hermes_cron::ledger::DispatchMode;
+use hermes_cron::worker::{WorkerArgs, run};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "hermes-cron-worker", version)]
+struct Args {
+    /// The hermes home.
+    #[arg(long)]
+    home: PathBuf,
+    /// The execution (ledger row) to run.
+    #[arg(long)]
+    execution: String,
+    /// How the launcher dispatched us: scoped, degraded or in_process.
+    #[arg(long, default_value = "degraded")]
+    mode: String,
+    /// Why the mode is not scoped (a cause code).
+    #[arg(long)]
+    cause: Option<String>,
+    /// The scope unit we were moved into.
+    #[arg(long)]
+    unit: Option<String>,
+    /// Also copy the job's output to our stdout.
+    #[arg(long)]
+    tee: bool,
+}
+
 fn main() {
-    std::process::exit(hermes_cron::exit::OK);
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() {
+                exit::WORKER_USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let Ok(mode) = args.mode.parse::<DispatchMode>() else {
+        eprintln!(
+            "hermes-cron-worker: --mode {:?} is not scoped, degraded or in_process",
+            args.mode
+        );
+        std::process::exit(exit::WORKER_USAGE);
+    };
+    std::process::exit(run(WorkerArgs {
+        home: args.home,
+        execution: args.execution,
+        mode,
+        cause: args.cause,
+        unit: args.unit,
+        tee: args.tee,
+    }));
 }

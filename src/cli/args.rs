@@ -1,0 +1,233 @@
+//! The command line, as clap types. Parsing only; `router` runs them.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Cron scheduler and worker launcher: each occurrence runs in its own
+/// systemd transient user scope and is recorded in an SQLite ledger.
+#[derive(Debug, Parser)]
+#[command(name = "hermes-cron", version, max_term_width = 100)]
+pub struct Cli {
+    /// The hermes home (default: $HERMES_HOME, else ~/.hermes).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Add a job; prints its id.
+    Add(AddArgs),
+    /// List jobs.
+    List {
+        /// Include paused and completed jobs.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one job.
+    Show {
+        job: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a job (same flags as add; a new command replaces the old one).
+    Edit(EditArgs),
+    /// Stop scheduling a job.
+    Pause {
+        job: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Schedule a paused job again from now.
+    Resume { job: String },
+    /// Remove a job (its ledger rows stay).
+    Rm { job: String },
+    /// The next fires of a job or a schedule, in its zone and in UTC.
+    Next(NextArgs),
+    /// Fire a job now (source=manual).
+    Run {
+        job: String,
+        /// Wait for the outcome; exit 0 on success, 1 otherwise.
+        #[arg(long)]
+        wait: bool,
+        /// Run as a plain child of this command with its output here; Ctrl-C stops it.
+        #[arg(long)]
+        foreground: bool,
+    },
+    /// One claim+dispatch pass (for an external timer).
+    Tick {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The daemon: claims due occurrences and dispatches them.
+    Gateway,
+    /// Execution ledger rows, newest first.
+    Runs(RunsArgs),
+    /// Print the captured output of one execution.
+    Logs {
+        execution: String,
+        /// Keep printing while the run is going.
+        #[arg(long, short)]
+        follow: bool,
+    },
+    /// Launch a long-running worker outside any schedule (kanban workers).
+    Spawn(SpawnArgs),
+    /// Read and change config.yaml.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print the effective value of a key.
+    Get { key: String },
+    /// Validate and write a value, keeping every other key.
+    Set { key: String, value: String },
+    /// Remove a key so its built-in default applies.
+    Unset { key: String },
+    /// Every key, its value and where it came from.
+    Show,
+}
+
+/// Flags shared by add and edit.
+#[derive(Debug, Args, Default)]
+pub struct JobFlags {
+    /// Zone the schedule is read in (IANA name, e.g. Europe/Berlin).
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+    /// Wall-clock limit (e.g. 30m); default cron.script_timeout_seconds.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// When the previous run is still going: skip, allow or replace.
+    #[arg(long, value_name = "POLICY")]
+    pub overlap: Option<String>,
+    /// Slots missed while down: once, skip or all.
+    #[arg(long = "catch-up", value_name = "POLICY")]
+    pub catch_up: Option<String>,
+    /// Extra attempts after failed or timed_out.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// First retry delay, doubled each attempt (e.g. 30s).
+    #[arg(long = "retry-backoff", value_name = "DURATION")]
+    pub retry_backoff: Option<String>,
+    /// Scope MemoryMax (e.g. 512M).
+    #[arg(long = "memory-max", value_name = "BYTES")]
+    pub memory_max: Option<String>,
+    /// Scope CPUWeight (1..10000).
+    #[arg(long = "cpu-weight", value_name = "WEIGHT")]
+    pub cpu_weight: Option<u64>,
+    /// Scope TasksMax.
+    #[arg(long = "tasks-max", value_name = "N")]
+    pub tasks_max: Option<u64>,
+    /// Environment for the job (repeatable).
+    #[arg(long, value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Working directory (absolute).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Run the command through `sh -c`.
+    #[arg(long)]
+    pub shell: bool,
+    /// Never run this job outside a restart-safe scope.
+    #[arg(long = "require-scope")]
+    pub require_scope: bool,
+    /// Do not check that the program exists.
+    #[arg(long = "no-check")]
+    pub no_check: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    #[arg(long)]
+    pub name: String,
+    /// Cron, `every 30s`, `in 2h`, an ISO instant, or a phrase like `daily at 8am`.
+    #[arg(long)]
+    pub schedule: String,
+    #[command(flatten)]
+    pub flags: JobFlags,
+    /// Print the job as JSON instead of its id.
+    #[arg(long)]
+    pub json: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    pub job: String,
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long)]
+    pub schedule: Option<String>,
+    #[command(flatten)]
+    pub flags: JobFlags,
+    /// Run through `sh -c` no more.
+    #[arg(long = "no-shell", conflicts_with = "shell")]
+    pub no_shell: bool,
+    /// Allow degraded runs again.
+    #[arg(long = "no-require-scope", conflicts_with = "require_scope")]
+    pub no_require_scope: bool,
+    /// Replace the environment with none.
+    #[arg(long = "clear-env", conflicts_with = "env")]
+    pub clear_env: bool,
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NextArgs {
+    /// A job id or name (or use --schedule).
+    #[arg(required_unless_present = "schedule", conflicts_with = "schedule")]
+    pub job: Option<String>,
+    #[arg(long)]
+    pub schedule: Option<String>,
+    #[arg(long, requires = "schedule", value_name = "ZONE")]
+    pub tz: Option<String>,
+    /// Start after this instant (RFC 3339, or naive in the zone); default now.
+    #[arg(long, value_name = "INSTANT")]
+    pub from: Option<String>,
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub count: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    pub job: Option<String>,
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// Only rows in this state.
+    #[arg(long, value_name = "STATE")]
+    pub state: Option<String>,
+    /// Only rows claimed since (RFC 3339 instant, or a duration like 2h meaning that long ago).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    #[arg(long)]
+    pub name: String,
+    /// Fail closed when no restart-safe scope can be made, whatever the config.
+    #[arg(long = "require-scope")]
+    pub require_scope: bool,
+    #[arg(long, value_name = "K=V")]
+    pub env: Vec<String>,
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}

@@ -1,0 +1,24 @@
+//! `config get|set|unset|show`.
+
+use super::args::ConfigAction;
+use super::context::Ctx;
+use crate::config;
+use crate::home::ensure_private_dir;
+
+pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
+    let path = ctx.home.config_file();
+    match action {
+        ConfigAction::Get { key } => println!("{}", config::get(&path, &key)?),
+        ConfigAction::Set { key, value } => {
+            ensure_private_dir(ctx.home.root())?;
+            config::set(&path, &key, &value)?;
+            println!("{key} = {}", config::get(&path, &key)?);
+        }
+        ConfigAction::Unset { key } => {
+            config::unset(&path, &key)?;
+            println!("{key} = {} (default)", config::get(&path, &key)?);
+        }
+        ConfigAction::Show => print!("{}", config::show(&path)?),
+    }
+    Ok(crate::exit::OK)
+}

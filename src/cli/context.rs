@@ -1,0 +1,73 @@
+//! What every command needs: the home, the clock, the config, the database.
+
+use super::fail::usage;
+use crate::clock::{Clock, SystemClock};
+use crate::config::{self, Config};
+use crate::db::Db;
+use crate::home::Home;
+use crate::schedule::{self, Instant, Tz};
+use anyhow::Context as _;
+
+/// The resolved environment of one command.
+pub struct Ctx {
+    pub home: Home,
+    pub clock: SystemClock,
+    config: Option<Config>,
+}
+
+impl Ctx {
+    pub fn new(home: Home) -> anyhow::Result<Ctx> {
+        let clock = SystemClock::from_env().map_err(usage)?;
+        Ok(Ctx {
+            home,
+            clock,
+            config: None,
+        })
+    }
+
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// The config, loaded once; each warning is logged once.
+    pub fn config(&mut self) -> anyhow::Result<&Config> {
+        if self.config.is_none() {
+            let loaded = config::load(&self.home.config_file())?;
+            for w in &loaded.warnings {
+                tracing::warn!(key = %w.key, "{}", w.message);
+            }
+            self.config = Some(loaded.config);
+        }
+        Ok(self.config.as_ref().expect("loaded above"))
+    }
+
+    /// The zone for jobs without `--tz`: config `timezone`, else the system zone.
+    pub fn fallback_zone(&mut self) -> anyhow::Result<Tz> {
+        let configured = self.config()?.timezone.clone();
+        Ok(match configured {
+            Some(name) => {
+                schedule::parse_zone(&name).map_err(|e| usage(format!("timezone: {e}")))?
+            }
+            None => schedule::system_zone(),
+        })
+    }
+
+    /// Create the home if needed and open the database.
+    pub fn open_db(&self) -> anyhow::Result<Db> {
+        self.home.ensure()?;
+        Db::open(&self.home.db_file()).with_context(|| {
+            format!(
+                "failed to open the ledger in {}",
+                self.home.root().display()
+            )
+        })
+    }
+
+    /// Open the database only if the home already has one.
+    pub fn open_existing_db(&self) -> anyhow::Result<Option<Db>> {
+        if !self.home.db_file().exists() {
+            return Ok(None);
+        }
+        self.open_db().map(Some)
+    }
+}

@@ -1,0 +1,58 @@
+//! Errors that carry their exit code, and the mapping from any error to one.
+
+use crate::exit;
+
+/// An error with a chosen exit code; its message is printed as is.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Exit {
+    pub code: i32,
+    pub message: String,
+}
+
+/// Bad input (exit 2); the message names the field.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    Exit {
+        code: exit::USAGE,
+        message: message.into(),
+    }
+    .into()
+}
+
+/// A failure (exit 1).
+pub fn failure(message: impl Into<String>) -> anyhow::Error {
+    Exit {
+        code: exit::FAILURE,
+        message: message.into(),
+    }
+    .into()
+}
+
+/// The exit code for an error that reached `main`.
+pub fn exit_code_for(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<Exit>() {
+            return e.code;
+        }
+        if let Some(e) = cause.downcast_ref::<crate::config::ConfigError>() {
+            return match e {
+                crate::config::ConfigError::Io { .. } => exit::FAILURE,
+                _ => exit::USAGE,
+            };
+        }
+        if cause.downcast_ref::<crate::job::JobError>().is_some()
+            || cause
+                .downcast_ref::<crate::schedule::ScheduleError>()
+                .is_some()
+        {
+            return exit::USAGE;
+        }
+        if let Some(e) = cause.downcast_ref::<crate::store::JobLookupError>() {
+            return match e {
+                crate::store::JobLookupError::Store(_) => exit::FAILURE,
+                _ => exit::USAGE,
+            };
+        }
+    }
+    exit::FAILURE
+}

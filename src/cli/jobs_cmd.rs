@@ -1,0 +1,293 @@
+//! `add`, `edit`, `list`, `show`, `pause`, `resume`, `rm`.
+
+use super::args::{AddArgs, EditArgs, JobFlags};
+use super::context::Ctx;
+use super::fail::{failure, usage};
+use super::render::{Table, cell, job_json, local};
+use crate::ids::JobId;
+use crate::job::{Job, JobInput, JobState, redacted_env};
+use crate::ledger::{self, Execution, RunFilter};
+use crate::schedule::{self, Tz};
+use crate::store;
+use rusqlite::Connection;
+use std::path::Path;
+
+fn input_from_flags(f: &JobFlags) -> JobInput {
+    JobInput {
+        tz: f.tz.clone(),
+        timeout: f.timeout.clone(),
+        overlap: f.overlap.clone(),
+        catch_up: f.catch_up.clone(),
+        retries: f.retries,
+        retry_backoff: f.retry_backoff.clone(),
+        memory_max: f.memory_max.clone(),
+        cpu_weight: f.cpu_weight,
+        tasks_max: f.tasks_max,
+        env: (!f.env.is_empty()).then(|| f.env.clone()),
+        workdir: f.workdir.clone(),
+        shell: f.shell.then_some(true),
+        require_scope: f.require_scope.then_some(true),
+        ..JobInput::default()
+    }
+}
+
+/// Refuse a command whose program cannot be found (unless shell or --no-check).
+fn check_program(job: &Job) -> anyhow::Result<()> {
+    if job.shell {
+        return Ok(());
+    }
+    let program = &job.argv[0];
+    let found = if program.contains('/') {
+        let path = Path::new(program);
+        let path = match (&job.workdir, path.is_relative()) {
+            (Some(dir), true) => dir.join(path),
+            _ => path.to_path_buf(),
+        };
+        is_executable(&path)
+    } else {
+        which::which(program).is_ok()
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "COMMAND: program {program:?} not found{}; give a full path, use --shell to run it through sh -c, or --no-check to skip this check",
+            if program.contains('/') {
+                " or not executable"
+            } else {
+                " on PATH"
+            }
+        )))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn zone_of(job: &Job, fallback: Tz) -> Tz {
+    job.tz
+        .as_deref()
+        .and_then(|t| schedule::parse_zone(t).ok())
+        .unwrap_or(fallback)
+}
+
+fn last_run(conn: &Connection, job: &Job) -> anyhow::Result<Option<Execution>> {
+    Ok(ledger::list_executions(
+        conn,
+        &RunFilter {
+            job: Some((Some(job.id.clone()), job.name.clone())),
+            limit: 1,
+            ..RunFilter::default()
+        },
+    )?
+    .pop())
+}
+
+pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
+    let mut input = input_from_flags(&a.flags);
+    input.name = Some(a.name);
+    input.schedule = Some(a.schedule);
+    input.argv = Some(a.command);
+    let job = input.build(JobId::generate(), ctx.now(), zone)?;
+    if !a.flags.no_check {
+        check_program(&job)?;
+    }
+    let db = ctx.open_db()?;
+    store::insert_job(db.conn(), &job)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&job_json(&job, zone_of(&job, zone), None))?
+        );
+    } else {
+        println!("{}", job.id);
+    }
+    Ok(crate::exit::OK)
+}
+
+pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
+    let db = ctx.open_db()?;
+    let mut job = store::resolve_job(db.conn(), &a.job)?;
+    let mut input = input_from_flags(&a.flags);
+    input.name = a.name;
+    input.schedule = a.schedule;
+    if !a.command.is_empty() {
+        input.argv = Some(a.command);
+    }
+    if a.no_shell {
+        input.shell = Some(false);
+    }
+    if a.no_require_scope {
+        input.require_scope = Some(false);
+    }
+    if a.clear_env {
+        input.env = Some(Vec::new());
+    }
+    let program_changed =
+        input.argv.is_some() || input.shell == Some(false) || input.workdir.is_some();
+    input.apply_edit(&mut job, ctx.now(), zone)?;
+    if program_changed && !a.flags.no_check {
+        check_program(&job)?;
+    }
+    if !store::update_job(db.conn(), &job)? {
+        return Err(failure(format!("job {} was removed while editing", job.id)));
+    }
+    println!("{}", job.id);
+    Ok(crate::exit::OK)
+}
+
+pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
+    let Some(db) = ctx.open_existing_db()? else {
+        if json {
+            println!("[]");
+        } else {
+            println!("no jobs; add one with `hermes-cron add --name N --schedule S -- CMD`");
+        }
+        return Ok(crate::exit::OK);
+    };
+    let jobs = store::list_jobs(db.conn(), all)?;
+    let mut lasts = Vec::with_capacity(jobs.len());
+    for job in &jobs {
+        lasts.push(last_run(db.conn(), job)?);
+    }
+    if json {
+        let items: Vec<_> = jobs
+            .iter()
+            .zip(&lasts)
+            .map(|(j, l)| job_json(j, zone_of(j, zone), l.as_ref()))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&items)?);
+        return Ok(crate::exit::OK);
+    }
+    let mut table = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "LAST"]);
+    for (job, last) in jobs.iter().zip(&lasts) {
+        table.row(vec![
+            job.id.to_string(),
+            cell(&job.name, 32),
+            cell(&job.schedule_text, 28),
+            job.next_run_at
+                .map_or("-".into(), |a| local(a, zone_of(job, zone))),
+            job.state.as_str().into(),
+            last.as_ref()
+                .map_or("-".into(), |e| e.state.as_str().into()),
+        ]);
+    }
+    print!("{}", table.render());
+    Ok(crate::exit::OK)
+}
+
+pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
+    let db = ctx.open_db()?;
+    let job = store::resolve_job(db.conn(), key)?;
+    let last = last_run(db.conn(), &job)?;
+    let jz = zone_of(&job, zone);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&job_json(&job, jz, last.as_ref()))?
+        );
+        return Ok(crate::exit::OK);
+    }
+    let mut lines = vec![
+        ("id", job.id.to_string()),
+        ("name", cell(&job.name, 200)),
+        (
+            "schedule",
+            format!("{}  ({})", job.schedule_text, job.schedule.canonical()),
+        ),
+        ("zone", jz.name().to_string()),
+        ("command", job.command_display()),
+        (
+            "state",
+            match &job.state {
+                JobState::Paused { reason: Some(r) } => format!("paused ({r})"),
+                s => s.as_str().to_string(),
+            },
+        ),
+        (
+            "next run",
+            job.next_run_at.map_or("-".into(), |a| {
+                format!("{}  ({})", local(a, jz), super::render::utc(a))
+            }),
+        ),
+        ("overlap", job.overlap.to_string()),
+        (
+            "catch-up",
+            job.catch_up.map_or("default".into(), |c| c.to_string()),
+        ),
+        (
+            "timeout",
+            job.timeout
+                .map_or("default".into(), schedule::format_duration),
+        ),
+        (
+            "retries",
+            format!(
+                "{} (backoff {})",
+                job.retries,
+                schedule::format_duration(job.retry_backoff)
+            ),
+        ),
+        ("require scope", job.require_scope.to_string()),
+    ];
+    if let Some(dir) = &job.workdir {
+        lines.push(("workdir", dir.display().to_string()));
+    }
+    for (k, v) in redacted_env(&job.env.0) {
+        lines.push(("env", format!("{k}={v}")));
+    }
+    if let Some(l) = &last {
+        lines.push(("last run", format!("{} {}", l.id, l.state)));
+    }
+    for (k, v) in lines {
+        println!("{k:<14}{v}");
+    }
+    Ok(crate::exit::OK)
+}
+
+pub fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result<i32> {
+    let db = ctx.open_db()?;
+    let mut job = store::resolve_job(db.conn(), key)?;
+    job.state = JobState::Paused { reason };
+    job.updated_at = ctx.now();
+    store::update_job(db.conn(), &job)?;
+    println!("paused {} ({})", job.id, cell(&job.name, 64));
+    Ok(crate::exit::OK)
+}
+
+pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
+    let db = ctx.open_db()?;
+    let mut job = store::resolve_job(db.conn(), key)?;
+    if job.state == JobState::Completed {
+        return Err(usage(format!(
+            "job {} is a completed one-shot; give it a new schedule with `edit --schedule`",
+            job.id
+        )));
+    }
+    let now = ctx.now();
+    job.state = JobState::Active;
+    job.anchor = now;
+    job.next_run_at = job
+        .schedule
+        .next_after(now, zone_of(&job, zone), now)
+        .map(|f| f.at);
+    job.updated_at = now;
+    store::update_job(db.conn(), &job)?;
+    println!("resumed {} ({})", job.id, cell(&job.name, 64));
+    Ok(crate::exit::OK)
+}
+
+pub fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
+    let db = ctx.open_db()?;
+    let job = store::resolve_job(db.conn(), key)?;
+    store::delete_job(db.conn(), &job.id)?;
+    println!("removed {} ({})", job.id, cell(&job.name, 64));
+    Ok(crate::exit::OK)
+}

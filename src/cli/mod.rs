@@ -1,0 +1,18 @@
+//! The `hermes-cron` command line: argument types, the router, and one file
+//! per command group. Only this layer (and `main.rs`) uses anyhow.
+
+mod args;
+mod config_cmd;
+mod context;
+mod fail;
+mod jobs_cmd;
+mod next_cmd;
+mod render;
+mod router;
+mod run_cmd;
+mod runs_cmd;
+mod tick_cmd;
+
+pub use args::Cli;
+pub use fail::{Exit, exit_code_for};
+pub use router::run;

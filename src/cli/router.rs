@@ -1,0 +1,35 @@
+//! Runs one parsed command line.
+
+use super::args::{Cli, Command};
+use super::context::Ctx;
+use super::{config_cmd, jobs_cmd, next_cmd, run_cmd, runs_cmd, tick_cmd};
+use crate::home::Home;
+
+/// Run `cli`; returns the exit code (errors carry theirs, see `exit_code_for`).
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    let home = Home::resolve(cli.home.as_deref())?;
+    let mut ctx = Ctx::new(home)?;
+    match cli.command {
+        Command::Add(a) => jobs_cmd::add(&mut ctx, a),
+        Command::List { all, json } => jobs_cmd::list(&mut ctx, all, json),
+        Command::Show { job, json } => jobs_cmd::show(&mut ctx, &job, json),
+        Command::Edit(a) => jobs_cmd::edit(&mut ctx, a),
+        Command::Pause { job, reason } => jobs_cmd::pause(&mut ctx, &job, reason),
+        Command::Resume { job } => jobs_cmd::resume(&mut ctx, &job),
+        Command::Rm { job } => jobs_cmd::rm(&mut ctx, &job),
+        Command::Next(a) => next_cmd::next(&mut ctx, a),
+        Command::Run {
+            job,
+            wait,
+            foreground,
+        } => run_cmd::run(&mut ctx, &job, wait, foreground),
+        Command::Tick { json } => tick_cmd::tick(&mut ctx, json),
+        Command::Gateway => Err(super::fail::failure(
+            "the gateway is not built yet; run `hermes-cron tick` from a timer meanwhile",
+        )),
+        Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
+        Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
+        Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),
+        Command::Config { action } => config_cmd::config(&mut ctx, action),
+    }
+}

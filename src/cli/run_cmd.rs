@@ -1,0 +1,202 @@
+//! `run JOB [--wait] [--foreground]` and `spawn`.
+
+use super::args::SpawnArgs;
+use super::context::Ctx;
+use super::fail::{Exit, failure, usage};
+use crate::clock::monotonic;
+use crate::db::Db;
+use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use crate::exit;
+use crate::ids::ExecutionId;
+use crate::ledger::{self, ExecState, Execution};
+use crate::process::{Owner, OwnerRole};
+use crate::schedule;
+use crate::spawn::{SpawnError, SpawnRequest, spawn_worker};
+use crate::store;
+use crate::sweep::resolve_dead_owners;
+use crate::tick::{ClaimContext, claim_manual};
+use nix::sys::signal::{SigHandler, Signal, signal};
+use std::process::Child;
+use std::time::Duration;
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Wait until the row is terminal. The worker is our child: reap it, and if
+/// it is gone while the row is not terminal, let the dead-owner check settle it.
+fn wait_terminal(
+    ctx: &Ctx,
+    db: &Db,
+    id: &ExecutionId,
+    mut child: Option<Child>,
+) -> anyhow::Result<Execution> {
+    let mut exited_at = None;
+    loop {
+        let (row, _) = ledger::get_execution(db.conn(), id)?
+            .ok_or_else(|| failure(format!("execution {id} vanished from the ledger")))?;
+        if row.state.is_terminal() {
+            if let Some(c) = child.as_mut() {
+                let _ = c.wait();
+            }
+            return Ok(row);
+        }
+        if let Some(c) = child.as_mut()
+            && exited_at.is_none()
+            && c.try_wait()?.is_some()
+        {
+            exited_at = Some(monotonic());
+        }
+        if exited_at
+            .is_some_and(|t| monotonic().saturating_duration_since(t) > Duration::from_secs(1))
+        {
+            resolve_dead_owners(db, ctx.now())?;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn describe_end(row: &Execution) -> String {
+    let mut s = format!("{} {}", row.id, row.state);
+    if let Some(code) = row.exit_code {
+        s.push_str(&format!(" (exit {code})"));
+    }
+    if let Some(sig) = row.signal {
+        s.push_str(&format!(" ({})", crate::process::signal_name(sig)));
+    }
+    if let Some(r) = &row.reason {
+        s.push_str(&format!(": {r}"));
+    }
+    s
+}
+
+pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Result<i32> {
+    let config = ctx.config()?.clone();
+    let zone = ctx.fallback_zone()?;
+    let launcher = Launcher::from_env(&ctx.home, &config)?;
+    let mut db = ctx.open_db()?;
+    resolve_dead_owners(&db, ctx.now())?;
+    let job = store::resolve_job(db.conn(), key)?;
+    let claim_ctx = ClaimContext {
+        home: &ctx.home,
+        config: &config,
+        fallback_zone: zone,
+        owner: Owner::current(OwnerRole::Cli),
+        now: ctx.now(),
+    };
+    let report = claim_manual(&mut db, &claim_ctx, &job)?;
+    if let Some(n) = report.not_run.first() {
+        println!("{} {}: {}", n.id, n.state, n.reason);
+        return Ok(exit::FAILURE);
+    }
+    let Some(claimed) = report.claimed.first() else {
+        return Err(failure("the manual run was not recorded"));
+    };
+    let attach = if foreground {
+        Attach::Foreground
+    } else {
+        Attach::Detached
+    };
+    let dispatched = runtime()?.block_on(launcher.dispatch(
+        &db,
+        claimed,
+        Requirement::None,
+        attach,
+        ctx.now(),
+    ))?;
+    let child = match dispatched {
+        Dispatched::Started {
+            mode, unit, child, ..
+        } => {
+            if !foreground {
+                match &unit {
+                    Some(u) => println!("{} started {mode} in {u}", claimed.id),
+                    None => println!("{} started {mode}", claimed.id),
+                }
+            }
+            child
+        }
+        Dispatched::Refused { message, .. } => {
+            return Err(Exit {
+                code: exit::SCOPE_UNAVAILABLE,
+                message: format!("{}: {message}", claimed.id),
+            }
+            .into());
+        }
+        Dispatched::NotSpawned { message } => return Err(failure(message)),
+    };
+    if !(wait || foreground) {
+        return Ok(exit::OK);
+    }
+    if foreground {
+        // Ctrl-C reaches the worker too (same process group): it stops the
+        // job and records the outcome, which we then read.
+        // SAFETY: setting a signal to ignore installs no handler code.
+        unsafe {
+            let _ = signal(Signal::SIGINT, SigHandler::SigIgn);
+            let _ = signal(Signal::SIGTERM, SigHandler::SigIgn);
+        }
+    }
+    let row = wait_terminal(ctx, &db, &claimed.id, Some(child))?;
+    eprintln!("{}", describe_end(&row));
+    Ok(if row.state == ExecState::Succeeded {
+        exit::OK
+    } else {
+        exit::FAILURE
+    })
+}
+
+pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
+    let config = ctx.config()?.clone();
+    let launcher = Launcher::from_env(&ctx.home, &config)?;
+    let db = ctx.open_db()?;
+    let env = crate::job::parse_env(&a.env)?;
+    let timeout = a
+        .timeout
+        .as_deref()
+        .map(schedule::parse_duration)
+        .transpose()
+        .map_err(|e| usage(format!("--timeout: {e}")))?;
+    let req = SpawnRequest {
+        name: a.name.clone(),
+        argv: a.command.clone(),
+        env,
+        workdir: a.workdir.clone(),
+        timeout,
+        require_scope: a.require_scope,
+    };
+    match runtime()?.block_on(spawn_worker(
+        &ctx.home, &config, &launcher, &db, &req, &ctx.clock,
+    )) {
+        Ok(s) => {
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "execution": s.execution, "mode": s.mode, "unit": s.unit,
+                        "cause": s.cause.as_ref().map(|c| c.code.clone()), "pid": s.child.id(),
+                    })
+                );
+            } else {
+                println!(
+                    "{}\t{}\t{}",
+                    s.execution,
+                    s.mode,
+                    s.unit.as_deref().unwrap_or("-")
+                );
+            }
+            Ok(exit::OK)
+        }
+        Err(SpawnError::Refused {
+            execution, message, ..
+        }) => Err(Exit {
+            code: exit::SCOPE_UNAVAILABLE,
+            message: format!("{execution}: {message}"),
+        }
+        .into()),
+        Err(SpawnError::Invalid(m)) => Err(usage(m)),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,151 @@
+//! `runs` and `logs`.
+
+use super::args::RunsArgs;
+use super::context::Ctx;
+use super::fail::{failure, usage};
+use super::render::{Table, cell, execution_json, exit_cell, short_duration};
+use crate::ids::ExecutionId;
+use crate::ledger::{self, ExecState, RunFilter};
+use crate::schedule::{self, Instant};
+use crate::store::{self, JobLookupError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::time::Duration;
+
+const MAX_LIMIT: usize = 100_000;
+
+fn parse_since(text: &str, now: Instant) -> anyhow::Result<Instant> {
+    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text.trim()) {
+        return Ok(at.with_timezone(&chrono::Utc));
+    }
+    let ago = schedule::parse_duration(text).map_err(|_| {
+        usage(format!(
+            "--since: {text:?} is neither an RFC 3339 instant nor a duration such as 2h"
+        ))
+    })?;
+    Ok(now - chrono::Duration::from_std(ago).unwrap_or_default())
+}
+
+fn short_time(at: Option<Instant>) -> String {
+    at.map_or("-".into(), |a| a.format("%m-%d %H:%M:%SZ").to_string())
+}
+
+pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
+    let Some(db) = ctx.open_existing_db()? else {
+        println!("{}", if a.json { "[]" } else { "no runs yet" });
+        return Ok(crate::exit::OK);
+    };
+    let job = match &a.job {
+        None => None,
+        Some(key) => match store::resolve_job(db.conn(), key) {
+            Ok(job) => Some((Some(job.id), job.name)),
+            // Spawned runs and removed jobs are found by name.
+            Err(JobLookupError::NotFound(_)) => Some((None, key.clone())),
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let state = a
+        .state
+        .as_deref()
+        .map(|s| {
+            s.parse::<ExecState>().map_err(|_| {
+                let all: Vec<_> = ExecState::ALL.iter().map(|s| s.as_str()).collect();
+                usage(format!("--state: {s:?} is not one of {}", all.join(", ")))
+            })
+        })
+        .transpose()?;
+    let since = a
+        .since
+        .as_deref()
+        .map(|s| parse_since(s, ctx.now()))
+        .transpose()?;
+    let rows = ledger::list_executions(
+        db.conn(),
+        &RunFilter {
+            job,
+            state,
+            since,
+            limit: a.limit.clamp(1, MAX_LIMIT),
+        },
+    )?;
+    if a.json {
+        let items: Vec<_> = rows.iter().map(execution_json).collect();
+        println!("{}", serde_json::to_string_pretty(&items)?);
+        return Ok(crate::exit::OK);
+    }
+    if rows.is_empty() {
+        println!("no runs");
+        return Ok(crate::exit::OK);
+    }
+    let mut t = Table::new(&[
+        "ID",
+        "JOB",
+        "SCHEDULED",
+        "STARTED",
+        "DURATION",
+        "STATE",
+        "MODE",
+        "EXIT",
+    ]);
+    for r in &rows {
+        t.row(vec![
+            r.id.to_string(),
+            cell(&r.job_name, 24),
+            short_time(r.scheduled_for),
+            short_time(r.started_at),
+            r.duration_ms.map_or("-".into(), short_duration),
+            r.state.to_string(),
+            r.dispatch_mode.map_or("-".into(), |m| m.to_string()),
+            exit_cell(r),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(crate::exit::OK)
+}
+
+pub fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32> {
+    let db = ctx
+        .open_existing_db()?
+        .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;
+    let id = ExecutionId::from_string(execution);
+    let (row, _) = ledger::get_execution(db.conn(), &id)?.ok_or_else(|| {
+        usage(format!(
+            "no execution {execution:?}; `hermes-cron runs` lists them"
+        ))
+    })?;
+    let Some(path) = row.output_path.clone() else {
+        println!("{} {} has no output (it never ran)", row.id, row.state);
+        return Ok(crate::exit::OK);
+    };
+    let mut out = std::io::stdout().lock();
+    let mut offset = 0u64;
+    loop {
+        if let Ok(mut f) = std::fs::File::open(&path) {
+            f.seek(SeekFrom::Start(offset))?;
+            let mut buf = Vec::new();
+            f.read_to_end(&mut buf)?;
+            offset += buf.len() as u64;
+            out.write_all(&buf)?;
+            out.flush()?;
+        } else if !follow {
+            return Err(failure(format!("output file {path} is gone (pruned?)")));
+        }
+        if !follow {
+            return Ok(crate::exit::OK);
+        }
+        let state = ledger::get_execution(db.conn(), &id)?.map(|(r, _)| r.state);
+        if state.is_none_or(|s| s.is_terminal()) {
+            follow_tail(&path, offset, &mut out)?;
+            return Ok(crate::exit::OK);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Print whatever the worker wrote between our last read and its end.
+fn follow_tail(path: &str, offset: u64, out: &mut impl Write) -> anyhow::Result<()> {
+    if let Ok(mut f) = std::fs::File::open(path) {
+        f.seek(SeekFrom::Start(offset))?;
+        std::io::copy(&mut f, out)?;
+    }
+    Ok(())
+}

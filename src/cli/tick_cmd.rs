@@ -1,0 +1,168 @@
+//! `tick`: one claim pass and the dispatch of what it claimed.
+
+use super::context::Ctx;
+use super::fail::failure;
+use super::render::{Table, cell, utc};
+use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use crate::process::{Owner, OwnerRole};
+use crate::sweep::resolve_dead_owners;
+use crate::tick::{ClaimContext, claim_due};
+use anyhow::Context as _;
+use serde_json::json;
+
+pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
+    let config = ctx.config()?.clone();
+    let zone = ctx.fallback_zone()?;
+    if !ctx.home.cron_dir().is_dir() {
+        return Err(failure(format!(
+            "tick failed: {} does not exist; is --home right? (`add` creates it)",
+            ctx.home.cron_dir().display()
+        )));
+    }
+    // Everything that may fail for reasons other than the claim is settled
+    // before the claim, so no claimed row is left waiting for a worker.
+    let launcher = Launcher::from_env(&ctx.home, &config)?;
+    let mut db = ctx.open_db()?;
+    let now = ctx.now();
+    let resolved = resolve_dead_owners(&db, now)?;
+    let claim_ctx = ClaimContext {
+        home: &ctx.home,
+        config: &config,
+        fallback_zone: zone,
+        owner: Owner::current(OwnerRole::Cli),
+        now,
+    };
+    let report = claim_due(&mut db, &claim_ctx).context("tick failed")?;
+    let Some(report) = report else {
+        if as_json {
+            println!("{}", json!({ "contended": true }));
+        } else {
+            println!("another tick is claiming right now; nothing to do");
+        }
+        return Ok(crate::exit::OK);
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut started = Vec::new();
+    for run in &report.claimed {
+        let d = rt.block_on(launcher.dispatch(
+            &db,
+            run,
+            Requirement::None,
+            Attach::Detached,
+            ctx.now(),
+        ))?;
+        started.push((run, d));
+    }
+    if as_json {
+        let claimed: Vec<_> = started
+            .iter()
+            .map(|(run, d)| {
+                let (state, mode, unit, cause, message) = match d {
+                    Dispatched::Started {
+                        mode, cause, unit, ..
+                    } => (
+                        "started",
+                        Some(mode.as_str()),
+                        unit.clone(),
+                        cause.as_ref().map(|c| c.code.clone()),
+                        None,
+                    ),
+                    Dispatched::Refused { cause, message } => (
+                        "refused",
+                        None,
+                        None,
+                        Some(cause.code.clone()),
+                        Some(message.clone()),
+                    ),
+                    Dispatched::NotSpawned { message } => {
+                        ("failed", None, None, None, Some(message.clone()))
+                    }
+                };
+                json!({
+                    "id": run.id, "job_id": run.job_id, "job_name": run.job_name,
+                    "scheduled_for": run.scheduled_for.map(utc), "source": run.source,
+                    "attempt": run.attempt, "dispatch": state, "mode": mode, "unit": unit,
+                    "cause": cause, "message": message,
+                })
+            })
+            .collect();
+        let not_run = |state: crate::ledger::ExecState| -> Vec<_> {
+            report
+                .not_run
+                .iter()
+                .filter(|n| n.state == state)
+                .cloned()
+                .collect()
+        };
+        let resolved: Vec<_> = resolved
+            .iter()
+            .map(|r| json!({ "id": r.execution.id, "job_name": r.execution.job_name, "reason_code": r.reason_code, "reason": r.reason }))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "contended": false,
+                "claimed": claimed,
+                "skipped": not_run(crate::ledger::ExecState::Skipped),
+                "missed": not_run(crate::ledger::ExecState::Missed),
+                "resolved_unknown": resolved,
+                "conflicts": report.conflicts,
+            }))?
+        );
+        return Ok(crate::exit::OK);
+    }
+    let skipped = report
+        .not_run
+        .iter()
+        .filter(|n| n.state == crate::ledger::ExecState::Skipped)
+        .count();
+    println!(
+        "claimed {}, skipped {}, missed {}",
+        report.claimed.len(),
+        skipped,
+        report.not_run.len() - skipped
+    );
+    let mut table = Table::new(&["EXECUTION", "JOB", "OUTCOME", "DETAIL"]);
+    for (run, d) in &started {
+        let (what, detail) = match d {
+            Dispatched::Started {
+                mode, cause, unit, ..
+            } => (
+                format!("started {mode}"),
+                unit.clone()
+                    .or_else(|| cause.as_ref().map(|c| c.code.clone()))
+                    .unwrap_or_default(),
+            ),
+            Dispatched::Refused { message, .. } => ("refused".into(), message.clone()),
+            Dispatched::NotSpawned { message } => ("failed".into(), message.clone()),
+        };
+        table.row(vec![
+            run.id.to_string(),
+            cell(&run.job_name, 32),
+            what,
+            detail,
+        ]);
+    }
+    for n in &report.not_run {
+        table.row(vec![
+            n.id.to_string(),
+            cell(&n.job_name, 32),
+            n.state.to_string(),
+            n.reason.clone(),
+        ]);
+    }
+    for r in &resolved {
+        table.row(vec![
+            r.execution.id.to_string(),
+            cell(&r.execution.job_name, 32),
+            "unknown".into(),
+            r.reason.clone(),
+        ]);
+    }
+    if !started.is_empty() || !report.not_run.is_empty() || !resolved.is_empty() {
+        print!("{}", table.render());
+    }
+    Ok(crate::exit::OK)
+}

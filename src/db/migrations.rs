@@ -1,0 +1,103 @@
+//! Append-only schema migrations, applied by `PRAGMA user_version`.
+//!
+//! Never edit a shipped migration: append a new one. Each runs in one
+//! exclusive transaction together with the `user_version` bump, so a crash
+//! leaves either the old or the new schema.
+
+/// Migration 1: job definitions.
+const JOBS: &str = "
+CREATE TABLE jobs (
+    id              TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    schedule_text   TEXT NOT NULL,
+    schedule        TEXT NOT NULL,
+    tz              TEXT,
+    argv            TEXT NOT NULL,
+    shell           INTEGER NOT NULL DEFAULT 0,
+    env             TEXT NOT NULL DEFAULT '[]',
+    workdir         TEXT,
+    timeout_s       INTEGER,
+    overlap         TEXT NOT NULL DEFAULT 'skip',
+    catch_up        TEXT,
+    retries         INTEGER NOT NULL DEFAULT 0,
+    retry_backoff_s INTEGER NOT NULL DEFAULT 30,
+    memory_max      INTEGER,
+    cpu_weight      INTEGER,
+    tasks_max       INTEGER,
+    require_scope   INTEGER NOT NULL DEFAULT 0,
+    state           TEXT NOT NULL DEFAULT 'active',
+    pause_reason    TEXT,
+    anchor          INTEGER NOT NULL,
+    next_run_at     INTEGER,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL,
+    CHECK (state IN ('active', 'paused', 'completed')),
+    CHECK (overlap IN ('skip', 'allow', 'replace'))
+);
+CREATE INDEX jobs_due ON jobs(next_run_at) WHERE state = 'active' AND next_run_at IS NOT NULL;
+CREATE INDEX jobs_name ON jobs(name);
+";
+
+/// Migration 2: the execution ledger, one row per occurrence.
+const LEDGER: &str = "
+CREATE TABLE executions (
+    id               TEXT PRIMARY KEY,
+    job_id           TEXT,
+    job_name         TEXT NOT NULL,
+    scheduled_for    INTEGER,
+    attempt          INTEGER NOT NULL DEFAULT 1,
+    source           TEXT NOT NULL,
+    state            TEXT NOT NULL,
+    reason_code      TEXT,
+    reason           TEXT,
+    spec             TEXT NOT NULL,
+    owner            TEXT,
+    claimed_by       TEXT,
+    dispatch_mode    TEXT,
+    dispatch_cause   TEXT,
+    unit             TEXT,
+    pid              INTEGER,
+    pid_start        INTEGER,
+    claimed_at       INTEGER NOT NULL,
+    started_at       INTEGER,
+    finished_at      INTEGER,
+    heartbeat_at     INTEGER,
+    exit_code        INTEGER,
+    signal           INTEGER,
+    duration_ms      INTEGER,
+    max_rss_kb       INTEGER,
+    output_path      TEXT,
+    output_bytes     INTEGER,
+    output_truncated INTEGER,
+    UNIQUE (job_id, scheduled_for, attempt),
+    CHECK (source IN ('schedule', 'catch_up', 'manual', 'retry', 'spawn', 'reboot')),
+    CHECK (state IN ('claimed', 'running', 'succeeded', 'failed', 'timed_out',
+                     'cancelled', 'unknown', 'skipped', 'missed', 'refused')),
+    CHECK (dispatch_mode IS NULL OR dispatch_mode IN ('scoped', 'degraded', 'in_process'))
+);
+CREATE INDEX executions_by_job ON executions(job_id, id);
+CREATE INDEX executions_active ON executions(state) WHERE state IN ('claimed', 'running');
+CREATE INDEX executions_by_finish ON executions(finished_at);
+
+-- A terminal row never changes: only claimed and running rows may be updated.
+CREATE TRIGGER executions_terminal_rows_are_final
+BEFORE UPDATE ON executions
+WHEN OLD.state NOT IN ('claimed', 'running')
+BEGIN
+    SELECT RAISE(ABORT, 'terminal execution rows never change');
+END;
+
+-- Retries owed: a failed or timed-out attempt waiting for its backoff.
+CREATE TABLE retry_queue (
+    execution_id TEXT PRIMARY KEY REFERENCES executions(id) ON DELETE CASCADE,
+    job_id       TEXT NOT NULL,
+    due_at       INTEGER NOT NULL
+);
+CREATE INDEX retry_queue_due ON retry_queue(due_at);
+";
+
+/// Every migration, in order. Index + 1 is the `user_version` it produces.
+pub const MIGRATIONS: &[&str] = &[JOBS, LEDGER];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,0 +1,104 @@
+//! Starting a worker held at the gate: it is spawned with the read end of a
+//! pipe as stdin and does nothing until [`HeldWorker::release`] writes the go
+//! byte. [`HeldWorker::abandon`] closes the pipe instead (the worker exits
+//! quietly) and reaps it. Scoped dispatch moves the held pid into its scope
+//! between the two.
+//!
+//! Nothing blocks in `pre_exec` (only `setsid`, which is async-signal-safe):
+//! `spawn()` waits for the exec, so a blocking hook would deadlock us.
+
+use crate::ledger::DispatchMode;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A spawned worker waiting for its go byte.
+#[derive(Debug)]
+pub struct HeldWorker {
+    pub child: Child,
+    go: Option<std::fs::File>,
+}
+
+/// How the worker is attached to the launcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Its own session (`setsid`), stdout to /dev/null: scoped and degraded.
+    Detached,
+    /// A plain child sharing our terminal, its output teed: `run --foreground`.
+    Foreground,
+}
+
+/// What the worker is told about its dispatch.
+#[derive(Clone, Debug)]
+pub struct WorkerCall<'a> {
+    pub home: &'a Path,
+    pub execution: &'a str,
+    pub mode: DispatchMode,
+    pub cause: Option<&'a str>,
+    pub unit: Option<&'a str>,
+}
+
+impl HeldWorker {
+    /// Spawn `bin` for `call`, held.
+    pub fn spawn(bin: &Path, call: &WorkerCall<'_>, attach: Attach) -> std::io::Result<HeldWorker> {
+        let (read, write): (OwnedFd, OwnedFd) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
+        let mut cmd = Command::new(bin);
+        cmd.arg("--home")
+            .arg(call.home)
+            .arg("--execution")
+            .arg(call.execution)
+            .arg("--mode")
+            .arg(call.mode.as_str())
+            .stdin(Stdio::from(read));
+        if let Some(cause) = call.cause {
+            cmd.arg("--cause").arg(cause);
+        }
+        if let Some(unit) = call.unit {
+            cmd.arg("--unit").arg(unit);
+        }
+        match attach {
+            Attach::Detached => {
+                cmd.stdout(Stdio::null());
+                // SAFETY: setsid is async-signal-safe and touches no memory.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        nix::unistd::setsid()
+                            .map(|_| ())
+                            .map_err(std::io::Error::from)
+                    });
+                }
+            }
+            Attach::Foreground => {
+                cmd.arg("--tee");
+            }
+        }
+        let child = cmd.spawn()?;
+        Ok(HeldWorker {
+            child,
+            go: Some(std::fs::File::from(write)),
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Write the go byte: the worker starts.
+    pub fn release(mut self) -> std::io::Result<Child> {
+        if let Some(mut go) = self.go.take() {
+            go.write_all(b"g")?;
+        }
+        Ok(self.child)
+    }
+
+    /// Close the gate (the worker sees EOF and exits untouched), make sure it
+    /// is gone, and reap it.
+    pub fn abandon(mut self) {
+        drop(self.go.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,329 @@
+//! The dispatcher: turns a claimed row into a running worker, scoped when
+//! it can, degraded when allowed, refused otherwise.
+//!
+//! Scoped: spawn the worker held at its gate, `StartTransientUnit` with the
+//! held pid, and only on job result `done` write the go byte. Any failure:
+//! close the gate (the worker exits untouched), reap it, and decide again as
+//! if no scope were possible. Degraded: the same worker, `setsid`, no cgroup,
+//! with one warning per process. Refused: the row becomes `refused` with the
+//! cause and the fix.
+//!
+//! A manager found unavailable (no bus, no systemd on it) is remembered for
+//! [`UNAVAILABLE_RETRY`] so a burst of dispatches does not retry the bus for
+//! each one.
+
+use super::decide::{Cause, Requirement, Verdict, decide};
+use super::held::{Attach, HeldWorker, WorkerCall};
+use super::worker_bin::{WorkerNotFound, locate_worker};
+use crate::clock::monotonic;
+use crate::config::Config;
+use crate::db::Db;
+use crate::home::Home;
+use crate::ledger::{self, DispatchMode, ExecState, Outcome};
+use crate::schedule::Instant;
+use crate::systemd::{
+    BusCause, BusEnv, ScopeSpec, UnitManager, ZbusTimeouts, ZbusUnitManager, scope_unit_name,
+};
+use crate::tick::ClaimedRun;
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long an unavailable manager is believed unavailable.
+pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(30);
+/// Headroom of `RuntimeMaxUSec` over the job's timeout and kill grace.
+const RUNTIME_HEADROOM: Duration = Duration::from_secs(30);
+
+static DEGRADED_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// What happened to one claimed run.
+#[derive(Debug)]
+pub enum Dispatched {
+    Started {
+        mode: DispatchMode,
+        cause: Option<Cause>,
+        unit: Option<String>,
+        child: Child,
+    },
+    /// Not started; the row is `refused`.
+    Refused { cause: Cause, message: String },
+    /// The worker could not be spawned; the row is `failed`.
+    NotSpawned { message: String },
+}
+
+/// Losing the ledger while dispatching is critical.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+}
+
+/// Turns claimed rows into running workers.
+pub struct Launcher {
+    home: Home,
+    worker: PathBuf,
+    require_by_config: bool,
+    manager: Option<Arc<dyn UnitManager>>,
+    unavailable: Mutex<Option<(std::time::Instant, Cause)>>,
+}
+
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launcher")
+            .field("home", &self.home)
+            .field("worker", &self.worker)
+            .finish()
+    }
+}
+
+/// A bus cause as stored on the row.
+pub fn cause_of(c: &BusCause) -> Cause {
+    Cause {
+        code: c.code().to_string(),
+        detail: c.to_string(),
+    }
+}
+
+impl Launcher {
+    /// A launcher using the session bus found in this process's environment.
+    pub fn from_env(home: &Home, config: &Config) -> Result<Launcher, WorkerNotFound> {
+        let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
+            BusEnv::from_process(),
+            ZbusTimeouts::default(),
+        ));
+        Launcher::with_manager(home, config, Some(manager))
+    }
+
+    /// A launcher with an explicit manager (None: never scoped).
+    pub fn with_manager(
+        home: &Home,
+        config: &Config,
+        manager: Option<Arc<dyn UnitManager>>,
+    ) -> Result<Launcher, WorkerNotFound> {
+        Ok(Launcher {
+            home: home.clone(),
+            worker: locate_worker()?,
+            require_by_config: config.cron.require_restart_safe_scope,
+            manager,
+            unavailable: Mutex::new(None),
+        })
+    }
+
+    pub fn manager(&self) -> Option<&Arc<dyn UnitManager>> {
+        self.manager.as_ref()
+    }
+
+    fn requirement(&self, run: &ClaimedRun, asked: Requirement) -> Requirement {
+        if asked != Requirement::None {
+            asked
+        } else if run.spec.require_scope {
+            Requirement::Job
+        } else if self.require_by_config {
+            Requirement::Config
+        } else {
+            Requirement::None
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        run: &'a ClaimedRun,
+        mode: DispatchMode,
+        cause: Option<&'a str>,
+        unit: Option<&'a str>,
+    ) -> WorkerCall<'a> {
+        WorkerCall {
+            home: self.home.root(),
+            execution: run.id.as_str(),
+            mode,
+            cause,
+            unit,
+        }
+    }
+
+    fn known_unavailable(&self) -> Option<Cause> {
+        let guard = self.unavailable.lock().ok()?;
+        match &*guard {
+            Some((at, cause)) if monotonic().saturating_duration_since(*at) < UNAVAILABLE_RETRY => {
+                Some(cause.clone())
+            }
+            _ => None,
+        }
+    }
+
+    fn remember_unavailable(&self, cause: &Cause) {
+        if let Ok(mut guard) = self.unavailable.lock() {
+            *guard = Some((monotonic(), cause.clone()));
+        }
+    }
+
+    /// Try to start `run`'s worker in a scope. `Ok(child)` runs released in it.
+    async fn try_scoped(&self, run: &ClaimedRun) -> Result<(Child, String), Cause> {
+        if let Some(cause) = self.known_unavailable() {
+            return Err(cause);
+        }
+        let Some(manager) = &self.manager else {
+            return Err(Cause {
+                code: "disabled".into(),
+                detail: "scopes are disabled for this launcher".into(),
+            });
+        };
+        let unit = scope_unit_name(&run.job_name, run.id.as_str());
+        let held = HeldWorker::spawn(
+            &self.worker,
+            &self.call(run, DispatchMode::Scoped, None, Some(&unit)),
+            Attach::Detached,
+        )
+        .map_err(|e| Cause {
+            code: "spawn_failed".into(),
+            detail: format!("cannot spawn the worker: {e}"),
+        })?;
+        let timeout = Duration::from_secs(run.spec.timeout_s);
+        let spec = ScopeSpec {
+            name: unit.clone(),
+            description: format!("hermes-cron job {} ({})", run.job_name, run.id),
+            pids: vec![held.pid()],
+            runtime_max: Some(timeout + crate::process::kill_grace() + RUNTIME_HEADROOM),
+            memory_max: run.spec.resources.memory_max,
+            cpu_weight: run.spec.resources.cpu_weight,
+            tasks_max: run.spec.resources.tasks_max,
+        };
+        match manager.start_scope(&spec).await {
+            Ok(()) => match held.release() {
+                Ok(child) => Ok((child, unit)),
+                Err(e) => Err(Cause {
+                    code: "release_failed".into(),
+                    detail: format!("cannot release the worker: {e}"),
+                }),
+            },
+            Err(bus) => {
+                held.abandon();
+                let cause = cause_of(&bus);
+                if bus.is_unavailable() {
+                    self.remember_unavailable(&cause);
+                }
+                Err(cause)
+            }
+        }
+    }
+
+    /// Dispatch one claimed run. `asked` is the caller's own requirement
+    /// (`spawn --require-scope`); `attach` picks foreground runs.
+    pub async fn dispatch(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        asked: Requirement,
+        attach: Attach,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        if attach == Attach::Foreground {
+            return self.spawn_plain(
+                db,
+                run,
+                DispatchMode::InProcess,
+                None,
+                Attach::Foreground,
+                now,
+            );
+        }
+        let required = self.requirement(run, asked);
+        let attempt = self.try_scoped(run).await;
+        let attempt = match attempt {
+            Ok((child, unit)) => {
+                return Ok(Dispatched::Started {
+                    mode: DispatchMode::Scoped,
+                    cause: None,
+                    unit: Some(unit),
+                    child,
+                });
+            }
+            Err(cause) => Err(cause),
+        };
+        match decide(attempt, required) {
+            Verdict::Scoped => unreachable!("a scoped verdict returns above"),
+            Verdict::Degraded(cause) => {
+                warn_degraded_once(&cause);
+                self.spawn_plain(
+                    db,
+                    run,
+                    DispatchMode::Degraded,
+                    Some(cause),
+                    Attach::Detached,
+                    now,
+                )
+            }
+            Verdict::Refused { cause, message } => {
+                let mut outcome = Outcome::with_reason(
+                    ExecState::Refused,
+                    "scope_unavailable",
+                    message.clone(),
+                    now,
+                );
+                outcome.dispatch_cause = Some(cause.code.clone());
+                ledger::resolve(
+                    db.conn(),
+                    &run.id,
+                    ExecState::Claimed,
+                    Some(&run.owner),
+                    &outcome,
+                )?;
+                Ok(Dispatched::Refused { cause, message })
+            }
+        }
+    }
+
+    fn spawn_plain(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        mode: DispatchMode,
+        cause: Option<Cause>,
+        attach: Attach,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        let code = cause.as_ref().map(|c| c.code.as_str());
+        match HeldWorker::spawn(&self.worker, &self.call(run, mode, code, None), attach)
+            .and_then(HeldWorker::release)
+        {
+            Ok(child) => Ok(Dispatched::Started {
+                mode,
+                cause,
+                unit: None,
+                child,
+            }),
+            Err(e) => {
+                let message = format!("cannot start the worker {}: {e}", self.worker.display());
+                let mut outcome =
+                    Outcome::with_reason(ExecState::Failed, "spawn_failed", message.clone(), now);
+                outcome.dispatch_mode = Some(mode);
+                ledger::resolve(
+                    db.conn(),
+                    &run.id,
+                    ExecState::Claimed,
+                    Some(&run.owner),
+                    &outcome,
+                )?;
+                Ok(Dispatched::NotSpawned { message })
+            }
+        }
+    }
+}
+
+/// The one degraded warning of this process.
+fn warn_degraded_once(cause: &Cause) {
+    if !DEGRADED_WARNED.swap(true, Ordering::SeqCst) {
+        tracing::warn!(
+            cause = %cause.code,
+            "running jobs degraded (not restart-safe: a gateway restart kills them): {}",
+            super::decide::with_fix(&cause.detail)
+        );
+    }
+}
+
+/// Whether this process has warned about degraded dispatch.
+pub fn degraded_warned() -> bool {
+    DEGRADED_WARNED.load(Ordering::SeqCst)
+}

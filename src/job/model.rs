@@ -1,0 +1,102 @@
+//! A stored job: its command, schedule, zone, policies and state.
+
+use super::policy::{CatchUp, Overlap};
+use super::redact::redacted_env;
+use crate::ids::JobId;
+use crate::schedule::{Instant, Schedule};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Environment given to a job. `Debug` shows names only, never values.
+#[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Env(pub Vec<(String, String)>);
+
+impl fmt::Debug for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(
+                redacted_env(&self.0)
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}")),
+            )
+            .finish()
+    }
+}
+
+/// Resource limits that become scope properties.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Resources {
+    /// `MemoryMax=` in bytes.
+    pub memory_max: Option<u64>,
+    /// `CPUWeight=` (1..10000).
+    pub cpu_weight: Option<u64>,
+    /// `TasksMax=`.
+    pub tasks_max: Option<u64>,
+}
+
+/// Whether the scheduler considers the job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobState {
+    Active,
+    Paused {
+        reason: Option<String>,
+    },
+    /// A one-shot that has fired; kept for its history.
+    Completed,
+}
+
+impl JobState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            JobState::Active => "active",
+            JobState::Paused { .. } => "paused",
+            JobState::Completed => "completed",
+        }
+    }
+}
+
+/// A job definition as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub id: JobId,
+    pub name: String,
+    /// The schedule as the user typed it.
+    pub schedule_text: String,
+    pub schedule: Schedule,
+    /// The job's own zone (`--tz`); None means the config zone, else the system zone.
+    pub tz: Option<String>,
+    pub argv: Vec<String>,
+    /// Run through `sh -c` (the argv joined by spaces).
+    pub shell: bool,
+    pub env: Env,
+    pub workdir: Option<PathBuf>,
+    /// None means `cron.script_timeout_seconds`.
+    pub timeout: Option<Duration>,
+    pub overlap: Overlap,
+    /// None means the config default (`cron.catch_up_missed`).
+    pub catch_up: Option<CatchUp>,
+    pub retries: u32,
+    pub retry_backoff: Duration,
+    pub resources: Resources,
+    /// Never run this job outside a restart-safe scope.
+    pub require_scope: bool,
+    pub state: JobState,
+    /// Origin of `every` periods; moved by catch-up `skip`.
+    pub anchor: Instant,
+    pub next_run_at: Option<Instant>,
+    pub created_at: Instant,
+    pub updated_at: Instant,
+}
+
+impl Job {
+    /// The command line for display: argv, or `sh -c '...'` for shell jobs.
+    pub fn command_display(&self) -> String {
+        let joined = self.argv.join(" ");
+        if self.shell {
+            format!("sh -c {joined:?}")
+        } else {
+            joined
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Turning `add`/`edit` flags into a validated job. Pure: `now` and the
+//! fallback zone are passed in; checking that the program exists is IO and
+//! happens at the CLI edge.
+
+use super::model::{Env, Job, JobState, Resources};
+use super::policy::{CatchUp, Overlap};
+use crate::ids::{JobId, looks_like_uuid};
+use crate::schedule::{self, Instant, Schedule, Tz};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest job name accepted, in bytes.
+const MAX_NAME_BYTES: usize = 1024;
+/// The most retries a job may ask for.
+const MAX_RETRIES: u32 = 100;
+
+/// A job's flags as the user gave them; `None` means "not given".
+#[derive(Clone, Debug, Default)]
+pub struct JobInput {
+    pub name: Option<String>,
+    pub schedule: Option<String>,
+    pub tz: Option<String>,
+    pub timeout: Option<String>,
+    pub overlap: Option<String>,
+    pub catch_up: Option<String>,
+    pub retries: Option<u32>,
+    pub retry_backoff: Option<String>,
+    pub memory_max: Option<String>,
+    pub cpu_weight: Option<u64>,
+    pub tasks_max: Option<u64>,
+    /// `K=V` pairs; on edit they replace the whole environment.
+    pub env: Option<Vec<String>>,
+    pub workdir: Option<PathBuf>,
+    pub shell: Option<bool>,
+    pub require_scope: Option<bool>,
+    pub argv: Option<Vec<String>>,
+}
+
+/// Bad job input: names the flag and says what is accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("{flag}: {message}")]
+    Invalid { flag: &'static str, message: String },
+    #[error("--schedule: {0}")]
+    Schedule(#[from] schedule::ScheduleError),
+}
+
+fn invalid(flag: &'static str, message: impl Into<String>) -> JobError {
+    JobError::Invalid {
+        flag,
+        message: message.into(),
+    }
+}
+
+/// Check a job name: not empty, no NUL, not shaped like an id, bounded.
+pub fn validate_name(name: &str) -> Result<(), JobError> {
+    if name.trim().is_empty() {
+        return Err(invalid("--name", "a job needs a non-empty name"));
+    }
+    if name.contains('\0') {
+        return Err(invalid("--name", "names cannot contain NUL bytes"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(invalid(
+            "--name",
+            format!("{} bytes is too long; at most {MAX_NAME_BYTES}", name.len()),
+        ));
+    }
+    if looks_like_uuid(name) {
+        return Err(invalid(
+            "--name",
+            format!("{name:?} looks like a job id; pick a name that is not a UUID"),
+        ));
+    }
+    Ok(())
+}
+
+/// Parse a byte size: `512M`, `2G`, `1048576`, `64K` (powers of 1024).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size; use e.g. 512M, 2G or a number of bytes"))?;
+    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        "T" | "TB" | "TIB" => 1 << 40,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {text:?}; use K, M, G or T"
+            ));
+        }
+    };
+    n.checked_mul(mult)
+        .filter(|b| *b > 0)
+        .ok_or_else(|| format!("{text:?} is out of range"))
+}
+
+pub fn parse_env(pairs: &[String]) -> Result<Env, JobError> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    for pair in pairs {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| invalid("--env", format!("{pair:?} is not KEY=VALUE")))?;
+        let valid = !k.is_empty()
+            && !k.starts_with(|c: char| c.is_ascii_digit())
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(invalid(
+                "--env",
+                format!("{k:?} is not a variable name; use letters, digits and _"),
+            ));
+        }
+        if v.contains('\0') {
+            return Err(invalid(
+                "--env",
+                format!("the value of {k} contains a NUL byte"),
+            ));
+        }
+        env.retain(|(existing, _)| existing != k);
+        env.push((k.to_string(), v.to_string()));
+    }
+    Ok(Env(env))
+}
+
+fn parse_duration_flag(flag: &'static str, text: &str) -> Result<Duration, JobError> {
+    let d = schedule::parse_duration(text).map_err(|e| invalid(flag, e.message))?;
+    if d.is_zero() {
+        return Err(invalid(flag, "must be longer than zero"));
+    }
+    Ok(d)
+}
+
+/// The zone a job's schedule is evaluated in.
+pub fn job_zone(tz: Option<&str>, fallback: Tz) -> Result<Tz, JobError> {
+    match tz {
+        Some(name) => schedule::parse_zone(name).map_err(|e| invalid("--tz", e.message)),
+        None => Ok(fallback),
+    }
+}
+
+impl JobInput {
+    /// A new job from `add`'s flags. `fallback_zone` is the config or system zone.
+    pub fn build(&self, id: JobId, now: Instant, fallback_zone: Tz) -> Result<Job, JobError> {
+        let name = self
+            .name
+            .clone()
+            .ok_or_else(|| invalid("--name", "required"))?;
+        let schedule_text = self
+            .schedule
+            .clone()
+            .ok_or_else(|| invalid("--schedule", "required"))?;
+        let argv = self.argv.clone().unwrap_or_default();
+        let mut job = Job {
+            id,
+            name,
+            schedule_text: schedule_text.clone(),
+            schedule: Schedule::Reboot,
+            tz: None,
+            argv,
+            shell: false,
+            env: Env::default(),
+            workdir: None,
+            timeout: None,
+            overlap: Overlap::default(),
+            catch_up: None,
+            retries: 0,
+            retry_backoff: Duration::from_secs(30),
+            resources: Resources::default(),
+            require_scope: false,
+            state: JobState::Active,
+            anchor: now,
+            next_run_at: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.apply(&mut job, now, fallback_zone, true)?;
+        Ok(job)
+    }
+
+    /// Apply `edit`'s flags to `job`. A new schedule or zone re-anchors the job at `now`.
+    pub fn apply_edit(
+        &self,
+        job: &mut Job,
+        now: Instant,
+        fallback_zone: Tz,
+    ) -> Result<(), JobError> {
+        self.apply(job, now, fallback_zone, false)
+    }
+
+    fn apply(&self, job: &mut Job, now: Instant, fallback: Tz, new: bool) -> Result<(), JobError> {
+        if let Some(name) = &self.name {
+            validate_name(name)?;
+            job.name = name.clone();
+        }
+        if let Some(tz) = &self.tz {
+            let tz = tz.trim();
+            job.tz = if tz.is_empty() {
+                None
+            } else {
+                Some(job_zone(Some(tz), fallback)?.name().to_string())
+            };
+        }
+        let zone = job_zone(job.tz.as_deref(), fallback)?;
+        let reschedule = new || self.schedule.is_some() || self.tz.is_some();
+        if let Some(text) = &self.schedule {
+            job.schedule = Schedule::parse(text, now, zone)?;
+            job.schedule_text = text.trim().to_string();
+        }
+        if reschedule {
+            job.anchor = now;
+            job.next_run_at = job.schedule.next_after(now, zone, now).map(|f| f.at);
+            if let Schedule::Once { at } = job.schedule
+                && at <= now
+            {
+                return Err(invalid(
+                    "--schedule",
+                    format!(
+                        "{:?} is in the past ({at}); one-shots must be in the future",
+                        job.schedule_text
+                    ),
+                ));
+            }
+            if job.state == JobState::Completed {
+                job.state = JobState::Active;
+            }
+        }
+        if let Some(argv) = &self.argv {
+            job.argv = argv.clone();
+        }
+        if job.argv.is_empty() || job.argv.iter().all(|a| a.trim().is_empty()) {
+            return Err(invalid(
+                "COMMAND",
+                "give the command after `--`, e.g. -- echo hi",
+            ));
+        }
+        if job.argv.iter().any(|a| a.contains('\0')) {
+            return Err(invalid("COMMAND", "arguments cannot contain NUL bytes"));
+        }
+        if let Some(shell) = self.shell {
+            job.shell = shell;
+        }
+        if let Some(env) = &self.env {
+            job.env = parse_env(env)?;
+        }
+        if let Some(dir) = &self.workdir {
+            if !dir.is_absolute() {
+                return Err(invalid(
+                    "--workdir",
+                    format!("{} is not an absolute path", dir.display()),
+                ));
+            }
+            job.workdir = Some(dir.clone());
+        }
+        if let Some(t) = &self.timeout {
+            job.timeout = Some(parse_duration_flag("--timeout", t)?);
+        }
+        if let Some(o) = &self.overlap {
+            job.overlap = o.parse::<Overlap>().map_err(|m| invalid("--overlap", m))?;
+        }
+        if let Some(c) = &self.catch_up {
+            job.catch_up = Some(c.parse::<CatchUp>().map_err(|m| invalid("--catch-up", m))?);
+        }
+        if let Some(r) = self.retries {
+            if r > MAX_RETRIES {
+                return Err(invalid(
+                    "--retries",
+                    format!("{r} is too many; at most {MAX_RETRIES}"),
+                ));
+            }
+            job.retries = r;
+        }
+        if let Some(b) = &self.retry_backoff {
+            job.retry_backoff = parse_duration_flag("--retry-backoff", b)?;
+        }
+        if let Some(m) = &self.memory_max {
+            job.resources.memory_max =
+                Some(parse_bytes(m).map_err(|e| invalid("--memory-max", e))?);
+        }
+        if let Some(w) = self.cpu_weight {
+            if !(1..=10_000).contains(&w) {
+                return Err(invalid("--cpu-weight", format!("{w} is outside 1..10000")));
+            }
+            job.resources.cpu_weight = Some(w);
+        }
+        if let Some(t) = self.tasks_max {
+            if t == 0 {
+                return Err(invalid("--tasks-max", "must be at least 1"));
+            }
+            job.resources.tasks_max = Some(t);
+        }
+        if let Some(r) = self.require_scope {
+            job.require_scope = r;
+        }
+        job.updated_at = now;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_env_are_checked_naming_the_flag() {
+        assert_eq!(parse_bytes("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_bytes("1024").unwrap(), 1024);
+        assert!(parse_bytes("12Q").unwrap_err().contains("Q"));
+        let env = parse_env(&["A=1".into(), "B=x=y".into(), "A=2".into()]).unwrap();
+        assert_eq!(
+            env.0,
+            vec![("B".into(), "x=y".into()), ("A".into(), "2".into())]
+        );
+        let err = parse_env(&["1X=2".into()]).unwrap_err().to_string();
+        assert!(err.starts_with("--env"), "{err}");
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(validate_name("brief").is_ok());
+        assert!(validate_name("a;b c\nd ../é").is_ok());
+        assert!(validate_name("  ").is_err());
+        assert!(validate_name("0190d5e2-8a3b-7c4d-9e5f-0a1b2c3d4e5f").is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! The ledger's vocabulary: states, sources, dispatch modes, and a row.
+
+use crate::ids::{ExecutionId, JobId};
+use crate::schedule::Instant;
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! text_enum {
+    ($(#[$doc:meta])* $ty:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $ty { $($(#[$vdoc])* $variant),+ }
+        impl $ty {
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $text),+ }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s { $($text => Ok($ty::$variant),)+ _ => Err(format!(concat!("{:?} is not a ", stringify!($ty)), s)) }
+            }
+        }
+    };
+}
+
+text_enum!(
+    /// Where a row is in its life. `claimed -> running -> terminal`, or
+    /// straight to one of the never-ran states.
+    ExecState {
+        /// Inserted by a claim; not yet adopted by a worker.
+        Claimed => "claimed",
+        /// Adopted by its worker, which is running the command.
+        Running => "running",
+        Succeeded => "succeeded",
+        /// The command exited non-zero (or could not be started).
+        Failed => "failed",
+        /// The timeout, or a stalled worker, stopped it.
+        TimedOut => "timed_out",
+        /// Stopped by a signal from outside (an operator, `replace`).
+        Cancelled => "cancelled",
+        /// The owner died before a terminal state; never retried.
+        Unknown => "unknown",
+        /// Not started: the previous run was still going.
+        Skipped => "skipped",
+        /// Not started: the slot passed while nothing was claiming.
+        Missed => "missed",
+        /// Not started: a restart-safe scope was required and unavailable.
+        Refused => "refused",
+    }
+);
+
+impl ExecState {
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, ExecState::Claimed | ExecState::Running)
+    }
+    /// Whether a retry may follow (side effects are known not to be complete).
+    pub fn is_retryable(self) -> bool {
+        matches!(self, ExecState::Failed | ExecState::TimedOut)
+    }
+}
+
+text_enum!(
+    /// Why a row exists.
+    Source {
+        Schedule => "schedule",
+        CatchUp => "catch_up",
+        Manual => "manual",
+        Retry => "retry",
+        Spawn => "spawn",
+        Reboot => "reboot",
+    }
+);
+
+text_enum!(
+    /// How a worker was started.
+    DispatchMode {
+        /// Inside its own transient systemd user scope: survives the gateway.
+        Scoped => "scoped",
+        /// A detached process (`setsid`), no cgroup of its own.
+        Degraded => "degraded",
+        /// A plain child of the CLI (`run --foreground`).
+        InProcess => "in_process",
+    }
+);
+
+/// One ledger row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Execution {
+    pub id: ExecutionId,
+    pub job_id: Option<JobId>,
+    pub job_name: String,
+    pub scheduled_for: Option<Instant>,
+    pub attempt: u32,
+    pub source: Source,
+    pub state: ExecState,
+    pub reason_code: Option<String>,
+    pub reason: Option<String>,
+    #[serde(skip)]
+    pub owner: Option<String>,
+    /// The process that claimed the row (`role:pid:start`).
+    pub claimed_by: Option<String>,
+    pub dispatch_mode: Option<DispatchMode>,
+    pub dispatch_cause: Option<String>,
+    pub unit: Option<String>,
+    pub pid: Option<u32>,
+    pub pid_start: Option<u64>,
+    pub claimed_at: Instant,
+    pub started_at: Option<Instant>,
+    pub finished_at: Option<Instant>,
+    pub heartbeat_at: Option<Instant>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: Option<u64>,
+    pub max_rss_kb: Option<u64>,
+    pub output_path: Option<String>,
+    pub output_bytes: Option<u64>,
+    pub output_truncated: Option<bool>,
+}
+
+impl Execution {
+    /// Scheduled slot -> worker started, for scheduled rows that started.
+    pub fn start_lateness_ms(&self) -> Option<i64> {
+        Some((self.started_at? - self.scheduled_for?).num_milliseconds())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_states() {
+        let terminal: Vec<_> = ExecState::ALL.iter().filter(|s| s.is_terminal()).collect();
+        assert_eq!(terminal.len(), 8);
+        assert!(!ExecState::Unknown.is_retryable());
+        assert!(ExecState::TimedOut.is_retryable());
+        assert_eq!(
+            "timed_out".parse::<ExecState>().unwrap(),
+            ExecState::TimedOut
+        );
+    }
+}

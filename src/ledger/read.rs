@@ -1,0 +1,185 @@
+//! Reading the ledger: one row, filtered lists newest first, the active rows
+//! the tick and the sweep look at, and the retries that are owed.
+
+use super::model::{DispatchMode, ExecState, Execution, Source};
+use super::spec::RunSpec;
+use crate::db::{from_ms, to_ms};
+use crate::ids::{ExecutionId, JobId};
+use crate::schedule::Instant;
+use rusqlite::{Connection, Row, params};
+
+const COLUMNS: &str = "id, job_id, job_name, scheduled_for, attempt, source, state, reason_code,
+    reason, owner, claimed_by, dispatch_mode, dispatch_cause, unit, pid, pid_start, claimed_at, started_at,
+    finished_at, heartbeat_at, exit_code, signal, duration_ms, max_rss_kb, output_path,
+    output_bytes, output_truncated";
+
+fn parse_col<T: std::str::FromStr<Err = String>>(row: &Row<'_>, col: &str) -> rusqlite::Result<T> {
+    let text: String = row.get(col)?;
+    text.parse().map_err(|e: String| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+    })
+}
+
+fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
+    let ms = |col: &str| -> rusqlite::Result<Option<Instant>> {
+        Ok(row.get::<_, Option<i64>>(col)?.map(from_ms))
+    };
+    let unsigned = |col: &str| -> rusqlite::Result<Option<u64>> {
+        Ok(row.get::<_, Option<i64>>(col)?.map(|v| v.max(0) as u64))
+    };
+    let mode: Option<String> = row.get("dispatch_mode")?;
+    Ok(Execution {
+        id: row.get("id")?,
+        job_id: row.get::<_, Option<JobId>>("job_id")?,
+        job_name: row.get("job_name")?,
+        scheduled_for: ms("scheduled_for")?,
+        attempt: row.get("attempt")?,
+        source: parse_col::<Source>(row, "source")?,
+        state: parse_col::<ExecState>(row, "state")?,
+        reason_code: row.get("reason_code")?,
+        reason: row.get("reason")?,
+        owner: row.get("owner")?,
+        claimed_by: row.get("claimed_by")?,
+        dispatch_mode: mode.and_then(|m| m.parse::<DispatchMode>().ok()),
+        dispatch_cause: row.get("dispatch_cause")?,
+        unit: row.get("unit")?,
+        pid: row.get("pid")?,
+        pid_start: unsigned("pid_start")?,
+        claimed_at: from_ms(row.get("claimed_at")?),
+        started_at: ms("started_at")?,
+        finished_at: ms("finished_at")?,
+        heartbeat_at: ms("heartbeat_at")?,
+        exit_code: row.get("exit_code")?,
+        signal: row.get("signal")?,
+        duration_ms: unsigned("duration_ms")?,
+        max_rss_kb: unsigned("max_rss_kb")?,
+        output_path: row.get("output_path")?,
+        output_bytes: unsigned("output_bytes")?,
+        output_truncated: row.get("output_truncated")?,
+    })
+}
+
+fn collect(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<Execution>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, execution_from_row)?;
+    rows.collect()
+}
+
+/// One row and its run spec.
+pub fn get_execution(
+    conn: &Connection,
+    id: &ExecutionId,
+) -> rusqlite::Result<Option<(Execution, RunSpec)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, spec FROM executions WHERE id = ?1"
+    ))?;
+    let mut rows = stmt.query([id])?;
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    let exec = execution_from_row(row)?;
+    let spec: String = row.get("spec")?;
+    let spec: RunSpec = serde_json::from_str(&spec).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })?;
+    Ok(Some((exec, spec)))
+}
+
+/// Which rows `runs` lists.
+#[derive(Clone, Debug, Default)]
+pub struct RunFilter {
+    /// Rows of this job id, or (for spawned runs) with this job name.
+    pub job: Option<(Option<JobId>, String)>,
+    pub state: Option<ExecState>,
+    /// Rows claimed at or after this instant.
+    pub since: Option<Instant>,
+    pub limit: usize,
+}
+
+/// Rows newest first.
+pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec<Execution>> {
+    let (job_id, job_name) = match &f.job {
+        Some((id, name)) => (id.clone(), Some(name.clone())),
+        None => (None, None),
+    };
+    collect(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM executions
+             WHERE (?2 IS NULL OR job_id = ?1 OR (?1 IS NULL AND job_name = ?2)
+                    OR (job_id IS NULL AND job_name = ?2))
+               AND (?3 IS NULL OR state = ?3)
+               AND (?4 IS NULL OR claimed_at >= ?4)
+             ORDER BY id DESC LIMIT ?5"
+        ),
+        params![
+            job_id,
+            job_name,
+            f.state.map(|s| s.as_str()),
+            f.since.map(to_ms),
+            f.limit as i64
+        ],
+    )
+}
+
+/// A claimed or running row, with what the tick and the sweep need to judge it.
+pub type ActiveRun = Execution;
+
+/// Every claimed or running row.
+pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<ActiveRun>> {
+    collect(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM executions WHERE state IN ('claimed', 'running') ORDER BY id"
+        ),
+        [],
+    )
+}
+
+/// Claimed or running rows of one job.
+pub fn active_runs_for_job(conn: &Connection, job: &JobId) -> rusqlite::Result<Vec<ActiveRun>> {
+    collect(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM executions
+             WHERE state IN ('claimed', 'running') AND job_id = ?1 ORDER BY id"
+        ),
+        [job],
+    )
+}
+
+/// A retry that is owed now.
+#[derive(Clone, Debug)]
+pub struct DueRetry {
+    /// The failed attempt.
+    pub failed: Execution,
+    pub due_at: Instant,
+}
+
+/// Retries whose backoff has passed, oldest first.
+pub fn due_retries(
+    conn: &Connection,
+    now: Instant,
+    limit: usize,
+) -> rusqlite::Result<Vec<DueRetry>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {cols}, q.due_at AS due_at FROM retry_queue q JOIN executions e ON e.id = q.execution_id
+         WHERE q.due_at <= ?1 ORDER BY q.due_at LIMIT ?2",
+        cols = COLUMNS
+            .split(',')
+            .map(|c| format!("e.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
+    let rows = stmt.query_map(params![to_ms(now), limit as i64], |row| {
+        Ok(DueRetry {
+            failed: execution_from_row(row)?,
+            due_at: from_ms(row.get("due_at")?),
+        })
+    })?;
+    rows.collect()
+}

@@ -1,0 +1,7 @@
+//! Processes on this host: identity by pid and start time, liveness, signals.
+
+mod identity;
+mod signals;
+
+pub use identity::{Owner, OwnerRole, ProcessIdentity};
+pub use signals::{KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_name, signal_pid};

@@ -1,0 +1,66 @@
+//! Signals to processes and process groups, and the escalating stop
+//! (SIGTERM, grace, SIGKILL) used by the worker's timeout, the gateway's
+//! stall killer and overlap `replace`.
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// The grace between SIGTERM and SIGKILL (SYSTEM.md: 10 s).
+pub const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Test knob: the grace in milliseconds (`HERMES_CRON_KILL_GRACE_MS`), read by
+/// the worker and the gateway at start. Production leaves it unset.
+pub const KILL_GRACE_ENV: &str = "HERMES_CRON_KILL_GRACE_MS";
+
+/// The grace to use: the test knob when set and sane, else [`KILL_GRACE`].
+pub fn kill_grace() -> std::time::Duration {
+    std::env::var(KILL_GRACE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms <= 600_000)
+        .map(std::time::Duration::from_millis)
+        .unwrap_or(KILL_GRACE)
+}
+
+/// Send `sig` to every process in group `pgid`. A vanished group is not an error.
+pub fn signal_group(pgid: u32, sig: Signal) -> Result<(), Errno> {
+    if pgid <= 1 {
+        return Err(Errno::EINVAL);
+    }
+    match killpg(Pid::from_raw(pgid as i32), sig) {
+        Ok(()) | Err(Errno::ESRCH) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Send `sig` to one process. A vanished process is not an error.
+pub fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
+    if pid <= 1 {
+        return Err(Errno::EINVAL);
+    }
+    match kill(Pid::from_raw(pid as i32), sig) {
+        Ok(()) | Err(Errno::ESRCH) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The name of a signal number, e.g. 15 -> `SIGTERM`.
+pub fn signal_name(sig: i32) -> String {
+    Signal::try_from(sig)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {sig}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_refuses_init() {
+        assert_eq!(signal_name(15), "SIGTERM");
+        assert_eq!(signal_name(99), "signal 99");
+        assert_eq!(signal_group(1, Signal::SIGTERM), Err(Errno::EINVAL));
+        assert_eq!(signal_pid(0, Signal::SIGTERM), Err(Errno::EINVAL));
+    }
+}

@@ -1,0 +1,188 @@
+//! Spawning a long-running worker outside any schedule (kanban workers):
+//! one `spawn` row, dispatched like any claimed run. For embedding, call
+//! [`spawn_worker`] (async, with your own launcher) or [`spawn_blocking`].
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::{self, Config};
+use crate::db::Db;
+use crate::dispatch::{Attach, Cause, Dispatched, Launcher, Requirement};
+use crate::home::Home;
+use crate::ids::ExecutionId;
+use crate::job::{Env, Resources};
+use crate::ledger::{self, DispatchMode, ExecState, NewRow, RunSpec, Source};
+use crate::process::{Owner, OwnerRole};
+use crate::tick::ClaimedRun;
+use std::path::PathBuf;
+use std::process::Child;
+use std::time::Duration;
+
+/// What to spawn.
+#[derive(Clone, Debug, Default)]
+pub struct SpawnRequest {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub env: Env,
+    pub workdir: Option<PathBuf>,
+    /// None: no timeout (long-running workers).
+    pub timeout: Option<Duration>,
+    /// Fail closed when no restart-safe scope can be made, whatever the config.
+    pub require_scope: bool,
+}
+
+/// A spawned worker.
+#[derive(Debug)]
+pub struct Spawned {
+    pub execution: ExecutionId,
+    pub mode: DispatchMode,
+    pub unit: Option<String>,
+    pub cause: Option<Cause>,
+    /// The worker process; waiting on it is the caller's choice.
+    pub child: Child,
+}
+
+/// Spawning failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("{message}")]
+    Refused {
+        execution: ExecutionId,
+        cause: Cause,
+        message: String,
+    },
+    #[error("{0}")]
+    NotSpawned(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+    #[error(transparent)]
+    Dispatch(#[from] crate::dispatch::DispatchError),
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+    #[error(transparent)]
+    Home(#[from] crate::home::HomeError),
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error(transparent)]
+    Worker(#[from] crate::dispatch::WorkerNotFound),
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// Record a `spawn` row and dispatch it through `launcher`.
+pub async fn spawn_worker(
+    home: &Home,
+    config: &Config,
+    launcher: &Launcher,
+    db: &Db,
+    req: &SpawnRequest,
+    clock: &dyn Clock,
+) -> Result<Spawned, SpawnError> {
+    if req.argv.is_empty() {
+        return Err(SpawnError::Invalid(
+            "COMMAND: give the command after `--`".into(),
+        ));
+    }
+    crate::job::validate_name(&req.name).map_err(|e| SpawnError::Invalid(e.to_string()))?;
+    let spec = RunSpec {
+        argv: req.argv.clone(),
+        shell: false,
+        env: req.env.clone(),
+        workdir: req.workdir.clone(),
+        timeout_s: req.timeout.map_or(0, |d| d.as_secs().max(1)),
+        output_max_bytes: config.cron.output_max_bytes,
+        heartbeat_interval_s: config.cron.heartbeat_interval_s,
+        retries: 0,
+        retry_backoff_s: 0,
+        resources: Resources::default(),
+        require_scope: req.require_scope,
+    };
+    let id = ExecutionId::generate();
+    let owner = Owner::current(OwnerRole::Cli);
+    let now = clock.now();
+    ledger::insert_row(
+        db.conn(),
+        &NewRow {
+            id: id.clone(),
+            job_id: None,
+            job_name: &req.name,
+            scheduled_for: None,
+            attempt: 1,
+            source: Source::Spawn,
+            state: ExecState::Claimed,
+            reason_code: None,
+            reason: None,
+            spec: &spec,
+            owner: Some(owner),
+            dispatch_mode: None,
+            dispatch_cause: None,
+            output_path: Some(
+                home.output_file("spawn", id.as_str())
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            now,
+        },
+    )?;
+    let run = ClaimedRun {
+        id: id.clone(),
+        job_id: None,
+        job_name: req.name.clone(),
+        scheduled_for: None,
+        attempt: 1,
+        source: Source::Spawn,
+        spec,
+        owner: owner.to_string(),
+        replace: Vec::new(),
+    };
+    let asked = if req.require_scope {
+        Requirement::Spawn
+    } else {
+        Requirement::None
+    };
+    match launcher
+        .dispatch(db, &run, asked, Attach::Detached, clock.now())
+        .await?
+    {
+        Dispatched::Started {
+            mode,
+            cause,
+            unit,
+            child,
+        } => Ok(Spawned {
+            execution: id,
+            mode,
+            unit,
+            cause,
+            child,
+        }),
+        Dispatched::Refused { cause, message } => Err(SpawnError::Refused {
+            execution: id,
+            cause,
+            message,
+        }),
+        Dispatched::NotSpawned { message } => Err(SpawnError::NotSpawned(message)),
+    }
+}
+
+/// [`spawn_worker`] with everything set up from the home: its config, the
+/// session bus of this process, and a private runtime.
+pub fn spawn_blocking(home: &Home, req: &SpawnRequest) -> Result<Spawned, SpawnError> {
+    let loaded = config::load(&home.config_file())?;
+    home.ensure()?;
+    let db = Db::open(&home.db_file())?;
+    let launcher = Launcher::from_env(home, &loaded.config)?;
+    let clock = SystemClock::from_env().map_err(SpawnError::Invalid)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SpawnError::Runtime(e.to_string()))?;
+    rt.block_on(spawn_worker(
+        home,
+        &loaded.config,
+        &launcher,
+        &db,
+        req,
+        &clock,
+    ))
+}

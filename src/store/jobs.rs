@@ -1,0 +1,312 @@
+//! The `jobs` table: insert, read, resolve by id or name, update, delete, and
+//! the due-job query the tick uses (indexed on `next_run_at`, so its cost does
+//! not grow with the number of jobs defined).
+
+use crate::db::{from_ms, to_ms};
+use crate::ids::JobId;
+use crate::job::{CatchUp, Env, Job, JobState, Overlap, Resources};
+use crate::schedule::{Instant, Schedule};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Failed to read or write job definitions.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error")]
+    Sql(#[from] rusqlite::Error),
+    #[error("job {id} has a stored {field} that no longer parses: {message}")]
+    Corrupt {
+        id: String,
+        field: &'static str,
+        message: String,
+    },
+}
+
+/// JOB did not name exactly one job.
+#[derive(Debug, thiserror::Error)]
+pub enum JobLookupError {
+    #[error("no job with id or name {0:?}; `hermes-cron list --all` shows every job")]
+    NotFound(String),
+    #[error("{name:?} names {} jobs; use an id:\n{}", candidates.len(), candidates.iter().map(|(id, sched)| format!("  {id}  {sched}")).collect::<Vec<_>>().join("\n"))]
+    Ambiguous {
+        name: String,
+        /// (id, schedule) of each job with that name.
+        candidates: Vec<(String, String)>,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
+    overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
+    state, pause_reason, anchor, next_run_at, created_at, updated_at";
+
+fn corrupt(id: &str, field: &'static str, message: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        id: id.to_string(),
+        field,
+        message: message.to_string(),
+    }
+}
+
+fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
+    let id: String = row.get("id")?;
+    let schedule_text: String = row.get("schedule")?;
+    let schedule =
+        Schedule::from_canonical(&schedule_text).map_err(|e| corrupt(&id, "schedule", e))?;
+    let argv: Vec<String> = serde_json::from_str(&row.get::<_, String>("argv")?)
+        .map_err(|e| corrupt(&id, "argv", e))?;
+    let env: Env =
+        serde_json::from_str(&row.get::<_, String>("env")?).map_err(|e| corrupt(&id, "env", e))?;
+    let overlap: Overlap = row
+        .get::<_, String>("overlap")?
+        .parse()
+        .map_err(|e: String| corrupt(&id, "overlap", e))?;
+    let catch_up: Option<CatchUp> = row
+        .get::<_, Option<String>>("catch_up")?
+        .map(|c| c.parse())
+        .transpose()
+        .map_err(|e: String| corrupt(&id, "catch_up", e))?;
+    let state = match row.get::<_, String>("state")?.as_str() {
+        "active" => JobState::Active,
+        "paused" => JobState::Paused {
+            reason: row.get("pause_reason")?,
+        },
+        "completed" => JobState::Completed,
+        other => return Err(corrupt(&id, "state", other)),
+    };
+    let secs = |v: Option<i64>| v.map(|s| Duration::from_secs(s.max(0) as u64));
+    let count = |v: Option<i64>| v.map(|n| n.max(0) as u64);
+    Ok(Job {
+        name: row.get("name")?,
+        schedule_text: row.get("schedule_text")?,
+        schedule,
+        tz: row.get("tz")?,
+        argv,
+        shell: row.get("shell")?,
+        env,
+        workdir: row.get::<_, Option<String>>("workdir")?.map(PathBuf::from),
+        timeout: secs(row.get("timeout_s")?),
+        overlap,
+        catch_up,
+        retries: row.get::<_, i64>("retries")?.clamp(0, u32::MAX as i64) as u32,
+        retry_backoff: secs(Some(row.get("retry_backoff_s")?)).unwrap_or_default(),
+        resources: Resources {
+            memory_max: count(row.get("memory_max")?),
+            cpu_weight: count(row.get("cpu_weight")?),
+            tasks_max: count(row.get("tasks_max")?),
+        },
+        require_scope: row.get("require_scope")?,
+        state,
+        anchor: from_ms(row.get("anchor")?),
+        next_run_at: row.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
+        created_at: from_ms(row.get("created_at")?),
+        updated_at: from_ms(row.get("updated_at")?),
+        id: JobId::from_string(id),
+    })
+}
+
+fn query_jobs(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Job>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(params)?;
+    let mut jobs = Vec::new();
+    while let Some(row) = rows.next()? {
+        jobs.push(job_from_row(row)?);
+    }
+    Ok(jobs)
+}
+
+struct Encoded {
+    argv: String,
+    env: String,
+    workdir: Option<String>,
+    pause_reason: Option<String>,
+}
+
+fn encode(job: &Job) -> Encoded {
+    Encoded {
+        argv: serde_json::to_string(&job.argv).unwrap_or_else(|_| "[]".into()),
+        env: serde_json::to_string(&job.env).unwrap_or_else(|_| "[]".into()),
+        workdir: job
+            .workdir
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+        pause_reason: match &job.state {
+            JobState::Paused { reason } => reason.clone(),
+            _ => None,
+        },
+    }
+}
+
+/// Store a new job.
+pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
+    let e = encode(job);
+    conn.prepare_cached(&format!(
+        "INSERT INTO jobs ({COLUMNS}) VALUES
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+    ))?
+    .execute(params![
+        job.id,
+        job.name,
+        job.schedule_text,
+        job.schedule.canonical(),
+        job.tz,
+        e.argv,
+        job.shell,
+        e.env,
+        e.workdir,
+        job.timeout.map(|d| d.as_secs() as i64),
+        job.overlap.as_str(),
+        job.catch_up.map(|c| c.as_str()),
+        job.retries,
+        job.retry_backoff.as_secs() as i64,
+        job.resources.memory_max.map(|v| v as i64),
+        job.resources.cpu_weight.map(|v| v as i64),
+        job.resources.tasks_max.map(|v| v as i64),
+        job.require_scope,
+        job.state.as_str(),
+        e.pause_reason,
+        to_ms(job.anchor),
+        job.next_run_at.map(to_ms),
+        to_ms(job.created_at),
+        to_ms(job.updated_at),
+    ])?;
+    Ok(())
+}
+
+/// Rewrite every field of an existing job. Returns false when it is gone.
+pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
+    let e = encode(job);
+    let n = conn
+        .prepare_cached(
+            "UPDATE jobs SET name = ?2, schedule_text = ?3, schedule = ?4, tz = ?5, argv = ?6,
+             shell = ?7, env = ?8, workdir = ?9, timeout_s = ?10, overlap = ?11, catch_up = ?12,
+             retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
+             tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
+             next_run_at = ?22, updated_at = ?23
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            job.id,
+            job.name,
+            job.schedule_text,
+            job.schedule.canonical(),
+            job.tz,
+            e.argv,
+            job.shell,
+            e.env,
+            e.workdir,
+            job.timeout.map(|d| d.as_secs() as i64),
+            job.overlap.as_str(),
+            job.catch_up.map(|c| c.as_str()),
+            job.retries,
+            job.retry_backoff.as_secs() as i64,
+            job.resources.memory_max.map(|v| v as i64),
+            job.resources.cpu_weight.map(|v| v as i64),
+            job.resources.tasks_max.map(|v| v as i64),
+            job.require_scope,
+            job.state.as_str(),
+            e.pause_reason,
+            to_ms(job.anchor),
+            job.next_run_at.map(to_ms),
+            to_ms(job.updated_at),
+        ])?;
+    Ok(n == 1)
+}
+
+/// After a claim: the job's next slot, anchor and state.
+pub fn update_job_schedule_state(
+    conn: &Connection,
+    id: &JobId,
+    next_run_at: Option<Instant>,
+    anchor: Instant,
+    state: &JobState,
+) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE jobs SET next_run_at = ?2, anchor = ?3, state = ?4 WHERE id = ?1")?
+        .execute(params![
+            id,
+            next_run_at.map(to_ms),
+            to_ms(anchor),
+            state.as_str()
+        ])?;
+    Ok(())
+}
+
+/// One job by id.
+pub fn get_job(conn: &Connection, id: &JobId) -> Result<Option<Job>, StoreError> {
+    Ok(query_jobs(
+        conn,
+        &format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"),
+        [id],
+    )?
+    .pop())
+}
+
+/// The job named by `key`: an exact id, else a unique name.
+pub fn resolve_job(conn: &Connection, key: &str) -> Result<Job, JobLookupError> {
+    if let Some(job) = get_job(conn, &JobId::from_string(key))? {
+        return Ok(job);
+    }
+    let mut named = query_jobs(
+        conn,
+        &format!("SELECT {COLUMNS} FROM jobs WHERE name = ?1 ORDER BY id"),
+        [key],
+    )?;
+    match named.len() {
+        0 => Err(JobLookupError::NotFound(key.to_string())),
+        1 => Ok(named.remove(0)),
+        _ => Err(JobLookupError::Ambiguous {
+            name: key.to_string(),
+            candidates: named
+                .iter()
+                .map(|j| (j.id.to_string(), j.schedule_text.clone()))
+                .collect(),
+        }),
+    }
+}
+
+/// Jobs in creation order; `all` includes paused and completed ones.
+pub fn list_jobs(conn: &Connection, all: bool) -> Result<Vec<Job>, StoreError> {
+    let filter = if all { "" } else { "WHERE state = 'active'" };
+    query_jobs(
+        conn,
+        &format!("SELECT {COLUMNS} FROM jobs {filter} ORDER BY id"),
+        [],
+    )
+}
+
+/// Active jobs whose next slot is at or before `now`, oldest slot first.
+pub fn due_jobs(conn: &Connection, now: Instant, limit: usize) -> Result<Vec<Job>, StoreError> {
+    query_jobs(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM jobs
+             WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= ?1
+             ORDER BY next_run_at LIMIT ?2"
+        ),
+        params![to_ms(now), limit as i64],
+    )
+}
+
+/// The earliest next slot of any active job.
+pub fn next_due_at(conn: &Connection) -> Result<Option<Instant>, StoreError> {
+    let ms: Option<i64> = conn
+        .prepare_cached(
+            "SELECT MIN(next_run_at) FROM jobs WHERE state = 'active' AND next_run_at IS NOT NULL",
+        )?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .flatten();
+    Ok(ms.map(from_ms))
+}
+
+/// Remove a job. Its ledger rows stay for history. Returns false when it was gone.
+pub fn delete_job(conn: &Connection, id: &JobId) -> Result<bool, StoreError> {
+    conn.execute("DELETE FROM retry_queue WHERE job_id = ?1", [id])?;
+    Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id])? == 1)
+}

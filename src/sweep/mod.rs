@@ -1,0 +1,6 @@
+//! Resolving rows whose owner is gone: every `claimed` or `running` row
+//! either has a live owner or becomes `unknown` with what was checked.
+
+mod dead_owners;
+
+pub use dead_owners::{Liveness, Resolved, judge_active, resolve_dead_owners};

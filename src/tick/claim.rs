@@ -1,0 +1,322 @@
+//! The claim transaction.
+//!
+//! ## Locking
+//! `claim_due` takes `cron/.tick.lock` (non-blocking), then one
+//! `BEGIN IMMEDIATE` transaction: read the due jobs, the active runs and the
+//! owed retries, insert a row for every due slot (claimed, missed or skipped),
+//! advance each job, commit, and release the lock. Everything that needs IO
+//! beyond SQLite (zones, config) is computed by the caller before; nothing is
+//! logged while the lock or the transaction is held.
+
+use super::lock::{LockError, TickLock, TryLock};
+use super::plan::{Decision, PlanInput, plan_job};
+use crate::config::Config;
+use crate::db::Db;
+use crate::home::Home;
+use crate::ids::{ExecutionId, JobId};
+use crate::job::{CatchUp, Job, JobState, Overlap};
+use crate::ledger::{self, ExecState, Execution, NewRow, RunSpec, Source};
+use crate::process::Owner;
+use crate::schedule::{Instant, Tz};
+use crate::store::{self, StoreError};
+use rusqlite::Transaction;
+use std::collections::HashMap;
+
+/// Most jobs planned in one pass; the rest wait for the next pass.
+const MAX_JOBS_PER_PASS: usize = 10_000;
+
+/// What a claim needs, computed before any lock is taken.
+#[derive(Clone, Debug)]
+pub struct ClaimContext<'a> {
+    pub home: &'a Home,
+    pub config: &'a Config,
+    /// The config zone, else the system zone.
+    pub fallback_zone: Tz,
+    pub owner: Owner,
+    pub now: Instant,
+}
+
+/// A claimed occurrence, ready to dispatch.
+#[derive(Clone, Debug)]
+pub struct ClaimedRun {
+    pub id: ExecutionId,
+    pub job_id: Option<JobId>,
+    pub job_name: String,
+    pub scheduled_for: Option<Instant>,
+    pub attempt: u32,
+    pub source: Source,
+    pub spec: RunSpec,
+    /// The claimer, which the worker must find as the row's owner.
+    pub owner: String,
+    /// Runs to stop before this one starts (overlap `replace`).
+    pub replace: Vec<Execution>,
+}
+
+/// A row that was recorded without running.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NotRun {
+    pub id: ExecutionId,
+    pub job_id: Option<JobId>,
+    pub job_name: String,
+    pub scheduled_for: Option<Instant>,
+    pub state: ExecState,
+    pub reason_code: String,
+    pub reason: String,
+}
+
+/// What one pass did.
+#[derive(Clone, Debug, Default)]
+pub struct ClaimReport {
+    pub claimed: Vec<ClaimedRun>,
+    pub not_run: Vec<NotRun>,
+    /// Slots that already had a row (claimed by someone else): never doubled.
+    pub conflicts: usize,
+}
+
+/// Failed to claim.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("claim transaction failed")]
+    Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+}
+
+fn zone_of(job: &Job, fallback: Tz) -> Tz {
+    job.tz
+        .as_deref()
+        .and_then(|name| crate::schedule::parse_zone(name).ok())
+        .unwrap_or(fallback)
+}
+
+/// One claim pass. `Ok(None)` means another process holds the tick lock.
+pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimReport>, ClaimError> {
+    let lock = match TickLock::try_acquire(&ctx.home.tick_lock())? {
+        TryLock::Acquired(lock) => lock,
+        TryLock::Contended => return Ok(None),
+    };
+    let tx = db.immediate()?;
+    let report = claim_in(&tx, ctx)?;
+    tx.commit()?;
+    drop(lock);
+    Ok(Some(report))
+}
+
+struct Writer<'t, 'c> {
+    tx: &'t Transaction<'c>,
+    ctx: &'t ClaimContext<'t>,
+    report: ClaimReport,
+}
+
+impl Writer<'_, '_> {
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &mut self,
+        job: &Job,
+        spec: &RunSpec,
+        scheduled_for: Option<Instant>,
+        attempt: u32,
+        decision: Decision,
+        base: Source,
+        replace: &[Execution],
+    ) -> Result<(), ClaimError> {
+        let id = ExecutionId::generate();
+        let owner = self.ctx.owner.to_string();
+        let (state, source, code, reason) = match &decision {
+            Decision::Run { source } => (ExecState::Claimed, *source, None, None),
+            Decision::Missed { code, reason } => {
+                (ExecState::Missed, base, Some(*code), Some(reason.clone()))
+            }
+            Decision::Skipped { code, reason } => {
+                (ExecState::Skipped, base, Some(*code), Some(reason.clone()))
+            }
+        };
+        let source = if attempt > 1 { Source::Retry } else { source };
+        let claimed = state == ExecState::Claimed;
+        let output_path = claimed.then(|| {
+            self.ctx
+                .home
+                .output_file(job.id.as_str(), id.as_str())
+                .to_string_lossy()
+                .into_owned()
+        });
+        let inserted = ledger::insert_row(
+            self.tx,
+            &NewRow {
+                id: id.clone(),
+                job_id: Some(&job.id),
+                job_name: &job.name,
+                scheduled_for,
+                attempt,
+                source,
+                state,
+                reason_code: code,
+                reason: reason.clone(),
+                spec,
+                owner: claimed.then_some(self.ctx.owner),
+                dispatch_mode: None,
+                dispatch_cause: None,
+                output_path,
+                now: self.ctx.now,
+            },
+        )?;
+        if !inserted {
+            self.report.conflicts += 1;
+            return Ok(());
+        }
+        if claimed {
+            self.report.claimed.push(ClaimedRun {
+                id,
+                job_id: Some(job.id.clone()),
+                job_name: job.name.clone(),
+                scheduled_for,
+                attempt,
+                source,
+                spec: spec.clone(),
+                owner,
+                replace: replace.to_vec(),
+            });
+        } else {
+            self.report.not_run.push(NotRun {
+                id,
+                job_id: Some(job.id.clone()),
+                job_name: job.name.clone(),
+                scheduled_for,
+                state,
+                reason_code: code.unwrap_or_default().to_string(),
+                reason: reason.unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
+    let mut active: HashMap<JobId, Vec<Execution>> = HashMap::new();
+    for run in ledger::active_runs(tx)? {
+        if let Some(job) = run.job_id.clone() {
+            active.entry(job).or_default().push(run);
+        }
+    }
+    let mut w = Writer {
+        tx,
+        ctx,
+        report: ClaimReport::default(),
+    };
+
+    for job in store::due_jobs(tx, ctx.now, MAX_JOBS_PER_PASS)? {
+        let zone = zone_of(&job, ctx.fallback_zone);
+        let catch_up = job
+            .catch_up
+            .unwrap_or(CatchUp::default_for(ctx.config.cron.catch_up_missed));
+        let running = active.get(&job.id).cloned().unwrap_or_default();
+        let plan = plan_job(&PlanInput {
+            job: &job,
+            zone,
+            now: ctx.now,
+            catch_up,
+            has_active: !running.is_empty(),
+        });
+        let spec = RunSpec::of_job(&job, &ctx.config.cron);
+        let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
+            running
+        } else {
+            Vec::new()
+        };
+        for slot in plan.slots {
+            w.row(
+                &job,
+                &spec,
+                Some(slot.scheduled_for),
+                1,
+                slot.decision,
+                Source::Schedule,
+                &replace,
+            )?;
+        }
+        store::update_job_schedule_state(tx, &job.id, plan.next_run_at, plan.anchor, &plan.state)?;
+    }
+
+    for retry in ledger::due_retries(tx, ctx.now, MAX_JOBS_PER_PASS)? {
+        tx.execute(
+            "DELETE FROM retry_queue WHERE execution_id = ?1",
+            [&retry.failed.id],
+        )?;
+        let Some(job_id) = retry.failed.job_id.clone() else {
+            continue;
+        };
+        let Some(job) = store::get_job(tx, &job_id)? else {
+            continue;
+        };
+        if matches!(job.state, JobState::Paused { .. }) {
+            continue;
+        }
+        let running = active.get(&job.id).cloned().unwrap_or_default();
+        let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
+            Decision::Skipped {
+                code: "overlap",
+                reason: "retry not started: another run of this job is still going".into(),
+            }
+        } else {
+            Decision::Run {
+                source: Source::Retry,
+            }
+        };
+        let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
+            running
+        } else {
+            Vec::new()
+        };
+        let spec = RunSpec::of_job(&job, &ctx.config.cron);
+        w.row(
+            &job,
+            &spec,
+            retry.failed.scheduled_for,
+            retry.failed.attempt + 1,
+            decision,
+            Source::Retry,
+            &replace,
+        )?;
+    }
+    Ok(w.report)
+}
+
+/// A manual occurrence (`run`): one row, source `manual`, no slot. Honours the
+/// job's overlap policy. Takes no tick lock: it claims no scheduled slot.
+pub fn claim_manual(
+    db: &mut Db,
+    ctx: &ClaimContext<'_>,
+    job: &Job,
+) -> Result<ClaimReport, ClaimError> {
+    let tx = db.immediate()?;
+    let running = ledger::active_runs_for_job(&tx, &job.id)?;
+    let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
+        Decision::Skipped {
+            code: "overlap",
+            reason: "the previous run of this job is still going (overlap skip)".into(),
+        }
+    } else {
+        Decision::Run {
+            source: Source::Manual,
+        }
+    };
+    let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
+        running
+    } else {
+        Vec::new()
+    };
+    let spec = RunSpec::of_job(job, &ctx.config.cron);
+    let mut w = Writer {
+        tx: &tx,
+        ctx,
+        report: ClaimReport::default(),
+    };
+    w.row(job, &spec, None, 1, decision, Source::Manual, &replace)?;
+    let report = w.report;
+    tx.commit()?;
+    Ok(report)
+}

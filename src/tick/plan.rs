@@ -1,0 +1,379 @@
+//! Pure planning of one due job: which slots run, which are missed or
+//! skipped, and where the job's schedule goes next. Takes `now`; no IO.
+//!
+//! Rules (SYSTEM.md, "Policies"):
+//! - A slot is *on time* when it is at most [`ON_TIME`] (or its grace, if
+//!   shorter) old; a single on-time slot simply runs.
+//! - catch-up `once`: the newest slot runs if it is within the misfire grace
+//!   (half the period, clamped to 2 min..2 h); the older ones are `missed`
+//!   with reason `collapsed`. A newest slot beyond the grace: every slot is
+//!   `missed` with reason `outside_grace`.
+//! - catch-up `skip`: only an on-time newest slot runs; every late slot is
+//!   `missed` (`outside_grace`: skip allows no grace) and `every` schedules
+//!   re-anchor at `now`.
+//! - catch-up `all`: every slot runs, the newest [`CatchUp::ALL_LIMIT`]; older
+//!   ones are `missed` with reason `catch_up_limit`.
+//! - overlap `skip` turns each run into a `skipped` row (reason `overlap`)
+//!   while a previous run of the job is still active.
+//! - At most [`MAX_SLOTS_PER_PASS`] slots become rows in one pass; the count
+//!   of older ones beyond that is reported in the oldest row's reason.
+
+use crate::job::{CatchUp, Job, JobState, Overlap};
+use crate::ledger::Source;
+use crate::schedule::{Instant, Schedule, Tz};
+use std::time::Duration;
+
+/// How late a slot may be and still count as on time.
+pub const ON_TIME: Duration = Duration::from_secs(60);
+/// The most slots of one job turned into rows in one pass.
+pub const MAX_SLOTS_PER_PASS: usize = 1000;
+
+const GRACE_MIN: Duration = Duration::from_secs(120);
+const GRACE_MAX: Duration = Duration::from_secs(7200);
+
+/// Half the period, clamped to 2 min..2 h; one-shots and unknown periods get 2 h.
+pub fn misfire_grace(period: Option<Duration>) -> Duration {
+    period.map_or(GRACE_MAX, |p| (p / 2).clamp(GRACE_MIN, GRACE_MAX))
+}
+
+/// What to do with one slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Run { source: Source },
+    Missed { code: &'static str, reason: String },
+    Skipped { code: &'static str, reason: String },
+}
+
+/// One slot and its fate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedSlot {
+    pub scheduled_for: Instant,
+    pub decision: Decision,
+}
+
+/// Everything a claim pass needs to know about a due job.
+#[derive(Clone, Debug)]
+pub struct PlanInput<'a> {
+    pub job: &'a Job,
+    pub zone: Tz,
+    pub now: Instant,
+    /// The job's policy, or the config default.
+    pub catch_up: CatchUp,
+    /// A previous run of the job is claimed or running.
+    pub has_active: bool,
+}
+
+/// The plan for one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobPlan {
+    pub slots: Vec<PlannedSlot>,
+    pub next_run_at: Option<Instant>,
+    pub anchor: Instant,
+    pub state: JobState,
+}
+
+fn human(d: chrono::Duration) -> String {
+    crate::schedule::format_duration(d.to_std().unwrap_or_default())
+}
+
+/// Plan a job whose `next_run_at` is at or before `now`.
+pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
+    let job = input.job;
+    let (now, zone) = (input.now, input.zone);
+    let mut due: Vec<Instant> = Vec::new();
+    let mut omitted: u64 = 0;
+    let mut cursor = job.next_run_at.filter(|at| *at <= now);
+    let mut last = None;
+    while let Some(slot) = cursor {
+        if due.len() == MAX_SLOTS_PER_PASS {
+            due.remove(0);
+            omitted += 1;
+        }
+        due.push(slot);
+        last = Some(slot);
+        cursor = job
+            .schedule
+            .next_after(slot, zone, job.anchor)
+            .map(|f| f.at)
+            .filter(|at| *at <= now);
+        if omitted > 100_000 {
+            // Absurdly far behind: stop walking and jump to the future.
+            break;
+        }
+    }
+    let mut anchor = job.anchor;
+    let mut next_run_at = last.and_then(|l| job.schedule.next_after(l, zone, anchor).map(|f| f.at));
+    if next_run_at.is_some_and(|n| n <= now) {
+        next_run_at = job.schedule.next_after(now, zone, anchor).map(|f| f.at);
+    }
+    let mut state = job.state.clone();
+    if matches!(job.schedule, Schedule::Once { .. }) {
+        state = JobState::Completed;
+        next_run_at = None;
+    }
+    let Some(&newest) = due.last() else {
+        return JobPlan {
+            slots: Vec::new(),
+            next_run_at: job.next_run_at,
+            anchor,
+            state: job.state.clone(),
+        };
+    };
+
+    let period = job.schedule.period_at(newest, zone, job.anchor);
+    let grace = misfire_grace(period);
+    let on_time = ON_TIME.min(grace);
+    let late = |slot: Instant| now - slot;
+    let within =
+        |slot: Instant, limit: Duration| late(slot).to_std().map(|l| l <= limit).unwrap_or(true);
+    let newest_on_time = within(newest, on_time);
+
+    let missed = |code: &'static str, why: String| Decision::Missed { code, reason: why };
+    let mut decisions: Vec<Decision> = Vec::with_capacity(due.len());
+    let count = due.len();
+    for (i, &slot) in due.iter().enumerate() {
+        let is_newest = i + 1 == count;
+        let d = match input.catch_up {
+            _ if is_newest && count == 1 && newest_on_time => Decision::Run {
+                source: Source::Schedule,
+            },
+            CatchUp::Once => {
+                if within(newest, grace) {
+                    if is_newest {
+                        Decision::Run {
+                            source: Source::CatchUp,
+                        }
+                    } else {
+                        missed(
+                            "collapsed",
+                            format!(
+                                "collapsed into the catch-up run of the {} slot (catch-up once)",
+                                newest.format("%Y-%m-%dT%H:%M:%SZ")
+                            ),
+                        )
+                    }
+                } else {
+                    missed(
+                        "outside_grace",
+                        format!(
+                            "late by {}, beyond the misfire grace of {} (catch-up once)",
+                            human(late(slot)),
+                            human(chrono::Duration::from_std(grace).unwrap_or_default())
+                        ),
+                    )
+                }
+            }
+            CatchUp::Skip => {
+                if is_newest && newest_on_time {
+                    Decision::Run {
+                        source: Source::Schedule,
+                    }
+                } else {
+                    missed(
+                        "outside_grace",
+                        format!(
+                            "late by {}; catch-up skip runs nothing late",
+                            human(late(slot))
+                        ),
+                    )
+                }
+            }
+            CatchUp::All => {
+                if count - i <= CatchUp::ALL_LIMIT {
+                    let source = if is_newest && newest_on_time {
+                        Source::Schedule
+                    } else {
+                        Source::CatchUp
+                    };
+                    Decision::Run { source }
+                } else {
+                    missed(
+                        "catch_up_limit",
+                        format!(
+                            "catch-up all runs at most the newest {} missed slots",
+                            CatchUp::ALL_LIMIT
+                        ),
+                    )
+                }
+            }
+        };
+        decisions.push(d);
+    }
+    if omitted > 0
+        && let Some(Decision::Missed { reason, .. }) = decisions.first_mut()
+    {
+        reason.push_str(&format!(
+            "; {omitted} older slots were missed and not listed"
+        ));
+    }
+    if input.catch_up == CatchUp::Skip
+        && !newest_on_time
+        && let Schedule::Every { .. } = job.schedule
+    {
+        anchor = now;
+        next_run_at = job.schedule.next_after(now, zone, anchor).map(|f| f.at);
+    }
+    let overlap_blocks = input.has_active && job.overlap == Overlap::Skip;
+    let slots = due
+        .into_iter()
+        .zip(decisions)
+        .map(|(scheduled_for, decision)| {
+            let decision = match decision {
+                Decision::Run { .. } if overlap_blocks => Decision::Skipped {
+                    code: "overlap",
+                    reason: "the previous run of this job is still going (overlap skip)".into(),
+                },
+                d => d,
+            };
+            PlannedSlot {
+                scheduled_for,
+                decision,
+            }
+        })
+        .collect();
+    JobPlan {
+        slots,
+        next_run_at,
+        anchor,
+        state,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::JobId;
+    use crate::job::JobInput;
+    use chrono::TimeZone;
+
+    fn at(h: u32, m: u32) -> Instant {
+        chrono::Utc.with_ymd_and_hms(2026, 6, 1, h, m, 0).unwrap()
+    }
+
+    fn hourly(created: Instant) -> Job {
+        JobInput {
+            name: Some("h".into()),
+            schedule: Some("0 * * * *".into()),
+            argv: Some(vec!["true".into()]),
+            ..JobInput::default()
+        }
+        .build(JobId::generate(), created, chrono_tz::UTC)
+        .unwrap()
+    }
+
+    fn plan(job: &Job, now: Instant, catch_up: CatchUp, has_active: bool) -> JobPlan {
+        plan_job(&PlanInput {
+            job,
+            zone: chrono_tz::UTC,
+            now,
+            catch_up,
+            has_active,
+        })
+    }
+
+    fn runs(p: &JobPlan) -> usize {
+        p.slots
+            .iter()
+            .filter(|s| matches!(s.decision, Decision::Run { .. }))
+            .count()
+    }
+    fn missed(p: &JobPlan, code: &str) -> usize {
+        p.slots
+            .iter()
+            .filter(|s| matches!(&s.decision, Decision::Missed { code: c, .. } if *c == code))
+            .count()
+    }
+
+    #[test]
+    fn on_time_slot_runs() {
+        let job = hourly(at(9, 30));
+        let p = plan(
+            &job,
+            at(10, 0) + chrono::Duration::milliseconds(5),
+            CatchUp::Once,
+            false,
+        );
+        assert_eq!(runs(&p), 1);
+        assert_eq!(
+            p.slots[0].decision,
+            Decision::Run {
+                source: Source::Schedule
+            }
+        );
+        assert_eq!(p.next_run_at, Some(at(11, 0)));
+    }
+
+    #[test]
+    fn five_hours_ahead_once_collapses() {
+        let job = hourly(at(9, 50));
+        let p = plan(&job, at(14, 10), CatchUp::Once, false);
+        assert_eq!(p.slots.len(), 5);
+        assert_eq!(runs(&p), 1);
+        assert_eq!(missed(&p, "collapsed"), 4);
+        assert_eq!(
+            p.slots[4].decision,
+            Decision::Run {
+                source: Source::CatchUp
+            }
+        );
+        assert_eq!(p.next_run_at, Some(at(15, 0)));
+    }
+
+    #[test]
+    fn five_hours_ahead_skip_and_all() {
+        let job = hourly(at(9, 50));
+        let p = plan(&job, at(14, 10), CatchUp::Skip, false);
+        assert_eq!((runs(&p), missed(&p, "outside_grace")), (0, 5));
+        let p = plan(&job, at(14, 10), CatchUp::All, false);
+        assert_eq!(runs(&p), 5);
+    }
+
+    #[test]
+    fn newest_beyond_grace_is_missed_under_once() {
+        let job = hourly(at(9, 50));
+        // Newest slot 14:00 is 45 min old; hourly grace is 30 min.
+        let p = plan(&job, at(14, 45), CatchUp::Once, false);
+        assert_eq!((runs(&p), missed(&p, "outside_grace")), (0, 5));
+    }
+
+    #[test]
+    fn overlap_skip_records_skipped() {
+        let job = hourly(at(9, 30));
+        let p = plan(&job, at(10, 0), CatchUp::Once, true);
+        assert!(matches!(
+            p.slots[0].decision,
+            Decision::Skipped {
+                code: "overlap",
+                ..
+            }
+        ));
+        let mut allow = job.clone();
+        allow.overlap = Overlap::Allow;
+        assert_eq!(runs(&plan(&allow, at(10, 0), CatchUp::Once, true)), 1);
+    }
+
+    #[test]
+    fn grace_is_clamped() {
+        assert_eq!(misfire_grace(Some(Duration::from_secs(1))), GRACE_MIN);
+        assert_eq!(
+            misfire_grace(Some(Duration::from_secs(3600))),
+            Duration::from_secs(1800)
+        );
+        assert_eq!(
+            misfire_grace(Some(Duration::from_secs(86400 * 7))),
+            GRACE_MAX
+        );
+        assert_eq!(misfire_grace(None), GRACE_MAX);
+    }
+
+    #[test]
+    fn one_shot_completes() {
+        let mut job = hourly(at(9, 0));
+        job.schedule = Schedule::Once { at: at(9, 30) };
+        job.next_run_at = Some(at(9, 30));
+        let p = plan(&job, at(9, 30), CatchUp::Once, false);
+        assert_eq!(runs(&p), 1);
+        assert_eq!(p.state, JobState::Completed);
+        assert_eq!(p.next_run_at, None);
+    }
+}

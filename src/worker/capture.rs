@@ -1,0 +1,129 @@
+//! Capturing a job's output: stdout and stderr share one pipe (so their
+//! order is kept), read on a thread, written to the output file up to the cap,
+//! then a truncation mark; the rest is drained and counted but not stored.
+//! Optionally teed to the worker's own stdout (foreground runs).
+//!
+//! A full disk is a truncation too: the first failed write ends the file's
+//! growth (a mark is attempted), and the job keeps running.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::thread::JoinHandle;
+
+/// What ended up in the output file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// Bytes of job output stored in the file (the mark not included).
+    pub stored: u64,
+    /// Bytes the job wrote in all.
+    pub total: u64,
+    pub truncated: bool,
+    /// A write to the file failed (e.g. ENOSPC).
+    pub write_failed: bool,
+}
+
+/// The mark appended when the cap is reached.
+pub fn truncation_mark(cap: u64) -> String {
+    format!("\n[hermes-cron: output truncated at {cap} bytes]\n")
+}
+
+/// Read `pipe` until EOF on a new thread.
+pub fn spawn_capture(
+    pipe: OwnedFd,
+    file: Option<File>,
+    cap: u64,
+    tee: bool,
+) -> JoinHandle<Captured> {
+    std::thread::Builder::new()
+        .name("output".into())
+        .spawn(move || capture(File::from(pipe), file, cap, tee))
+        .expect("spawning the output thread")
+}
+
+fn capture(mut pipe: File, mut file: Option<File>, cap: u64, tee: bool) -> Captured {
+    let mut got = Captured::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    let stdout = std::io::stdout();
+    loop {
+        let n = match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        got.total += n as u64;
+        if tee {
+            let mut out = stdout.lock();
+            let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
+        }
+        let Some(f) = file.as_mut() else { continue };
+        if got.truncated {
+            continue;
+        }
+        let room = cap.saturating_sub(got.stored) as usize;
+        let take = n.min(room);
+        if take > 0 {
+            if f.write_all(&buf[..take]).is_err() {
+                got.write_failed = true;
+                got.truncated = true;
+                let _ = f.write_all(truncation_mark(got.stored).as_bytes());
+                continue;
+            }
+            got.stored += take as u64;
+        }
+        if take < n {
+            got.truncated = true;
+            let _ = f.write_all(truncation_mark(cap).as_bytes());
+        }
+    }
+    if let Some(f) = file.as_mut() {
+        let _ = f.flush();
+        let _ = f.sync_data();
+    }
+    got
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn run(input: &[u8], cap: u64) -> (Captured, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("out.log");
+        let file = File::create(&path).unwrap();
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let handle = spawn_capture(r, Some(file), cap, false);
+        let mut w = File::from(w);
+        w.write_all(input).unwrap();
+        drop(w);
+        let got = handle.join().unwrap();
+        (got, std::fs::read_to_string(&path).unwrap())
+    }
+
+    #[test]
+    fn stores_everything_under_the_cap() {
+        let (got, text) = run(b"hello\n", 100);
+        assert_eq!(
+            got,
+            Captured {
+                stored: 6,
+                total: 6,
+                truncated: false,
+                write_failed: false
+            }
+        );
+        assert_eq!(text, "hello\n");
+    }
+
+    #[test]
+    fn truncates_at_the_cap_with_a_mark() {
+        let data = vec![b'x'; 5000];
+        let (got, text) = run(&data, 1024);
+        assert!(got.truncated);
+        assert_eq!((got.stored, got.total), (1024, 5000));
+        assert!(text.starts_with(&"x".repeat(1024)));
+        assert!(text.ends_with(&truncation_mark(1024)));
+    }
+}

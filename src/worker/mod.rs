@@ -1,0 +1,12 @@
+//! The worker: runs one occurrence and writes its outcome itself, so the
+//! outcome survives the gateway. The `hermes-cron-worker` binary is a thin
+//! wrapper around [`run`].
+
+mod capture;
+mod go;
+mod outcome;
+mod run;
+mod supervise;
+
+pub use outcome::{Ending, Exit, judge, retry_at, retry_delay};
+pub use run::{WorkerArgs, run};

@@ -1,0 +1,295 @@
+//! One worker's life: wait for go, adopt the row, run the command under
+//! supervision with its output captured, write the terminal row.
+//!
+//! The worker exits 0 when the job succeeded and 1 when its outcome (failed,
+//! timed out, cancelled) was recorded; its own failures use the 12x codes in
+//! [`crate::exit`], which no job outcome maps to.
+
+use super::capture::spawn_capture;
+use super::go::{Go, wait_for_go};
+use super::outcome::{judge, retry_at};
+use super::supervise::{Knobs, handled_signals, supervise};
+use crate::clock::{Clock, SystemClock};
+use crate::db::Db;
+use crate::exit;
+use crate::home::{Home, ensure_private_dir};
+use crate::ids::ExecutionId;
+use crate::ledger::{self, Adoption, DispatchMode, ExecState, Execution, Outcome, RunSpec};
+use crate::process::{Owner, OwnerRole, kill_grace};
+use nix::sys::signal::{SigHandler, Signal, signal};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// What the launcher tells a worker.
+#[derive(Clone, Debug)]
+pub struct WorkerArgs {
+    pub home: PathBuf,
+    pub execution: String,
+    pub mode: DispatchMode,
+    /// Why the mode is not `scoped`, as a cause code.
+    pub cause: Option<String>,
+    pub unit: Option<String>,
+    /// Also copy the job's output to the worker's stdout.
+    pub tee: bool,
+}
+
+fn say(exec: &str, msg: impl std::fmt::Display) {
+    eprintln!("hermes-cron-worker[{exec}]: {msg}");
+}
+
+/// Run the worker; returns its exit code.
+pub fn run(args: WorkerArgs) -> i32 {
+    if wait_for_go() == Go::GiveUp {
+        return exit::OK;
+    }
+    // Our launcher may have ignored these (a foreground `run` ignores Ctrl-C
+    // while it waits); ignored signals are never delivered, so take them back,
+    // then block them to wait for them synchronously, before any thread exists.
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: restoring the default disposition installs no handler code.
+        let _ = unsafe { signal(sig, SigHandler::SigDfl) };
+    }
+    if handled_signals().thread_block().is_err() {
+        say(&args.execution, "cannot block signals");
+    }
+    let clock = match SystemClock::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            say(&args.execution, e);
+            return exit::WORKER_USAGE;
+        }
+    };
+    let home = Home::at(&args.home);
+    let db = match Db::open(&home.db_file()) {
+        Ok(db) => db,
+        Err(e) => {
+            say(&args.execution, format!("{e}: {}", error_chain(&e)));
+            return exit::WORKER_LEDGER;
+        }
+    };
+    let id = ExecutionId::from_string(args.execution.clone());
+    let (row, spec) = match ledger::get_execution(db.conn(), &id) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            say(&args.execution, "no such execution in the ledger");
+            return exit::WORKER_NOT_OURS;
+        }
+        Err(e) => {
+            say(&args.execution, format!("cannot read the ledger: {e}"));
+            return exit::WORKER_LEDGER;
+        }
+    };
+    let me = Owner::current(OwnerRole::Worker);
+    let adopted = row.state == ExecState::Claimed
+        && ledger::adopt(
+            db.conn(),
+            &id,
+            row.owner.as_deref().unwrap_or_default(),
+            &Adoption {
+                worker: me,
+                mode: args.mode,
+                cause: args.cause.as_deref(),
+                unit: args.unit.as_deref(),
+                started_at: clock.now(),
+            },
+        )
+        .unwrap_or(false);
+    if !adopted {
+        say(
+            &args.execution,
+            format!("row is {} and not ours to run; exiting", row.state),
+        );
+        return exit::WORKER_NOT_OURS;
+    }
+    execute(&db, &clock, &id, &row, &spec, me, args.tee)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = Vec::new();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        parts.push(s.to_string());
+        cur = s.source();
+    }
+    parts.join(": ")
+}
+
+fn open_output(row: &Execution) -> Result<Option<File>, String> {
+    let Some(path) = row.output_path.as_deref().map(PathBuf::from) else {
+        return Ok(None);
+    };
+    if let Some(dir) = path.parent() {
+        ensure_private_dir(dir).map_err(|e| format!("{e}: {}", error_chain(&e)))?;
+    }
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .map(Some)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+fn execute(
+    db: &Db,
+    clock: &SystemClock,
+    id: &ExecutionId,
+    row: &Execution,
+    spec: &RunSpec,
+    me: Owner,
+    tee: bool,
+) -> i32 {
+    let mut notes = Vec::new();
+    let file = open_output(row).unwrap_or_else(|e| {
+        notes.push(format!("output not captured: {e}"));
+        None
+    });
+    let spawned = spawn_job(spec, row);
+    let (child, reader) = match spawned {
+        Ok(pair) => pair,
+        Err(e) => {
+            let program = spec.command().first().cloned().unwrap_or_default();
+            let mut outcome = Outcome::with_reason(
+                ExecState::Failed,
+                "exec_failed",
+                format!("cannot start {program:?}: {e}"),
+                clock.now(),
+            );
+            outcome.retry_at = retry_at(
+                ExecState::Failed,
+                row.attempt,
+                spec.retries,
+                Duration::from_secs(spec.retry_backoff_s),
+                clock.now(),
+            );
+            if let Err(e) = ledger::finish(db.conn(), id, &me, &outcome) {
+                say(id.as_str(), format!("cannot record the outcome: {e}"));
+                return exit::WORKER_LEDGER;
+            }
+            return exit::WORKER_EXEC;
+        }
+    };
+    let capture = spawn_capture(reader, file, spec.output_max_bytes, tee);
+    let knobs = Knobs {
+        timeout: (spec.timeout_s > 0).then(|| Duration::from_secs(spec.timeout_s)),
+        grace: kill_grace(),
+        heartbeat: Duration::from_secs(spec.heartbeat_interval_s.max(1)),
+    };
+    let pid = child.id();
+    let done = supervise(pid, knobs, || {
+        let _ = ledger::heartbeat(db.conn(), id, &me, clock.now());
+    });
+    // `supervise` reaped it with wait4 (for its rusage); std never waits on drop.
+    drop(child);
+    let captured = join_capture(capture);
+    let (state, code, reason) = judge(&done.ending, knobs.timeout.unwrap_or_default());
+    let finished = clock.now();
+    let mut reason = reason;
+    if captured.write_failed {
+        notes.push("writing the output file failed (disk full?); output truncated".into());
+    }
+    if !notes.is_empty() {
+        let joined = notes.join("; ");
+        reason = Some(match reason {
+            Some(r) => format!("{r}; {joined}"),
+            None => joined,
+        });
+    }
+    let (exit_code, signal) = match done.ending.exit {
+        super::Exit::Code(c) => (Some(c), None),
+        super::Exit::Signal(s) => (None, Some(s)),
+    };
+    let outcome = Outcome {
+        state: Some(state),
+        reason_code: code.map(str::to_string),
+        reason,
+        finished_at: Some(finished),
+        exit_code,
+        signal,
+        duration_ms: Some(done.duration.as_millis() as u64),
+        max_rss_kb: Some(done.max_rss_kb),
+        output_bytes: Some(captured.stored),
+        output_truncated: Some(captured.truncated),
+        retry_at: retry_at(
+            state,
+            row.attempt,
+            spec.retries,
+            Duration::from_secs(spec.retry_backoff_s),
+            finished,
+        ),
+        ..Outcome::default()
+    };
+    match ledger::finish(db.conn(), id, &me, &outcome) {
+        Ok(true) => {}
+        Ok(false) => say(
+            id.as_str(),
+            "the row was resolved by someone else; outcome not recorded",
+        ),
+        Err(e) => {
+            say(id.as_str(), format!("cannot record the outcome: {e}"));
+            return exit::WORKER_LEDGER;
+        }
+    }
+    if state == ExecState::Succeeded {
+        exit::OK
+    } else {
+        exit::FAILURE
+    }
+}
+
+/// Wait for the output thread, but not forever: a job's background process
+/// may hold the pipe open after the job itself exited.
+fn join_capture(
+    handle: std::thread::JoinHandle<super::capture::Captured>,
+) -> super::capture::Captured {
+    let deadline = crate::clock::monotonic() + Duration::from_secs(2);
+    while !handle.is_finished() && crate::clock::monotonic() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if handle.is_finished() {
+        handle.join().unwrap_or_default()
+    } else {
+        super::capture::Captured {
+            truncated: true,
+            ..Default::default()
+        }
+    }
+}
+
+fn spawn_job(
+    spec: &RunSpec,
+    row: &Execution,
+) -> std::io::Result<(std::process::Child, std::os::fd::OwnedFd)> {
+    let argv = spec.command();
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
+    let (reader, writer) = nix::unistd::pipe().map_err(std::io::Error::from)?;
+    let writer2 = writer.try_clone()?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer2))
+        .process_group(0)
+        .env("HERMES_CRON_EXECUTION_ID", row.id.as_str())
+        .env("HERMES_CRON_JOB_NAME", &row.job_name);
+    if let Some(job) = &row.job_id {
+        cmd.env("HERMES_CRON_JOB_ID", job.as_str());
+    }
+    for (k, v) in &spec.env.0 {
+        cmd.env(k, v);
+    }
+    if let Some(dir) = &spec.workdir {
+        cmd.current_dir(dir);
+    }
+    let child = cmd.spawn()?;
+    // `cmd` still holds the write ends; drop it so EOF comes when the job's side closes.
+    drop(cmd);
+    Ok((child, reader))
+}

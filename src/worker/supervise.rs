@@ -1,0 +1,135 @@
+//! Watching the job's process: reaping it, stamping heartbeats, enforcing
+//! the timeout (SIGTERM to its group, grace, SIGKILL), and forwarding the
+//! signals the worker receives.
+//!
+//! The worker blocks SIGCHLD, SIGTERM, SIGINT and SIGHUP before it starts any
+//! thread or the job (the job gets a clean mask from `Command`), then waits
+//! for them synchronously with `sigtimedwait`: no handlers, no races.
+
+use super::outcome::{Ending, Exit};
+use crate::clock::monotonic;
+use crate::process::signal_group;
+use nix::sys::signal::{SigSet, Signal};
+use std::time::{Duration, Instant};
+
+/// The signals the worker handles synchronously.
+pub fn handled_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in [
+        Signal::SIGCHLD,
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+    ] {
+        set.add(s);
+    }
+    set
+}
+
+/// Timing of the supervision.
+#[derive(Clone, Copy, Debug)]
+pub struct Knobs {
+    /// None: no timeout (spawned long-running workers).
+    pub timeout: Option<Duration>,
+    pub grace: Duration,
+    pub heartbeat: Duration,
+}
+
+/// How the supervision ended.
+#[derive(Clone, Copy, Debug)]
+pub struct Supervised {
+    pub ending: Ending,
+    pub max_rss_kb: u64,
+    pub duration: Duration,
+}
+
+fn reap(pid: i32) -> Option<(Exit, u64)> {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it and status.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+    if r != pid {
+        return None;
+    }
+    let exit = if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        return None;
+    };
+    Some((exit, usage.ru_maxrss.max(0) as u64))
+}
+
+/// Wait for the next handled signal, at most `timeout`.
+fn next_signal(set: &SigSet, timeout: Duration) -> Option<i32> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `set` is a valid sigset_t; info is written by the kernel.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let sig = unsafe { libc::sigtimedwait(set.as_ref(), &mut info, &ts) };
+    (sig > 0).then_some(sig)
+}
+
+/// Supervise the job with pid (and process group) `pid` until it exits.
+pub fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> Supervised {
+    let started = monotonic();
+    let set = handled_signals();
+    let pgid = pid;
+    let deadline = knobs.timeout.map(|t| started + t);
+    let mut next_beat = started + knobs.heartbeat;
+    let mut kill_at: Option<Instant> = None;
+    let mut timed_out = false;
+    let mut cancelled_by = None;
+    loop {
+        if let Some((exit, rss)) = reap(pid as i32) {
+            return Supervised {
+                ending: Ending {
+                    exit,
+                    timed_out,
+                    cancelled_by,
+                },
+                max_rss_kb: rss,
+                duration: monotonic().saturating_duration_since(started),
+            };
+        }
+        let now = monotonic();
+        if now >= next_beat {
+            heartbeat();
+            next_beat = now + knobs.heartbeat;
+        }
+        if !timed_out && deadline.is_some_and(|d| now >= d) {
+            timed_out = true;
+            let _ = signal_group(pgid, Signal::SIGTERM);
+            kill_at.get_or_insert(now + knobs.grace);
+        }
+        if kill_at.is_some_and(|at| now >= at) {
+            let _ = signal_group(pgid, Signal::SIGKILL);
+            kill_at = None;
+        }
+        let mut wake = next_beat;
+        if let (false, Some(d)) = (timed_out, deadline) {
+            wake = wake.min(d);
+        }
+        if let Some(at) = kill_at {
+            wake = wake.min(at);
+        }
+        let wait = wake
+            .saturating_duration_since(monotonic())
+            .max(Duration::from_millis(1));
+        match next_signal(&set, wait) {
+            Some(sig) if sig == libc::SIGTERM || sig == libc::SIGINT || sig == libc::SIGHUP => {
+                if let Ok(s) = Signal::try_from(sig) {
+                    let _ = signal_group(pgid, s);
+                }
+                if !timed_out {
+                    cancelled_by.get_or_insert(sig);
+                }
+                kill_at.get_or_insert(monotonic() + knobs.grace);
+            }
+            _ => {}
+        }
+    }
+}

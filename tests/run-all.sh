@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The test command (README "Two commands"). On a fresh Debian 12 machine it
+# installs what the tests need, boots a private systemd user manager when none
+# is reachable (tests/support/user-manager.sh, as TESTING.md describes), runs
+# the gates (fmt, clippy) and every test, and stops the manager it booted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+missing=()
+for pkg in systemd dbus dbus-user-session python3-pip; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}"
+fi
+if ! cargo nextest --version >/dev/null 2>&1; then
+    log "installing cargo-nextest"
+    cargo install --locked cargo-nextest
+fi
+
+log "user manager"
+eval "$(tests/support/user-manager.sh start)"
+trap 'tests/support/user-manager.sh stop || true' EXIT
+export XDG_RUNTIME_DIR DBUS_SESSION_BUS_ADDRESS
+
+log "cargo fmt --check"
+cargo fmt --all --check
+log "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+log "build"
+cargo build --workspace --all-targets
+log "tests"
+cargo nextest run --workspace --no-fail-fast --failure-output final
+log "doc tests"
+cargo test --workspace --doc -q
+log "all green"
