@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod crash;
 pub mod db;
 pub mod dispatch;
 pub mod exit;

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 log() { printf '\n== %s\n' "$*" >&2; }
 
 missing=()
-for pkg in systemd dbus dbus-user-session python3-pip; do
+for pkg in systemd dbus dbus-user-session; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})); then

@@ -50,9 +50,15 @@ pub fn personalize(text: &str) -> String {
     let uid = nix::unistd::getuid();
     let user = std::env::var("USER")
         .ok()
-        .or_else(|| nix::unistd::User::from_uid(uid).ok().flatten().map(|u| u.name))
+        .or_else(|| {
+            nix::unistd::User::from_uid(uid)
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
         .unwrap_or_else(|| "<user>".into());
-    text.replace("<user>", &user).replace("<uid>", &uid.to_string())
+    text.replace("<user>", &user)
+        .replace("<uid>", &uid.to_string())
 }
 
 /// The fix for running without a user systemd manager.

@@ -180,24 +180,32 @@ impl Launcher {
             code: "spawn_failed".into(),
             detail: format!("cannot spawn the worker: {e}"),
         })?;
+        crate::crash::point("after_worker_spawn");
         let timeout = Duration::from_secs(run.spec.timeout_s);
         let spec = ScopeSpec {
             name: unit.clone(),
             description: format!("hermes-cron job {} ({})", run.job_name, run.id),
             pids: vec![held.pid()],
-            runtime_max: Some(timeout + crate::process::kill_grace() + RUNTIME_HEADROOM),
+            runtime_max: (run.spec.timeout_s > 0)
+                .then(|| timeout + crate::process::kill_grace() + RUNTIME_HEADROOM),
             memory_max: run.spec.resources.memory_max,
             cpu_weight: run.spec.resources.cpu_weight,
             tasks_max: run.spec.resources.tasks_max,
         };
         match manager.start_scope(&spec).await {
-            Ok(()) => match held.release() {
-                Ok(child) => Ok((child, unit)),
-                Err(e) => Err(Cause {
-                    code: "release_failed".into(),
-                    detail: format!("cannot release the worker: {e}"),
-                }),
-            },
+            Ok(()) => {
+                crate::crash::point("after_scope_created");
+                match held.release() {
+                    Ok(child) => {
+                        crate::crash::point("after_go");
+                        Ok((child, unit))
+                    }
+                    Err(e) => Err(Cause {
+                        code: "release_failed".into(),
+                        detail: format!("cannot release the worker: {e}"),
+                    }),
+                }
+            }
             Err(bus) => {
                 held.abandon();
                 let cause = cause_of(&bus);

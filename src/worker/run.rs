@@ -105,6 +105,7 @@ pub fn run(args: WorkerArgs) -> i32 {
         );
         return exit::WORKER_NOT_OURS;
     }
+    crate::crash::point("worker_after_adopt");
     execute(&db, &clock, &id, &row, &spec, me, args.tee)
 }
 
@@ -187,6 +188,7 @@ fn execute(
     // `supervise` reaped it with wait4 (for its rusage); std never waits on drop.
     drop(child);
     let captured = join_capture(capture);
+    crate::crash::point("worker_before_finish");
     let (state, code, reason) = judge(&done.ending, knobs.timeout.unwrap_or_default());
     let finished = clock.now();
     let mut reason = reason;

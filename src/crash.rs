@@ -1,0 +1,43 @@
+//! Test-only crash points: named places where a process can be made to die
+//! by SIGKILL, to prove that nothing is lost or doubled at that step.
+//!
+//! Set `HERMES_CRON_CRASH_AT=<point>` (one name, or several separated by
+//! commas). Production never sets it; an unset variable costs one cached
+//! lookup. Points:
+//!
+//! | point | where |
+//! |---|---|
+//! | `after_claim_commit` | tick/gateway: the claim committed, the lock released, nothing dispatched |
+//! | `after_worker_spawn` | launcher: the worker is spawned and held, no scope asked for yet |
+//! | `after_scope_created` | launcher: the scope exists, the go byte not yet written |
+//! | `after_go` | launcher: the go byte written |
+//! | `worker_after_adopt` | worker: the row is `running`, the job not yet started |
+//! | `worker_before_finish` | worker: the job ended, the terminal row not yet written |
+//! | `sweep_before_resolve` | sweep: about to resolve the first stale row |
+
+use std::sync::OnceLock;
+
+/// The environment variable naming the crash points.
+pub const CRASH_ENV: &str = "HERMES_CRON_CRASH_AT";
+
+fn armed() -> &'static [String] {
+    static POINTS: OnceLock<Vec<String>> = OnceLock::new();
+    POINTS.get_or_init(|| {
+        std::env::var(CRASH_ENV)
+            .map(|v| {
+                v.split(',')
+                    .map(|p| p.trim().to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// Die by SIGKILL here if `point` is armed.
+pub fn point(point: &str) {
+    if armed().iter().any(|p| p == point) {
+        eprintln!("hermes-cron: crash point {point} reached; killing self (test hook {CRASH_ENV})");
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+    }
+}
