@@ -24,9 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             foreground,
         } => run_cmd::run(&mut ctx, &job, wait, foreground),
         Command::Tick { json } => tick_cmd::tick(&mut ctx, json),
-        Command::Gateway => Err(super::fail::failure(
-            "the gateway is not built yet; run `hermes-cron tick` from a timer meanwhile",
-        )),
+        Command::Gateway => Ok(crate::daemon::run(ctx.home.clone())),
         Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
         Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
         Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),

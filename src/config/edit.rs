@@ -13,8 +13,8 @@ use super::load::read_bytes;
 use super::model::ConfigError;
 use super::suggest::{require, unknown_key};
 use super::validate::{check, refusal};
-use super::write::write_atomic;
 use super::yaml::{self, Document};
+use crate::fsutil;
 
 /// Validate `value` for `key`, then write it, keeping every other key; atomic, 0600.
 ///
@@ -57,6 +57,14 @@ pub fn unset(path: &Path, key: &str) -> Result<(), ConfigError> {
         write_atomic(path, &document.to_text()?)?;
     }
     Ok(())
+}
+
+/// Write the config atomically, as a config error.
+fn write_atomic(path: &Path, text: &str) -> Result<(), ConfigError> {
+    fsutil::write_atomic(path, text.as_bytes()).map_err(|e| ConfigError::Io {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
 //! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
 //! `suggest.rs` close-key suggestions; `load.rs` [`load()`]; `query.rs` [`get`]
-//! and [`show`]; `edit.rs` [`set`] and [`unset`]; `write.rs` the atomic 0600
-//! write; `yaml.rs` the only file naming serde_yaml.
+//! and [`show`]; `edit.rs` [`set`] and [`unset`] (atomic 0600 writes via `crate::fsutil`);
+//! `yaml.rs` the only file naming serde_yaml.
 //!
 //! A missing, empty or comment-only file is every default with no warning. A
 //! file that is not a mapping (a list, a scalar), has malformed YAML or a key
@@ -43,7 +43,6 @@ mod query;
 mod raw;
 mod suggest;
 mod validate;
-mod write;
 mod yaml;
 
 pub use edit::{set, unset};

@@ -19,12 +19,14 @@ use crate::clock::monotonic;
 use crate::config::Config;
 use crate::db::Db;
 use crate::home::Home;
-use crate::ledger::{self, DispatchMode, ExecState, Outcome};
+use crate::ledger::{self, DispatchMode, ExecState, Execution, Outcome};
+use crate::process::{ProcessIdentity, signal_pid};
 use crate::schedule::Instant;
 use crate::systemd::{
     BusCause, BusEnv, ScopeSpec, UnitManager, ZbusTimeouts, ZbusUnitManager, scope_unit_name,
 };
 use crate::tick::ClaimedRun;
+use nix::sys::signal::Signal;
 use std::path::PathBuf;
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -227,6 +229,9 @@ impl Launcher {
         attach: Attach,
         now: Instant,
     ) -> Result<Dispatched, DispatchError> {
+        if !run.replace.is_empty() {
+            self.stop_replaced(db, &run.replace).await;
+        }
         if attach == Attach::Foreground {
             return self.spawn_plain(
                 db,
@@ -279,6 +284,37 @@ impl Launcher {
                     &outcome,
                 )?;
                 Ok(Dispatched::Refused { cause, message })
+            }
+        }
+    }
+
+    /// Overlap `replace`: stop the previous runs (their scope, or their
+    /// worker, which passes SIGTERM to its job) and wait until their rows are
+    /// terminal or their workers gone, at most the kill grace plus a margin.
+    async fn stop_replaced(&self, db: &Db, old: &[Execution]) {
+        for run in old {
+            tracing::info!(execution = %run.id, job = %run.job_name, "overlap replace: stopping the previous run");
+            let stopped = match (&run.unit, &self.manager) {
+                (Some(unit), Some(m)) => m.stop_unit(unit).await.is_ok(),
+                _ => false,
+            };
+            if !stopped && let Some(pid) = run.pid {
+                let _ = signal_pid(pid, Signal::SIGTERM);
+            }
+        }
+        let deadline = monotonic() + crate::process::kill_grace() + Duration::from_secs(5);
+        for run in old {
+            while monotonic() < deadline {
+                let row = ledger::get_execution(db.conn(), &run.id).ok().flatten();
+                let done = row.is_none_or(|(r, _)| {
+                    r.state.is_terminal()
+                        || (r.state == ExecState::Running
+                            && r.pid.is_some_and(|p| ProcessIdentity::of(p).is_none()))
+                });
+                if done {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
     }

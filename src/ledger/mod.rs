@@ -9,7 +9,7 @@ mod write;
 pub use model::{DispatchMode, ExecState, Execution, Source};
 pub use read::{
     ActiveRun, DueRetry, RunFilter, active_runs, active_runs_for_job, due_retries, get_execution,
-    list_executions,
+    list_executions, next_retry_at,
 };
 pub use spec::RunSpec;
 pub use write::{

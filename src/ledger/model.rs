@@ -124,6 +124,40 @@ pub struct Execution {
 }
 
 impl Execution {
+    /// A claimed manual row with every optional field empty, for tests.
+    #[cfg(test)]
+    pub(crate) fn sample() -> Execution {
+        Execution {
+            id: ExecutionId::generate(),
+            job_id: None,
+            job_name: "sample".into(),
+            scheduled_for: None,
+            attempt: 1,
+            source: Source::Manual,
+            state: ExecState::Claimed,
+            reason_code: None,
+            reason: None,
+            owner: None,
+            claimed_by: None,
+            dispatch_mode: None,
+            dispatch_cause: None,
+            unit: None,
+            pid: None,
+            pid_start: None,
+            claimed_at: chrono::DateTime::UNIX_EPOCH,
+            started_at: None,
+            finished_at: None,
+            heartbeat_at: None,
+            exit_code: None,
+            signal: None,
+            duration_ms: None,
+            max_rss_kb: None,
+            output_path: None,
+            output_bytes: None,
+            output_truncated: None,
+        }
+    }
+
     /// Scheduled slot -> worker started, for scheduled rows that started.
     pub fn start_lateness_ms(&self) -> Option<i64> {
         Some((self.started_at? - self.scheduled_for?).num_milliseconds())

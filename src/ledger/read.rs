@@ -183,3 +183,11 @@ pub fn due_retries(
     })?;
     rows.collect()
 }
+
+/// When the earliest owed retry is due.
+pub fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Instant>> {
+    let ms: Option<i64> = conn
+        .prepare_cached("SELECT MIN(due_at) FROM retry_queue")?
+        .query_row([], |r| r.get(0))?;
+    Ok(ms.map(from_ms))
+}

@@ -1,7 +1,10 @@
-//! Processes on this host: identity by pid and start time, liveness, signals.
+//! Processes on this host: identity by pid and start time, liveness,
+//! signals, sessions.
 
 mod identity;
+mod session;
 mod signals;
 
 pub use identity::{Owner, OwnerRole, ProcessIdentity};
+pub use session::{session_members, signal_session};
 pub use signals::{KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_name, signal_pid};

@@ -120,8 +120,6 @@ pub fn resolve_dead_owners(db: &Db, now: Instant) -> Result<Vec<Resolved>, ledge
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::ExecutionId;
-    use crate::ledger::Source;
     use crate::process::ProcessIdentity;
 
     struct Dead;
@@ -144,33 +142,11 @@ mod tests {
         mode: Option<DispatchMode>,
     ) -> Execution {
         Execution {
-            id: ExecutionId::generate(),
-            job_id: None,
-            job_name: "j".into(),
-            scheduled_for: None,
-            attempt: 1,
-            source: Source::Schedule,
             state,
-            reason_code: None,
-            reason: None,
             owner: Some(owner.to_string()),
             claimed_by: Some(claimed_by.to_string()),
             dispatch_mode: mode,
-            dispatch_cause: None,
-            unit: None,
-            pid: None,
-            pid_start: None,
-            claimed_at: chrono::DateTime::UNIX_EPOCH,
-            started_at: None,
-            finished_at: None,
-            heartbeat_at: None,
-            exit_code: None,
-            signal: None,
-            duration_ms: None,
-            max_rss_kb: None,
-            output_path: None,
-            output_bytes: None,
-            output_truncated: None,
+            ..Execution::sample()
         }
     }
 

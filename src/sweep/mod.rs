@@ -2,5 +2,7 @@
 //! either has a live owner or becomes `unknown` with what was checked.
 
 mod dead_owners;
+mod startup;
 
-pub use dead_owners::{Liveness, Resolved, judge_active, resolve_dead_owners};
+pub use dead_owners::{Liveness, ProcLiveness, Resolved, judge_active, resolve_dead_owners};
+pub use startup::{SweepReport, Verdict, startup_sweep};

@@ -320,3 +320,48 @@ pub fn claim_manual(
     tx.commit()?;
     Ok(report)
 }
+
+/// `@reboot` jobs: one occurrence each per gateway start, at `ctx.now` (the
+/// start instant), source `reboot`. Honours overlap like any claim.
+pub fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
+    let tx = db.immediate()?;
+    let mut w = Writer {
+        tx: &tx,
+        ctx,
+        report: ClaimReport::default(),
+    };
+    for job in store::list_jobs(&tx, false)? {
+        if job.schedule != crate::schedule::Schedule::Reboot {
+            continue;
+        }
+        let running = ledger::active_runs_for_job(&tx, &job.id)?;
+        let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
+            Decision::Skipped {
+                code: "overlap",
+                reason: "the previous run of this job is still going (overlap skip)".into(),
+            }
+        } else {
+            Decision::Run {
+                source: Source::Reboot,
+            }
+        };
+        let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
+            running
+        } else {
+            Vec::new()
+        };
+        let spec = RunSpec::of_job(&job, &ctx.config.cron);
+        w.row(
+            &job,
+            &spec,
+            Some(ctx.now),
+            1,
+            decision,
+            Source::Reboot,
+            &replace,
+        )?;
+    }
+    let report = w.report;
+    tx.commit()?;
+    Ok(report)
+}

@@ -7,6 +7,7 @@ mod plan;
 
 pub use claim::{
     ClaimContext, ClaimError, ClaimReport, ClaimedRun, NotRun, claim_due, claim_manual,
+    claim_reboot,
 };
 pub use lock::{LockError, TickLock, TryLock};
 pub use plan::{

@@ -1,4 +1,4 @@
-//! Atomic replacement of the config file.
+//! Atomic file replacement, for `config.yaml`, the heartbeat and the metrics file.
 //!
 //! Invariants: readers see either the old file or the new one, never a
 //! partial write: the text goes to a fresh temp file in the same directory
@@ -18,13 +18,20 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::model::ConfigError;
+/// A failed atomic write: which path, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to write {}", path.display())]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
 
 const FILE_MODE: u32 = 0o600;
 const DIR_MODE: u32 = 0o700;
 
 /// Replace `path` with `text`, atomically.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), ConfigError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let target = resolve_symlink(path);
     let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -38,7 +45,7 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), ConfigError> {
             .map_err(|source| io_error(&dir, source))?;
     }
     let (temp_path, file) = create_temp(&dir, &target)?;
-    let result = fill(file, text)
+    let result = fill(file, bytes)
         .map_err(|source| io_error(&temp_path, source))
         .and_then(|()| fs::rename(&temp_path, &target).map_err(|s| io_error(&target, s)));
     if result.is_err() {
@@ -63,11 +70,11 @@ fn resolve_symlink(path: &Path) -> PathBuf {
 }
 
 /// A new, exclusively created temp file next to `target`.
-fn create_temp(dir: &Path, target: &Path) -> Result<(PathBuf, File), ConfigError> {
+fn create_temp(dir: &Path, target: &Path) -> Result<(PathBuf, File), WriteError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = target
         .file_name()
-        .map_or_else(|| "config".into(), |n| n.to_string_lossy().into_owned());
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
     let mut attempt = 0;
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -89,14 +96,14 @@ fn create_temp(dir: &Path, target: &Path) -> Result<(PathBuf, File), ConfigError
 }
 
 /// Write, force the mode past any umask, and flush to disk.
-fn fill(mut file: File, text: &str) -> io::Result<()> {
+fn fill(mut file: File, bytes: &[u8]) -> io::Result<()> {
     file.set_permissions(Permissions::from_mode(FILE_MODE))?;
-    file.write_all(text.as_bytes())?;
+    file.write_all(bytes)?;
     file.sync_all()
 }
 
-fn io_error(path: &Path, source: io::Error) -> ConfigError {
-    ConfigError::Io {
+fn io_error(path: &Path, source: io::Error) -> WriteError {
+    WriteError {
         path: path.to_path_buf(),
         source,
     }
@@ -125,7 +132,7 @@ mod tests {
         let path = dir.path().join("config.yaml");
         fs::write(&path, "old: 1\n").unwrap();
         fs::set_permissions(&path, Permissions::from_mode(0o644)).unwrap();
-        write_atomic(&path, "new: 2\n").unwrap();
+        write_atomic(&path, b"new: 2\n").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new: 2\n");
         assert_eq!(mode(&path), 0o600);
         assert_eq!(entries(dir.path()), ["config.yaml"]);
@@ -136,7 +143,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         let path = home.join("config.yaml");
-        write_atomic(&path, "a: 1\n").unwrap();
+        write_atomic(&path, b"a: 1\n").unwrap();
         assert_eq!(mode(&home), 0o700);
         assert_eq!(mode(&path), 0o600);
     }
@@ -148,7 +155,7 @@ mod tests {
         let link = dir.path().join("config.yaml");
         fs::write(&real, "a: 1\n").unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        write_atomic(&link, "a: 2\n").unwrap();
+        write_atomic(&link, b"a: 2\n").unwrap();
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()
@@ -165,8 +172,8 @@ mod tests {
         let path = dir.path().join("config.yaml");
         fs::create_dir(&path).unwrap();
         fs::write(path.join("keep"), "x").unwrap();
-        let err = write_atomic(&path, "a: 1\n").unwrap_err();
-        assert!(matches!(err, ConfigError::Io { .. }), "{err:?}");
+        let err = write_atomic(&path, b"a: 1\n").unwrap_err();
+        assert_eq!(err.path, path);
         assert_eq!(entries(dir.path()), ["config.yaml"]);
         assert_eq!(entries(&path), ["keep"]);
     }

@@ -1,0 +1,329 @@
+//! The gateway's event loop: sleep until the next due instant (no polling
+//! interval for due work), wake early when the database changes or a child
+//! exits, claim under the tick lock, dispatch up to `cron.max_parallel_jobs`,
+//! reap, and watch running work.
+//!
+//! ## Locking
+//! The tick lock is held only inside `claim_due` (the claim transaction).
+//! Nothing here holds a lock across an await, IO or logging: the shared-state
+//! mutexes are set and released in one statement.
+
+use super::monitor::Monitor;
+use super::runs::{Runs, reap_children};
+use super::state::{Shared, TickSummary};
+use super::wake::DbWatcher;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::db::Db;
+use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use crate::home::Home;
+use crate::ledger::{self, ExecState};
+use crate::process::Owner;
+use crate::schedule::{Instant, Tz};
+use crate::store;
+use crate::sweep::{ProcLiveness, judge_active};
+use crate::tick::{ClaimContext, ClaimReport, ClaimedRun, claim_due};
+use futures_util::StreamExt;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// The longest sleep without looking again, even with nothing due.
+const MAX_SLEEP: Duration = Duration::from_secs(3600);
+/// Dispatches in flight at once (D-Bus calls overlap; forks do not).
+const DISPATCH_CONCURRENCY: usize = 32;
+
+/// Why the loop ended.
+#[derive(Debug)]
+pub enum LoopExit {
+    Signal(&'static str),
+}
+
+/// The signals the loop listens to.
+pub struct Signals {
+    term: Signal,
+    int: Signal,
+    child: Signal,
+}
+
+impl Signals {
+    pub fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            child: signal(SignalKind::child())?,
+        })
+    }
+}
+
+/// Everything the loop owns.
+pub struct EventLoop {
+    pub home: Home,
+    pub config: Config,
+    pub zone: Tz,
+    pub clock: Arc<dyn Clock>,
+    pub db: Db,
+    pub launcher: Launcher,
+    pub shared: Arc<Shared>,
+    pub owner: Owner,
+    pub runs: Runs,
+    pub monitor: Monitor,
+    pub queue: VecDeque<ClaimedRun>,
+    /// After a failed or contended claim, do not claim again before this.
+    pub claim_backoff_until: Option<tokio::time::Instant>,
+    pub claim_failures: u32,
+}
+
+/// A wall-clock instant as a tokio deadline.
+fn deadline_for(at: Instant, now: Instant) -> tokio::time::Instant {
+    let wait = (at - now).to_std().unwrap_or_default().min(MAX_SLEEP);
+    tokio::time::Instant::now() + wait
+}
+
+impl EventLoop {
+    fn capacity_left(&self) -> usize {
+        match self.config.cron.max_parallel_jobs {
+            Some(max) => (max as usize).saturating_sub(self.runs.len()),
+            None => usize::MAX,
+        }
+    }
+
+    /// The next instant with work: a job's slot or an owed retry.
+    fn next_due(&self) -> Result<Option<Instant>, String> {
+        let job = store::next_due_at(self.db.conn()).map_err(|e| e.to_string())?;
+        let retry = ledger::next_retry_at(self.db.conn()).map_err(|e| e.to_string())?;
+        Ok(match (job, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// Run until a signal or a fatal error.
+    pub async fn run(&mut self, mut sig: Signals, mut watcher: DbWatcher) -> LoopExit {
+        let mut monitor_tick = tokio::time::interval(self.monitor.period());
+        monitor_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            self.shared.bump();
+            self.dispatch_queued().await;
+            let now = self.clock.now();
+            let deadline = match self.next_due() {
+                Ok(Some(at)) => {
+                    self.shared.set_doing(format!("sleeping until {at}"));
+                    deadline_for(at, now)
+                }
+                Ok(None) => {
+                    self.shared.set_doing("idle: no job due");
+                    tokio::time::Instant::now() + MAX_SLEEP
+                }
+                Err(e) => {
+                    tracing::error!("failed to read the next due instant: {e}");
+                    tokio::time::Instant::now() + Duration::from_secs(1)
+                }
+            };
+            let deadline = match self.claim_backoff_until {
+                Some(b) if b > deadline => b,
+                _ => deadline,
+            };
+            tokio::select! {
+                _ = sig.term.recv() => return LoopExit::Signal("SIGTERM"),
+                _ = sig.int.recv() => return LoopExit::Signal("SIGINT"),
+                _ = sig.child.recv() => self.on_children_exited().await,
+                _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
+                _ = watcher.changed() => {}
+                _ = monitor_tick.tick() => {
+                    self.shared.set_doing("monitoring running work");
+                    self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
+                }
+            }
+        }
+    }
+
+    /// One claim pass; a failure is this pass's (logged, retried with backoff),
+    /// never the gateway's.
+    fn claim_pass(&mut self) {
+        self.shared.set_doing("claiming due occurrences");
+        let now = self.clock.now();
+        let ctx = ClaimContext {
+            home: &self.home,
+            config: &self.config,
+            fallback_zone: self.zone,
+            owner: self.owner,
+            now,
+        };
+        let result = claim_due(&mut self.db, &ctx);
+        match result {
+            Ok(Some(report)) => {
+                crate::crash::point("after_claim_commit");
+                self.claim_backoff_until = None;
+                self.claim_failures = 0;
+                self.record_claims(&report, now);
+                self.queue.extend(report.claimed);
+            }
+            Ok(None) => {
+                self.shared.set_tick(TickSummary {
+                    at: Some(now),
+                    result: "contended".into(),
+                    ..TickSummary::default()
+                });
+                self.claim_backoff_until =
+                    Some(tokio::time::Instant::now() + Duration::from_millis(50));
+            }
+            Err(e) => {
+                self.claim_failures += 1;
+                let backoff =
+                    Duration::from_millis(500 * 2u64.saturating_pow(self.claim_failures.min(6)));
+                let msg = format!("{:#}", anyhow::Error::from(e));
+                tracing::error!(retry_in = ?backoff, "claim failed: {msg}");
+                self.shared.set_tick(TickSummary {
+                    at: Some(now),
+                    result: format!("error: {msg}"),
+                    ..TickSummary::default()
+                });
+                self.claim_backoff_until = Some(tokio::time::Instant::now() + backoff);
+            }
+        }
+    }
+
+    fn record_claims(&self, report: &ClaimReport, now: Instant) {
+        let skipped = report
+            .not_run
+            .iter()
+            .filter(|n| n.state == ExecState::Skipped)
+            .count();
+        self.shared.set_tick(TickSummary {
+            at: Some(now),
+            result: "ok".into(),
+            claimed: report.claimed.len(),
+            skipped,
+            missed: report.not_run.len() - skipped,
+        });
+        for n in &report.not_run {
+            tracing::info!(job = %n.job_name, execution = %n.id, state = %n.state, reason = %n.reason_code, "{}", n.reason);
+        }
+        for c in &report.claimed {
+            tracing::debug!(job = %c.job_name, execution = %c.id, source = %c.source, "claimed");
+        }
+    }
+
+    /// Dispatch queued claims while capacity lasts.
+    async fn dispatch_queued(&mut self) {
+        let n = self.queue.len().min(self.capacity_left());
+        if n == 0 {
+            return;
+        }
+        self.shared.set_doing(format!("dispatching {n} runs"));
+        let batch: Vec<ClaimedRun> = self.queue.drain(..n).collect();
+        let (db, launcher, clock) = (&self.db, &self.launcher, &self.clock);
+        let results: Vec<_> = futures_util::stream::iter(batch)
+            .map(|run| async move {
+                let d = launcher
+                    .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
+                    .await;
+                (run, d)
+            })
+            .buffer_unordered(DISPATCH_CONCURRENCY)
+            .collect()
+            .await;
+        for (run, result) in results {
+            match result {
+                Ok(Dispatched::Started {
+                    mode,
+                    cause,
+                    unit,
+                    child,
+                }) => {
+                    tracing::info!(
+                        job = %run.job_name, execution = %run.id, mode = %mode,
+                        unit = unit.as_deref().unwrap_or("-"),
+                        cause = cause.as_ref().map_or("-", |c| c.code.as_str()),
+                        pid = child.id(), "started"
+                    );
+                    self.runs.add_child(run.id.clone(), child.id(), unit, mode);
+                    // Reaped through SIGCHLD by pid; the handle must not wait.
+                    drop(child);
+                }
+                Ok(Dispatched::Refused { cause, message }) => {
+                    tracing::warn!(job = %run.job_name, execution = %run.id, cause = %cause.code, "{message}");
+                }
+                Ok(Dispatched::NotSpawned { message }) => {
+                    tracing::error!(job = %run.job_name, execution = %run.id, "{message}");
+                }
+                Err(e) => {
+                    tracing::error!(job = %run.job_name, execution = %run.id, "dispatch failed: {e:#}")
+                }
+            }
+        }
+        self.shared
+            .active_runs
+            .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Reap every exited child and settle its run.
+    async fn on_children_exited(&mut self) {
+        self.shared.set_doing("reaping workers");
+        for (pid, _status) in reap_children() {
+            let Some(t) = self.runs.reaped(pid) else {
+                continue;
+            };
+            let row = ledger::get_execution(self.db.conn(), &t.id)
+                .ok()
+                .flatten()
+                .map(|(r, _)| r);
+            match row {
+                Some(r) if r.state.is_terminal() => {
+                    tracing::info!(
+                        job = %r.job_name, execution = %r.id, state = %r.state,
+                        exit = r.exit_code.map_or("-".into(), |c| c.to_string()),
+                        "finished"
+                    );
+                }
+                Some(r) => {
+                    if let Some((code, reason)) = judge_active(&r, &ProcLiveness) {
+                        let outcome = ledger::Outcome::with_reason(
+                            ExecState::Unknown,
+                            code,
+                            reason.clone(),
+                            self.clock.now(),
+                        );
+                        let _ = ledger::resolve(
+                            self.db.conn(),
+                            &r.id,
+                            r.state,
+                            r.owner.as_deref(),
+                            &outcome,
+                        );
+                        tracing::warn!(job = %r.job_name, execution = %r.id, "worker exited without an outcome: {reason}");
+                    }
+                }
+                None => {}
+            }
+            if let (Some(unit), Some(m)) = (&t.unit, self.launcher.manager()) {
+                let _ = m.release_unit(unit).await;
+            }
+        }
+        self.shared
+            .active_runs
+            .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// On shutdown: claims never dispatched are recorded as not run.
+    pub fn abandon_queue(&mut self) {
+        let now = self.clock.now();
+        for run in self.queue.drain(..) {
+            let outcome = ledger::Outcome::with_reason(
+                ExecState::Missed,
+                "gateway_stopped",
+                "the gateway stopped before dispatching it; it never ran",
+                now,
+            );
+            let _ = ledger::resolve(
+                self.db.conn(),
+                &run.id,
+                ExecState::Claimed,
+                Some(&run.owner),
+                &outcome,
+            );
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! `hermes-cron gateway`: set up, sweep, serve, shut down.
+//!
+//! Order at start: check the home is ours and private, take the instance
+//! lock, load the config (values read once, here), record the start, start
+//! the heartbeat and watchdog threads, then in the runtime: open the ledger,
+//! run the startup sweep, fire `@reboot` jobs, say `READY=1`, and loop. Every
+//! argument is computed before any lock is taken, and nothing reads config at
+//! static-init time, so boot cannot deadlock on itself.
+
+use super::event_loop::{EventLoop, LoopExit, Signals};
+use super::heartbeat;
+use super::instance;
+use super::lifecycle;
+use super::monitor::{Monitor, probe};
+use super::notify::Notifier;
+use super::runs::Runs;
+use super::state::Shared;
+use super::wake::DbWatcher;
+use super::watchdog::{self, WatchdogTiming};
+use crate::clock::{Clock, SystemClock};
+use crate::config::{self, Config};
+use crate::db::Db;
+use crate::dispatch::Launcher;
+use crate::exit;
+use crate::home::Home;
+use crate::process::{Owner, OwnerRole};
+use crate::schedule::{self, Tz};
+use crate::sweep::{Verdict, startup_sweep};
+use crate::systemd::{BusEnv, UnitManager, ZbusTimeouts, ZbusUnitManager};
+use crate::tick::{ClaimContext, claim_reboot};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Test hook: block the runtime thread this many milliseconds after ready,
+/// as a wedged event loop would (for the loop watchdog's tests).
+pub const WEDGE_ENV: &str = "HERMES_CRON_TEST_WEDGE_LOOP_AFTER_MS";
+
+/// What the gateway is built from; tests may supply their own.
+pub struct Deps {
+    pub clock: Arc<dyn Clock>,
+    /// None: never create scopes.
+    pub manager: Option<Arc<dyn UnitManager>>,
+}
+
+impl Deps {
+    /// The system clock (honouring the test override) and the session bus of
+    /// this process's environment.
+    pub fn from_env() -> Result<Deps, String> {
+        let clock = SystemClock::from_env()?;
+        let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
+            BusEnv::from_process(),
+            ZbusTimeouts::default(),
+        ));
+        Ok(Deps {
+            clock: Arc::new(clock),
+            manager: Some(manager),
+        })
+    }
+}
+
+/// Run the gateway on `home` until SIGTERM/SIGINT; returns the exit code.
+pub fn run(home: Home) -> i32 {
+    match Deps::from_env() {
+        Ok(deps) => run_with(home, deps),
+        Err(e) => {
+            eprintln!("hermes-cron gateway: {e}");
+            exit::USAGE
+        }
+    }
+}
+
+fn fail(home: &Home, clock: &dyn Clock, code: i32, msg: &str) -> i32 {
+    tracing::error!("{msg}");
+    lifecycle::record(
+        home,
+        "exit",
+        clock.now(),
+        Some(&format!("fatal: {msg}")),
+        Some(code),
+    );
+    code
+}
+
+/// Run the gateway with explicit dependencies.
+pub fn run_with(home: Home, deps: Deps) -> i32 {
+    if let Err(msg) = instance::check_private(&home) {
+        eprintln!("hermes-cron gateway: {msg}");
+        return exit::USAGE;
+    }
+    if let Err(e) = home.ensure() {
+        eprintln!("hermes-cron gateway: {e}");
+        return exit::FAILURE;
+    }
+    let _instance = match instance::acquire(&home) {
+        Ok(lock) => lock,
+        Err(msg) => {
+            eprintln!("hermes-cron gateway: {msg}");
+            return exit::FAILURE;
+        }
+    };
+    let clock = deps.clock.clone();
+    let loaded = match config::load(&home.config_file()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("hermes-cron gateway: {e}");
+            return exit::USAGE;
+        }
+    };
+    for w in &loaded.warnings {
+        tracing::warn!(key = %w.key, "{}", w.message);
+    }
+    let config = loaded.config;
+    let zone = match &config.timezone {
+        Some(name) => schedule::parse_zone(name).unwrap_or_else(|_| schedule::system_zone()),
+        None => schedule::system_zone(),
+    };
+    lifecycle::record(&home, "start", clock.now(), None, None);
+    tracing::info!(home = %home.root().display(), pid = std::process::id(), "gateway starting");
+
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return fail(
+                &home,
+                clock.as_ref(),
+                exit::FAILURE,
+                &format!("cannot build the runtime: {e}"),
+            );
+        }
+    };
+    let shared = Arc::new(Shared::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = heartbeat::spawn(home.clone(), shared.clone(), clock.clone(), stop.clone()) {
+        return fail(
+            &home,
+            clock.as_ref(),
+            exit::FAILURE,
+            &format!("cannot start the heartbeat thread: {e}"),
+        );
+    }
+    if config.gateway.loop_watchdog {
+        let timing = WatchdogTiming {
+            interval: Duration::from_secs(config.gateway.loop_watchdog_probe_interval_s),
+            timeout: Duration::from_secs(config.gateway.loop_watchdog_probe_timeout_s),
+            max_strikes: config.gateway.loop_watchdog_max_strikes,
+        };
+        let handle = rt.handle().clone();
+        let started = watchdog::spawn(
+            home.clone(),
+            shared.clone(),
+            clock.clone(),
+            timing,
+            move |probe| {
+                handle.spawn(async move { probe() });
+            },
+        );
+        if let Err(e) = started {
+            return fail(
+                &home,
+                clock.as_ref(),
+                exit::FAILURE,
+                &format!("cannot start the loop watchdog: {e}"),
+            );
+        }
+    }
+
+    let outcome = rt.block_on(serve(
+        &home,
+        config,
+        zone,
+        clock.clone(),
+        deps.manager,
+        shared,
+    ));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    match outcome {
+        Ok(LoopExit::Signal(sig)) => {
+            tracing::info!(
+                signal = sig,
+                "gateway stopping; running workers are left to finish"
+            );
+            lifecycle::record(&home, "exit", clock.now(), Some("signal"), Some(exit::OK));
+            exit::OK
+        }
+        Err(msg) => fail(&home, clock.as_ref(), exit::FAILURE, &msg),
+    }
+}
+
+async fn serve(
+    home: &Home,
+    config: Config,
+    zone: Tz,
+    clock: Arc<dyn Clock>,
+    manager: Option<Arc<dyn UnitManager>>,
+    shared: Arc<Shared>,
+) -> Result<LoopExit, String> {
+    // Signals first, so a SIGTERM during the sweep is not lost.
+    let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    shared.set_doing("opening the ledger");
+    let mut db = Db::open(&home.db_file()).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+    if !db.journal().is_wal() {
+        tracing::warn!(journal = ?db.journal(), "the ledger is not in WAL mode (network filesystem?): readers and writers block each other; runs still work");
+    }
+    let launcher =
+        Launcher::with_manager(home, &config, manager.clone()).map_err(|e| e.to_string())?;
+    let owner = Owner::current(OwnerRole::Gateway);
+
+    shared.set_doing("startup sweep");
+    let report = startup_sweep(&db, manager.as_deref(), clock.now())
+        .await
+        .map_err(|e| format!("startup sweep failed: {:#}", anyhow::Error::from(e)))?;
+    let mut runs = Runs::default();
+    for (row, verdict) in &report.rows {
+        match verdict {
+            Verdict::Adopted { note } => {
+                runs.add_adopted(row);
+                tracing::info!(job = %row.job_name, execution = %row.id, "adopted: {note}");
+            }
+            Verdict::Unknown { code, reason } => {
+                tracing::warn!(job = %row.job_name, execution = %row.id, reason = code, "resolved unknown: {reason}")
+            }
+            Verdict::LeftAlone { note } => {
+                tracing::info!(execution = %row.id, "left alone: {note}")
+            }
+        }
+    }
+
+    let mut queue = VecDeque::new();
+    let ctx = ClaimContext {
+        home,
+        config: &config,
+        fallback_zone: zone,
+        owner,
+        now: clock.now(),
+    };
+    match claim_reboot(&mut db, &ctx) {
+        Ok(r) => queue.extend(r.claimed),
+        Err(e) => tracing::error!("failed to claim @reboot jobs: {:#}", anyhow::Error::from(e)),
+    }
+
+    let capability = probe(&launcher).await;
+    if capability.mode != "scoped" {
+        tracing::warn!(
+            cause = capability.cause.as_deref().unwrap_or("-"),
+            "restart-safe scopes are unavailable: {}",
+            capability.detail.as_deref().unwrap_or("-")
+        );
+    }
+    shared.set_capability(capability.clone());
+    let notifier = Notifier::from_env();
+    let adopted = runs.len();
+    notifier.ready(&format!(
+        "ready: adopted {adopted}, resolved {} unknown; dispatch {}",
+        report.unknown_count(),
+        capability.mode
+    ));
+    tracing::info!(adopted, unknown = report.unknown_count(), dispatch = %capability.mode, "gateway ready");
+
+    let watcher = DbWatcher::new(&home.cron_dir()).unwrap_or_else(|e| {
+        tracing::warn!(
+            "cannot watch {} for changes ({e}); changes are noticed on the monitor period",
+            home.cron_dir().display()
+        );
+        DbWatcher::disabled()
+    });
+    let period =
+        heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
+    let mut event_loop = EventLoop {
+        home: home.clone(),
+        config,
+        zone,
+        clock,
+        db,
+        launcher,
+        shared,
+        owner,
+        runs,
+        monitor: Monitor::new(period, notifier),
+        queue,
+        claim_backoff_until: None,
+        claim_failures: 0,
+    };
+    if let Some(ms) = std::env::var(WEDGE_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            tracing::warn!("{WEDGE_ENV}: blocking the event loop thread now (test hook)");
+            // Blocks the runtime's only thread, as a wedged loop would.
+            std::thread::sleep(Duration::from_secs(u64::from(u32::MAX)));
+        });
+    }
+    let exit = event_loop.run(signals, watcher).await;
+    event_loop.monitor.notifier().stopping();
+    event_loop.abandon_queue();
+    Ok(exit)
+}

@@ -1,0 +1,171 @@
+//! Watching running work on a fixed period: adopted runs to their end,
+//! stalled workers, the scope capability, and systemd's watchdog and status.
+//! The period is also the loop's liveness beat: each one bumps the progress
+//! counter the heartbeat file carries.
+
+use super::notify::Notifier;
+use super::runs::Runs;
+use super::stall::{is_stalled, stop_stalled};
+use super::state::{Capability, Shared};
+use crate::clock::monotonic;
+use crate::db::Db;
+use crate::dispatch::{Launcher, cause_of};
+use crate::ledger::{self, ExecState, Outcome};
+use crate::schedule::Instant;
+use crate::sweep::{ProcLiveness, judge_active};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How often the scope capability is probed.
+const PROBE_EVERY: Duration = Duration::from_secs(30);
+
+/// The periodic watcher.
+pub struct Monitor {
+    period: Duration,
+    notifier: Notifier,
+    next_probe: Option<std::time::Instant>,
+}
+
+impl Monitor {
+    pub fn new(period: Duration, notifier: Notifier) -> Monitor {
+        let period = match notifier.watchdog_period() {
+            Some(w) => period.min(w),
+            None => period,
+        };
+        Monitor {
+            period: period.max(Duration::from_millis(10)),
+            notifier,
+            next_probe: None,
+        }
+    }
+
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    pub fn notifier(&self) -> &Notifier {
+        &self.notifier
+    }
+
+    pub async fn run(
+        &mut self,
+        db: &Db,
+        launcher: &Launcher,
+        runs: &mut Runs,
+        shared: &Shared,
+        now: Instant,
+    ) {
+        shared.bump();
+        self.notifier.watchdog();
+        self.watch_adopted(db, launcher, runs, now).await;
+        self.stop_stalled_runs(db, launcher, now).await;
+        if self.next_probe.is_none_or(|at| monotonic() >= at) {
+            self.next_probe = Some(monotonic() + PROBE_EVERY);
+            shared.set_capability(probe(launcher).await);
+        }
+        shared
+            .active_runs
+            .store(runs.len() as u64, Ordering::Relaxed);
+        let cap = shared.capability();
+        self.notifier.status(&format!(
+            "{} running; last tick {}; dispatch {}",
+            runs.len(),
+            shared.tick().result,
+            cap.mode
+        ));
+    }
+
+    /// Adopted runs are not our children: follow them through the ledger.
+    async fn watch_adopted(&self, db: &Db, launcher: &Launcher, runs: &mut Runs, now: Instant) {
+        for t in runs.adopted() {
+            let row = ledger::get_execution(db.conn(), &t.id)
+                .ok()
+                .flatten()
+                .map(|(r, _)| r);
+            let done = match row {
+                None => true,
+                Some(r) if r.state.is_terminal() => {
+                    tracing::info!(job = %r.job_name, execution = %r.id, state = %r.state, "adopted run finished");
+                    true
+                }
+                Some(r) => match judge_active(&r, &ProcLiveness) {
+                    Some((code, reason)) => {
+                        let outcome =
+                            Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
+                        let _ = ledger::resolve(
+                            db.conn(),
+                            &r.id,
+                            r.state,
+                            r.owner.as_deref(),
+                            &outcome,
+                        );
+                        tracing::warn!(job = %r.job_name, execution = %r.id, "adopted run ended without an outcome: {reason}");
+                        true
+                    }
+                    None => false,
+                },
+            };
+            if done {
+                runs.remove(&t.id);
+                if let (Some(unit), Some(m)) = (&t.unit, launcher.manager()) {
+                    let _ = m.release_unit(unit).await;
+                }
+            }
+        }
+    }
+
+    async fn stop_stalled_runs(&self, db: &Db, launcher: &Launcher, now: Instant) {
+        let Ok(active) = ledger::active_runs(db.conn()) else {
+            return;
+        };
+        for row in active.iter().filter(|r| r.state == ExecState::Running) {
+            // A cheap first cut with the shortest interval a spec can have
+            // (1 s), then the row's own interval from its spec.
+            if !is_stalled(row, Duration::from_secs(1), now) {
+                continue;
+            }
+            let Ok(Some((row, spec))) = ledger::get_execution(db.conn(), &row.id) else {
+                continue;
+            };
+            let interval = Duration::from_secs(spec.heartbeat_interval_s.max(1));
+            if !is_stalled(&row, interval, now) || judge_active(&row, &ProcLiveness).is_some() {
+                continue;
+            }
+            match stop_stalled(db, launcher.manager(), &row, &spec, now).await {
+                Ok(true) => {
+                    tracing::warn!(job = %row.job_name, execution = %row.id, pid = row.pid.unwrap_or_default(), "stalled worker stopped; recorded timed_out (stalled)")
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::error!(execution = %row.id, "failed to record a stalled run: {e:#}")
+                }
+            }
+        }
+    }
+}
+
+/// Whether a scope can be made right now, and why not.
+pub async fn probe(launcher: &Launcher) -> Capability {
+    match launcher.manager() {
+        None => Capability {
+            mode: "degraded".into(),
+            cause: Some("disabled".into()),
+            detail: None,
+        },
+        Some(m) => match m.probe().await {
+            Ok(()) => Capability {
+                mode: "scoped".into(),
+                cause: None,
+                detail: None,
+            },
+            Err(bus) => {
+                let c = cause_of(&bus);
+                Capability {
+                    mode: "degraded".into(),
+                    cause: Some(c.code),
+                    detail: Some(c.detail),
+                }
+            }
+        },
+    }
+}

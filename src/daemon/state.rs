@@ -1,0 +1,95 @@
+//! What the gateway's threads share: progress counters, the last tick, the
+//! scope capability, and what the loop is doing right now.
+//!
+//! ## Locking
+//! Counters are atomics. The two small mutexes guard plain values; every
+//! holder copies in or out and releases at once, never across IO, logging or
+//! an await. The watchdog only ever `try_lock`s, so a loop wedged at any point
+//! cannot wedge the watchdog too.
+
+use crate::schedule::Instant;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The outcome of the last claim pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TickSummary {
+    pub at: Option<Instant>,
+    /// `ok`, `contended` or `error: ...`.
+    pub result: String,
+    pub claimed: usize,
+    pub skipped: usize,
+    pub missed: usize,
+}
+
+/// Whether a scope can be made now.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Capability {
+    /// `scoped` or `degraded` (or `unknown` before the first check).
+    pub mode: String,
+    /// The cause code when degraded.
+    pub cause: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// Shared by the loop, the heartbeat thread and the watchdog.
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// Bumped by the loop on every turn: a frozen loop shows as a stale counter.
+    pub loop_counter: AtomicU64,
+    /// Watchdog probes the loop answered.
+    pub probes_answered: AtomicU64,
+    pub active_runs: AtomicU64,
+    pub last_tick: Mutex<TickSummary>,
+    pub capability: Mutex<Capability>,
+    /// What the loop last started doing, for the forensic dump.
+    pub doing: Mutex<String>,
+}
+
+impl Shared {
+    pub fn bump(&self) {
+        self.loop_counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn counter(&self) -> u64 {
+        self.loop_counter.load(Ordering::Relaxed)
+    }
+
+    pub fn set_doing(&self, what: impl Into<String>) {
+        let what = what.into();
+        if let Ok(mut d) = self.doing.lock() {
+            *d = what;
+        }
+    }
+
+    /// What the loop is doing, if the lock is free right now.
+    pub fn try_doing(&self) -> String {
+        self.doing
+            .try_lock()
+            .map(|d| d.clone())
+            .unwrap_or_else(|_| "(busy: the activity note is being written)".into())
+    }
+
+    pub fn set_tick(&self, t: TickSummary) {
+        if let Ok(mut l) = self.last_tick.lock() {
+            *l = t;
+        }
+    }
+
+    pub fn tick(&self) -> TickSummary {
+        self.last_tick.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    pub fn set_capability(&self, c: Capability) {
+        if let Ok(mut l) = self.capability.lock() {
+            *l = c;
+        }
+    }
+
+    pub fn capability(&self) -> Capability {
+        self.capability
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,58 @@
+//! Finding and stopping everything a degraded worker started: the worker
+//! called `setsid`, so its session id is its pid, and its job (in a process
+//! group of its own) and the job's children share that session unless they
+//! left it on purpose.
+
+use super::identity::ProcessIdentity;
+use super::signals::signal_pid;
+use nix::sys::signal::Signal;
+
+/// The session id (field 6 of `/proc/<pid>/stat`) of `pid`.
+fn session_of(pid: u32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    // After the command: state(3) ppid(4) pgrp(5) session(6).
+    rest.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Every live process in session `sid`.
+pub fn session_members(sid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| session_of(*pid) == Some(sid))
+        .collect()
+}
+
+/// Send `sig` (then SIGCONT, so a stopped process handles it) to every process
+/// in the session led by `leader`. When the leader is gone its pid cannot have
+/// been reused while the session still has members (the kernel keeps a pid
+/// that is still some session's id), so a pid that now belongs to another
+/// process means the session is empty: nothing is signalled.
+pub fn signal_session(leader: &ProcessIdentity, sig: Signal) -> usize {
+    let reused = ProcessIdentity::of(leader.pid).is_some_and(|now| now.start != leader.start);
+    if reused {
+        return 0;
+    }
+    let members = session_members(leader.pid);
+    for pid in &members {
+        let _ = signal_pid(*pid, sig);
+        if sig != Signal::SIGKILL {
+            let _ = signal_pid(*pid, Signal::SIGCONT);
+        }
+    }
+    members.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_session_contains_us() {
+        let me = std::process::id();
+        let sid = session_of(me).unwrap();
+        assert!(session_members(sid).contains(&me));
+    }
+}
