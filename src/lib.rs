@@ -11,6 +11,7 @@ pub mod dispatch;
 pub mod exit;
 pub mod home;
 pub mod ids;
+pub mod import;
 pub mod job;
 pub mod ledger;
 pub mod logging;
