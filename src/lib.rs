@@ -13,6 +13,7 @@ pub mod exit;
 pub mod fsutil;
 pub mod home;
 pub mod ids;
+pub mod import;
 pub mod job;
 pub mod ledger;
 pub mod logging;

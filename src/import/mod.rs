@@ -1,0 +1,41 @@
+//! `import FILE`: a crontab or a Hermes `cron/jobs.json`, read into an
+//! [`ImportPlan`] of jobs to create. Pure: the caller reads the file and
+//! passes its text, `now` and the default zone; nothing here touches the
+//! clock, the filesystem or the store.
+//!
+//! Invariants: a plan holds only schedules that `Schedule::parse` accepted
+//! in the job's zone at `now`, each with its next fire; names are unique
+//! within a plan; a malformed input is an [`ImportError`] and yields no plan
+//! at all, so nothing is half-imported. Entries that are well-formed but
+//! cannot be imported (agent-prompt jobs, finished one-shots, commands with
+//! cron's `%` stdin) are listed in [`ImportPlan::skipped`] with the reason;
+//! dropped settings (MAILTO, delivery targets) in [`ImportPlan::notes`].
+//!
+//! ## Map
+//! - `read.rs`: the entry points and format detection.
+//! - `crontab.rs`: the crontab walk: environment, zone and shell in force,
+//!   names, notes. `crontab_line.rs`: one line classified, `%` handling.
+//! - `hermes.rs`: `jobs.json` (the schema is documented there);
+//!   `hermes_schedule.rs`: its schedule objects; `hermes_script.rs`: its
+//!   scripts as commands.
+//! - `names.rs`: comment names, derived names, uniqueness.
+//! - `checked.rs`: schedule validation and the next fire.
+//! - `plan.rs`: the output and error types.
+
+mod checked;
+mod crontab;
+mod crontab_line;
+mod hermes;
+mod hermes_schedule;
+mod hermes_script;
+mod names;
+mod plan;
+mod read;
+
+#[cfg(test)]
+mod crontab_tests;
+#[cfg(test)]
+mod hermes_tests;
+
+pub use plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported};
+pub use read::{detect_and_parse, parse_crontab, parse_hermes_jobs};

@@ -1,0 +1,117 @@
+//! The entry points: [`parse_crontab`], [`parse_hermes_jobs`] and
+//! [`detect_and_parse`], which picks the format and, from the file's path,
+//! the crontab flavour and the Hermes home. Pure: paths are only looked at
+//! as text, never opened.
+//!
+//! Detection: a file whose name ends in `.json`, or whose text starts (after
+//! a byte-order mark and whitespace) with `{` or `[`, is a Hermes
+//! `jobs.json`, so a broken JSON file gets a JSON error with line and column
+//! rather than crontab errors; anything else is a crontab. A crontab named
+//! `/etc/crontab` or `/etc/cron.d/<file>` is a system crontab (entries carry a
+//! user field); any other is a user crontab. A `jobs.json` at an absolute
+//! `<home>/cron/jobs.json` resolves relative scripts under `<home>/scripts/`.
+
+use super::plan::{ImportError, ImportPlan};
+use super::{crontab, hermes};
+use crate::schedule::{Instant, Tz};
+use std::path::Path;
+
+/// Read a user crontab (5 fields or a macro, then the command; no user field).
+/// Origins and errors call the file `crontab`.
+pub fn parse_crontab(
+    text: &str,
+    now: Instant,
+    default_zone: Tz,
+) -> Result<ImportPlan, ImportError> {
+    let source = crontab::Source {
+        file: "crontab",
+        system: false,
+    };
+    crontab::parse(source, text, now, default_zone)
+}
+
+/// Read a Hermes `cron/jobs.json`. Relative scripts are resolved under
+/// `${HERMES_HOME:-$HOME/.hermes}/scripts` when the job runs. Origins and
+/// errors call the file `jobs.json`.
+pub fn parse_hermes_jobs(
+    text: &str,
+    now: Instant,
+    default_zone: Tz,
+) -> Result<ImportPlan, ImportError> {
+    let source = hermes::Source {
+        file: "jobs.json",
+        home: None,
+    };
+    hermes::parse(source, text, now, default_zone)
+}
+
+/// Read `text`, the contents of `file_name`, as whichever format it is (see
+/// the module docs). Origins and errors use `file_name` as given.
+pub fn detect_and_parse(
+    file_name: &str,
+    text: &str,
+    now: Instant,
+    default_zone: Tz,
+) -> Result<ImportPlan, ImportError> {
+    if is_json(file_name, text) {
+        let source = hermes::Source {
+            file: file_name,
+            home: hermes_home(file_name),
+        };
+        hermes::parse(source, text, now, default_zone)
+    } else {
+        let source = crontab::Source {
+            file: file_name,
+            system: is_system_crontab(file_name),
+        };
+        crontab::parse(source, text, now, default_zone)
+    }
+}
+
+fn is_json(file_name: &str, text: &str) -> bool {
+    let start = text.trim_start_matches('\u{feff}').trim_start();
+    file_name.to_ascii_lowercase().ends_with(".json") || start.starts_with(['{', '['])
+}
+
+/// `<home>` for an absolute `<home>/cron/jobs.json`.
+fn hermes_home(file_name: &str) -> Option<&Path> {
+    let path = Path::new(file_name);
+    let cron = path.parent()?;
+    let is_store =
+        path.is_absolute() && path.file_name()? == "jobs.json" && cron.file_name()? == "cron";
+    if is_store { cron.parent() } else { None }
+}
+
+fn is_system_crontab(file_name: &str) -> bool {
+    let path = Path::new(file_name);
+    path == Path::new("/etc/crontab") || path.parent() == Some(Path::new("/etc/cron.d"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_and_flavour_come_from_the_name_and_first_character() {
+        assert!(is_json("jobs.json", ""));
+        assert!(is_json("backup.JSON", "# not really"));
+        assert!(is_json("export", "\u{feff}  \n {\"jobs\": []}"));
+        assert!(is_json("export", "[]"));
+        assert!(!is_json("crontab.txt", "# m h dom mon dow command"));
+        assert!(is_system_crontab("/etc/crontab"));
+        assert!(is_system_crontab("/etc/cron.d/backup"));
+        assert!(!is_system_crontab("/var/spool/cron/crontabs/ann"));
+        assert!(!is_system_crontab("crontab"));
+        assert_eq!(
+            hermes_home("/home/ann/.hermes/cron/jobs.json"),
+            Some(Path::new("/home/ann/.hermes"))
+        );
+        assert_eq!(
+            hermes_home("/home/ann/.hermes/profiles/coder/cron/jobs.json"),
+            Some(Path::new("/home/ann/.hermes/profiles/coder"))
+        );
+        assert_eq!(hermes_home("cron/jobs.json"), None);
+        assert_eq!(hermes_home("/tmp/jobs.json"), None);
+        assert_eq!(hermes_home("/home/ann/.hermes/cron/old.json"), None);
+    }
+}
