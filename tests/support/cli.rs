@@ -273,7 +273,7 @@ impl Hermes {
     /// Pids of live processes whose command line mentions this test's temp dir (workers
     /// get `--home`, jobs usually get paths under it).
     pub fn live_processes(&self) -> Vec<u32> {
-        let needle = self.dir.path().to_string_lossy().into_owned();
+        let needle = format!("{}/", self.dir.path().display());
         processes_where(|pid, cmdline| {
             cmdline.contains(&needle) && state_of(pid).is_some_and(|s| s != 'Z')
         })
