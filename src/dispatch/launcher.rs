@@ -11,6 +11,11 @@
 //! A manager found unavailable (no bus, no systemd on it) is remembered for
 //! [`UNAVAILABLE_RETRY`] so a burst of dispatches does not retry the bus for
 //! each one.
+//!
+//! Test knob: `HERMES_CRON_DBUS_TIMEOUT_MS` ([`DBUS_TIMEOUT_ENV`]) bounds both
+//! the D-Bus method calls and the whole scope start (default 5 s and 15 s, see
+//! [`ZbusTimeouts`]), so tests of a wedged manager finish quickly. Production
+//! leaves it unset; values outside 1..=600000 are ignored.
 
 use super::decide::{Cause, Requirement, Verdict, decide};
 use super::held::{Attach, HeldWorker, WorkerCall};
@@ -32,6 +37,22 @@ use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Test knob: both D-Bus timeouts of [`Launcher::from_env`], in milliseconds.
+pub const DBUS_TIMEOUT_ENV: &str = "HERMES_CRON_DBUS_TIMEOUT_MS";
+
+/// The D-Bus timeouts: the test knob when set and sane, else the defaults.
+fn zbus_timeouts() -> ZbusTimeouts {
+    std::env::var(DBUS_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| (1..=600_000).contains(ms))
+        .map(|ms| ZbusTimeouts {
+            method: Duration::from_millis(ms),
+            job: Duration::from_millis(ms),
+        })
+        .unwrap_or_default()
+}
 
 /// How long an unavailable manager is believed unavailable.
 pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(30);
@@ -93,7 +114,7 @@ impl Launcher {
     pub fn from_env(home: &Home, config: &Config) -> Result<Launcher, WorkerNotFound> {
         let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
             BusEnv::from_process(),
-            ZbusTimeouts::default(),
+            zbus_timeouts(),
         ));
         Launcher::with_manager(home, config, Some(manager))
     }
