@@ -5,7 +5,13 @@
 pub fn one_line(text: &str, max: usize) -> String {
     let clean: String = text
         .chars()
-        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
         .collect();
     if clean.chars().count() > max {
         let cut: String = clean.chars().take(max.saturating_sub(1)).collect();

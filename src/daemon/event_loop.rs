@@ -279,7 +279,7 @@ impl EventLoop {
                     );
                 }
                 Some(r) => {
-                    if let Some((code, reason)) = judge_active(&r, &ProcLiveness) {
+                    if let Some((code, reason)) = judge_active(&r, &ProcLiveness::default()) {
                         let outcome = ledger::Outcome::with_reason(
                             ExecState::Unknown,
                             code,

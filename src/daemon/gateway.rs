@@ -26,7 +26,7 @@ use crate::home::Home;
 use crate::process::{Owner, OwnerRole};
 use crate::schedule::{self, Tz};
 use crate::sweep::{Verdict, startup_sweep};
-use crate::systemd::{BusEnv, UnitManager, ZbusTimeouts, ZbusUnitManager};
+use crate::systemd::UnitManager;
 use crate::tick::{ClaimContext, claim_reboot};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -49,13 +49,9 @@ impl Deps {
     /// this process's environment.
     pub fn from_env() -> Result<Deps, String> {
         let clock = SystemClock::from_env()?;
-        let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
-            BusEnv::from_process(),
-            ZbusTimeouts::default(),
-        ));
         Ok(Deps {
             clock: Arc::new(clock),
-            manager: Some(manager),
+            manager: Some(crate::dispatch::session_manager()),
         })
     }
 }

@@ -88,7 +88,7 @@ impl Monitor {
                     tracing::info!(job = %r.job_name, execution = %r.id, state = %r.state, "adopted run finished");
                     true
                 }
-                Some(r) => match judge_active(&r, &ProcLiveness) {
+                Some(r) => match judge_active(&r, &ProcLiveness::default()) {
                     Some((code, reason)) => {
                         let outcome =
                             Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
@@ -128,7 +128,9 @@ impl Monitor {
                 continue;
             };
             let interval = Duration::from_secs(spec.heartbeat_interval_s.max(1));
-            if !is_stalled(&row, interval, now) || judge_active(&row, &ProcLiveness).is_some() {
+            if !is_stalled(&row, interval, now)
+                || judge_active(&row, &ProcLiveness::default()).is_some()
+            {
                 continue;
             }
             match stop_stalled(db, launcher.manager(), &row, &spec, now).await {

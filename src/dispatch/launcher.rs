@@ -54,6 +54,14 @@ fn zbus_timeouts() -> ZbusTimeouts {
         .unwrap_or_default()
 }
 
+/// The user manager on this process's session bus, with the configured timeouts.
+pub fn session_manager() -> Arc<dyn UnitManager> {
+    Arc::new(ZbusUnitManager::new(
+        BusEnv::from_process(),
+        zbus_timeouts(),
+    ))
+}
+
 /// How long an unavailable manager is believed unavailable.
 pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(30);
 /// Headroom of `RuntimeMaxUSec` over the job's timeout and kill grace.
@@ -105,18 +113,14 @@ impl std::fmt::Debug for Launcher {
 pub fn cause_of(c: &BusCause) -> Cause {
     Cause {
         code: c.code().to_string(),
-        detail: c.to_string(),
+        detail: super::decide::personalize(&c.to_string()),
     }
 }
 
 impl Launcher {
     /// A launcher using the session bus found in this process's environment.
     pub fn from_env(home: &Home, config: &Config) -> Result<Launcher, WorkerNotFound> {
-        let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
-            BusEnv::from_process(),
-            zbus_timeouts(),
-        ));
-        Launcher::with_manager(home, config, Some(manager))
+        Launcher::with_manager(home, config, Some(session_manager()))
     }
 
     /// A launcher with an explicit manager (None: never scoped).
@@ -232,7 +236,9 @@ impl Launcher {
             Err(bus) => {
                 held.abandon();
                 let cause = cause_of(&bus);
-                if bus.is_unavailable() {
+                // A wedged manager (timeout) is as good as absent for a
+                // while: do not spend a full timeout on every dispatch.
+                if bus.is_unavailable() || matches!(bus, BusCause::Timeout { .. }) {
                     self.remember_unavailable(&cause);
                 }
                 Err(cause)

@@ -10,6 +10,6 @@ pub use decide::{Cause, Requirement, Verdict, decide, fix_text, mode_of, persona
 pub use held::{Attach, HeldWorker, WorkerCall};
 pub use launcher::{
     DBUS_TIMEOUT_ENV, DispatchError, Dispatched, Launcher, UNAVAILABLE_RETRY, cause_of,
-    degraded_warned,
+    degraded_warned, session_manager,
 };
 pub use worker_bin::{WORKER_ENV, WorkerNotFound, locate_worker};

@@ -3,13 +3,13 @@
 //! database (opened read-only), the heartbeat and the filesystem; every check
 //! is a small function of what was gathered and `now`.
 
+use super::status::GatewayHealth;
 use crate::config::Config;
 use crate::daemon::Capability;
 use crate::db::{JournalMode, from_ms, to_ms};
 use crate::job::{Job, JobState};
 use crate::ledger::{DispatchMode, ExecState};
 use crate::schedule::Instant;
-use super::status::GatewayHealth;
 use rusqlite::Connection;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,12 @@ pub struct Finding {
     pub fix: String,
 }
 
-fn finding(code: &'static str, job: Option<&Job>, problem: String, fix: impl Into<String>) -> Finding {
+fn finding(
+    code: &'static str,
+    job: Option<&Job>,
+    problem: String,
+    fix: impl Into<String>,
+) -> Finding {
     Finding {
         code,
         job_id: job.map(|j| j.id.to_string()),
@@ -67,7 +72,8 @@ pub fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
         GatewayHealth::Stalled => vec![finding(
             "gateway_stalled",
             None,
-            "the gateway's event loop has stopped making progress (its heartbeat counter is stale)".into(),
+            "the gateway's event loop has stopped making progress (its heartbeat counter is stale)"
+                .into(),
             "restart it (`systemctl --user restart hermes-cron-gateway.service`); its loop watchdog should do so itself and leave a dump in logs/",
         )],
     }
@@ -78,6 +84,8 @@ pub fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
         return vec![];
     }
     let detail = g.capability_now.detail.clone().unwrap_or_default();
+    // The cause's text carries the fix too; the finding gives it on its own line.
+    let detail = detail.split("; fix:").next().unwrap_or_default().to_string();
     vec![finding(
         "scope_unavailable",
         None,
@@ -110,15 +118,15 @@ pub fn check_overdue(g: &Gathered<'_>) -> Vec<Finding> {
 pub fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for j in g.jobs.iter().filter(|j| j.state != JobState::Completed) {
-        if let Some(dir) = &j.workdir {
-            if !dir.is_dir() {
-                out.push(finding(
-                    "workdir_missing",
-                    Some(j),
-                    format!("its workdir {} does not exist", dir.display()),
-                    format!("create it, or `hermes-cron edit {} --workdir DIR`", j.id),
-                ));
-            }
+        if let Some(dir) = &j.workdir
+            && !dir.is_dir()
+        {
+            out.push(finding(
+                "workdir_missing",
+                Some(j),
+                format!("its workdir {} does not exist", dir.display()),
+                format!("create it, or `hermes-cron edit {} --workdir DIR`", j.id),
+            ));
         }
         if j.shell || j.argv.is_empty() {
             continue;
@@ -139,7 +147,10 @@ pub fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
                 "program_missing",
                 Some(j),
                 format!("its program {program:?} is not found or not executable"),
-                format!("install it, or `hermes-cron edit {} -- CMD...` with a full path", j.id),
+                format!(
+                    "install it, or `hermes-cron edit {} -- CMD...` with a full path",
+                    j.id
+                ),
             ));
         }
     }
@@ -172,7 +183,10 @@ pub fn check_journal(g: &Gathered<'_>) -> Vec<Finding> {
             format!(
                 "the ledger uses the {mode} journal, not WAL (WAL is unavailable there, e.g. on a network filesystem): readers block writers, so long reads delay claims and workers' writes, and busy ledgers may fail ticks"
             ),
-            format!("move the home ({}) to a local filesystem", g.home_root.display()),
+            format!(
+                "move the home ({}) to a local filesystem",
+                g.home_root.display()
+            ),
         )],
         _ => vec![],
     }
@@ -193,9 +207,10 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
             )?
             .query_row([j.id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .ok();
-        if let Some((id, state, code, at)) = last {
-            if state == ExecState::Failed.as_str() || state == ExecState::TimedOut.as_str() {
-                out.push(finding(
+        if let Some((id, state, code, at)) = last
+            && (state == ExecState::Failed.as_str() || state == ExecState::TimedOut.as_str())
+        {
+            out.push(finding(
                     "last_run_failed",
                     Some(j),
                     format!(
@@ -205,7 +220,6 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
                     ),
                     format!("`hermes-cron logs {id}` shows its output; `hermes-cron run {} --wait` tries again", j.id),
                 ));
-            }
         }
     }
     // Unknown rows in the last week.
@@ -213,14 +227,25 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
         "SELECT job_id, job_name, COUNT(*) FROM executions
          WHERE state = 'unknown' AND claimed_at >= ?1 GROUP BY job_id, job_name",
     )?;
-    for row in stmt.query_map([since], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+    for row in stmt.query_map([since], |r| {
+        Ok((
+            r.get::<_, Option<String>>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
         let (id, name, n) = row?;
         let job = id.as_deref().and_then(by_id);
         let mut f = finding(
             "unknown_runs",
             job,
-            format!("{n} run(s) in the last 7 days ended `unknown`: their worker or claimer died before recording an outcome"),
-            format!("read the reasons with `hermes-cron runs {} --state unknown`; unknown runs are never retried automatically (side effects may have happened)", id.as_deref().unwrap_or(&name)),
+            format!(
+                "{n} run(s) in the last 7 days ended `unknown`: their worker or claimer died before recording an outcome"
+            ),
+            format!(
+                "read the reasons with `hermes-cron runs {} --state unknown`; unknown runs are never retried automatically (side effects may have happened)",
+                id.as_deref().unwrap_or(&name)
+            ),
         );
         if job.is_none() {
             f.job_name = Some(name);
@@ -233,7 +258,10 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
         "SELECT job_id, COUNT(*) FROM executions
          WHERE dispatch_mode = ?2 AND claimed_at >= ?1 AND job_id IS NOT NULL GROUP BY job_id",
     )?;
-    for row in stmt.query_map(rusqlite::params![since, DispatchMode::Degraded.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+    for row in stmt.query_map(
+        rusqlite::params![since, DispatchMode::Degraded.as_str()],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+    )? {
         let (id, n) = row?;
         let Some(j) = by_id(&id) else { continue };
         if j.require_scope || g.config.cron.require_restart_safe_scope {
@@ -247,7 +275,9 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
     }
     // Rows stuck in claimed.
     let stuck: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM executions WHERE state = 'claimed' AND claimed_at < ?1")?
+        .prepare_cached(
+            "SELECT COUNT(*) FROM executions WHERE state = 'claimed' AND claimed_at < ?1",
+        )?
         .query_row([to_ms(g.now - STUCK_CLAIM)], |r| r.get(0))?;
     if stuck > 0 {
         out.push(finding(

@@ -12,10 +12,14 @@ use rusqlite::Connection;
 use std::fmt::Write as _;
 
 /// Upper bounds of the start-lateness histogram, in seconds.
-pub const LATENESS_BUCKETS: &[f64] = &[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+pub const LATENESS_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
 
 fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -24,27 +28,61 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// Render every metric.
-pub fn render(conn: &Connection, beat: Option<&Heartbeat>, now: Instant) -> rusqlite::Result<String> {
+pub fn render(
+    conn: &Connection,
+    beat: Option<&Heartbeat>,
+    now: Instant,
+) -> rusqlite::Result<String> {
     let mut out = String::new();
-    header(&mut out, "hermes_cron_runs", "gauge", "Ledger rows by state and dispatch mode (over retained rows).");
+    header(
+        &mut out,
+        "hermes_cron_runs",
+        "gauge",
+        "Ledger rows by state and dispatch mode (over retained rows).",
+    );
     let mut stmt = conn.prepare_cached(
         "SELECT state, COALESCE(dispatch_mode, 'none'), COUNT(*) FROM executions GROUP BY 1, 2 ORDER BY 1, 2",
     )?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+    for row in stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
         let (state, mode, n) = row?;
-        let _ = writeln!(out, "hermes_cron_runs{{state=\"{}\",mode=\"{}\"}} {n}", label(&state), label(&mode));
+        let _ = writeln!(
+            out,
+            "hermes_cron_runs{{state=\"{}\",mode=\"{}\"}} {n}",
+            label(&state),
+            label(&mode)
+        );
     }
 
-    header(&mut out, "hermes_cron_dispatch_failures", "gauge", "Runs that could not get a scope, by cause (they ran degraded or were refused).");
+    header(
+        &mut out,
+        "hermes_cron_dispatch_failures",
+        "gauge",
+        "Runs that could not get a scope, by cause (they ran degraded or were refused).",
+    );
     let mut stmt = conn.prepare_cached(
         "SELECT dispatch_cause, COUNT(*) FROM executions WHERE dispatch_cause IS NOT NULL GROUP BY 1 ORDER BY 1",
     )?;
     for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
         let (cause, n) = row?;
-        let _ = writeln!(out, "hermes_cron_dispatch_failures{{cause=\"{}\"}} {n}", label(&cause));
+        let _ = writeln!(
+            out,
+            "hermes_cron_dispatch_failures{{cause=\"{}\"}} {n}",
+            label(&cause)
+        );
     }
 
-    header(&mut out, "hermes_cron_start_lateness_seconds", "histogram", "Scheduled slot to worker started, over retained rows.");
+    header(
+        &mut out,
+        "hermes_cron_start_lateness_seconds",
+        "histogram",
+        "Scheduled slot to worker started, over retained rows.",
+    );
     let mut buckets = vec![0u64; LATENESS_BUCKETS.len()];
     let (mut count, mut sum) = (0u64, 0f64);
     let mut stmt = conn.prepare_cached(
@@ -61,9 +99,15 @@ pub fn render(conn: &Connection, beat: Option<&Heartbeat>, now: Instant) -> rusq
         }
     }
     for (le, n) in LATENESS_BUCKETS.iter().zip(&buckets) {
-        let _ = writeln!(out, "hermes_cron_start_lateness_seconds_bucket{{le=\"{le}\"}} {n}");
+        let _ = writeln!(
+            out,
+            "hermes_cron_start_lateness_seconds_bucket{{le=\"{le}\"}} {n}"
+        );
     }
-    let _ = writeln!(out, "hermes_cron_start_lateness_seconds_bucket{{le=\"+Inf\"}} {count}");
+    let _ = writeln!(
+        out,
+        "hermes_cron_start_lateness_seconds_bucket{{le=\"+Inf\"}} {count}"
+    );
     let _ = writeln!(out, "hermes_cron_start_lateness_seconds_sum {sum}");
     let _ = writeln!(out, "hermes_cron_start_lateness_seconds_count {count}");
 
@@ -74,13 +118,36 @@ pub fn render(conn: &Connection, beat: Option<&Heartbeat>, now: Instant) -> rusq
         let _ = writeln!(out, "hermes_cron_jobs{{state=\"{}\"}} {n}", label(&state));
     }
 
-    header(&mut out, "hermes_cron_gateway_heartbeat_timestamp_seconds", "gauge", "When the gateway last wrote its heartbeat (Unix time; 0: never).");
+    header(
+        &mut out,
+        "hermes_cron_gateway_heartbeat_timestamp_seconds",
+        "gauge",
+        "When the gateway last wrote its heartbeat (Unix time; 0: never).",
+    );
     let hb = beat.map_or(0.0, |b| b.updated_at.timestamp_millis() as f64 / 1000.0);
     let _ = writeln!(out, "hermes_cron_gateway_heartbeat_timestamp_seconds {hb}");
-    header(&mut out, "hermes_cron_gateway_loop_counter", "gauge", "The gateway loop's progress counter (stale: the loop is stuck).");
-    let _ = writeln!(out, "hermes_cron_gateway_loop_counter {}", beat.map_or(0, |b| b.loop_counter));
-    header(&mut out, "hermes_cron_metrics_timestamp_seconds", "gauge", "When these metrics were computed (Unix time).");
-    let _ = writeln!(out, "hermes_cron_metrics_timestamp_seconds {}", now.timestamp_millis() as f64 / 1000.0);
+    header(
+        &mut out,
+        "hermes_cron_gateway_loop_counter",
+        "gauge",
+        "The gateway loop's progress counter (stale: the loop is stuck).",
+    );
+    let _ = writeln!(
+        out,
+        "hermes_cron_gateway_loop_counter {}",
+        beat.map_or(0, |b| b.loop_counter)
+    );
+    header(
+        &mut out,
+        "hermes_cron_metrics_timestamp_seconds",
+        "gauge",
+        "When these metrics were computed (Unix time).",
+    );
+    let _ = writeln!(
+        out,
+        "hermes_cron_metrics_timestamp_seconds {}",
+        now.timestamp_millis() as f64 / 1000.0
+    );
     Ok(out)
 }
 
@@ -93,8 +160,16 @@ mod tests {
     fn renders_every_family_on_an_empty_ledger() {
         let db = Db::open_in_memory().unwrap();
         let text = render(db.conn(), None, chrono::DateTime::UNIX_EPOCH).unwrap();
-        for family in ["hermes_cron_runs", "hermes_cron_start_lateness_seconds", "hermes_cron_jobs", "hermes_cron_gateway_heartbeat_timestamp_seconds"] {
-            assert!(text.contains(&format!("# TYPE {family} ")), "{family}\n{text}");
+        for family in [
+            "hermes_cron_runs",
+            "hermes_cron_start_lateness_seconds",
+            "hermes_cron_jobs",
+            "hermes_cron_gateway_heartbeat_timestamp_seconds",
+        ] {
+            assert!(
+                text.contains(&format!("# TYPE {family} ")),
+                "{family}\n{text}"
+            );
         }
         assert!(text.contains("hermes_cron_start_lateness_seconds_bucket{le=\"+Inf\"} 0"));
     }

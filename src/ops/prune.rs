@@ -44,23 +44,38 @@ pub fn prune(db: &mut Db, home: &Home, cfg: &CronConfig) -> Result<PruneReport, 
         [cfg.ledger_retention as i64],
     )? as u64;
     tx.commit()?;
-    let active: HashSet<String> = ledger::active_runs(db.conn())?.into_iter().map(|e| e.id.to_string()).collect();
+    let active: HashSet<String> = ledger::active_runs(db.conn())?
+        .into_iter()
+        .map(|e| e.id.to_string())
+        .collect();
     let root = home.output_root();
     let dirs = match std::fs::read_dir(&root) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
-        Err(source) => return Err(PruneError::Io { path: root.display().to_string(), source }),
+        Err(source) => {
+            return Err(PruneError::Io {
+                path: root.display().to_string(),
+                source,
+            });
+        }
     };
     for dir in dirs.flatten().filter(|d| d.path().is_dir()) {
         let mut files: Vec<_> = std::fs::read_dir(dir.path())
-            .map_err(|source| PruneError::Io { path: dir.path().display().to_string(), source })?
+            .map_err(|source| PruneError::Io {
+                path: dir.path().display().to_string(),
+                source,
+            })?
             .flatten()
             .filter(|f| f.file_name().to_string_lossy().ends_with(".log"))
             .collect();
         // Execution ids are UUIDv7: their names sort by time, newest last.
         files.sort_by_key(|f| std::cmp::Reverse(f.file_name()));
         for f in files.into_iter().skip(cfg.output_retention as usize) {
-            let name = f.file_name().to_string_lossy().trim_end_matches(".log").to_string();
+            let name = f
+                .file_name()
+                .to_string_lossy()
+                .trim_end_matches(".log")
+                .to_string();
             if active.contains(&name) {
                 continue;
             }

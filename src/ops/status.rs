@@ -61,7 +61,11 @@ pub fn judge_gateway(beat: Option<&Heartbeat>, alive: bool, now: Instant) -> Gat
 
 /// Whether the process that wrote `beat` is alive.
 pub fn writer_alive(beat: &Heartbeat) -> bool {
-    ProcessIdentity { pid: beat.pid, start: beat.start_time }.is_alive()
+    ProcessIdentity {
+        pid: beat.pid,
+        start: beat.start_time,
+    }
+    .is_alive()
 }
 
 fn human_ms(ms: i64) -> String {
@@ -96,7 +100,9 @@ pub fn render(r: &StatusReport) -> String {
         ));
     }
     if let Some(t) = &r.last_tick {
-        let at = t.at.map_or("-".into(), |a| a.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+        let at = t.at.map_or("-".into(), |a| {
+            a.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        });
         out.push_str(&format!(
             "last tick:  {} at {at} (claimed {}, skipped {}, missed {})\n",
             t.result, t.claimed, t.skipped, t.missed
@@ -111,14 +117,17 @@ pub fn render(r: &StatusReport) -> String {
             cap.detail.as_deref().unwrap_or("-")
         )),
     }
-    if let Some(g) = &r.gateway_capability {
-        if g.mode != cap.mode {
-            out.push_str(&format!(
-                "            (the gateway itself last saw: {}{})\n",
-                g.mode,
-                g.cause.as_deref().map(|c| format!(", {c}")).unwrap_or_default()
-            ));
-        }
+    if let Some(g) = &r.gateway_capability
+        && g.mode != cap.mode
+    {
+        out.push_str(&format!(
+            "            (the gateway itself last saw: {}{})\n",
+            g.mode,
+            g.cause
+                .as_deref()
+                .map(|c| format!(", {c}"))
+                .unwrap_or_default()
+        ));
     }
     out.push_str(&format!(
         "jobs:       {} active, {} paused, {} completed; {} running\n",
@@ -165,7 +174,10 @@ mod tests {
         assert_eq!(judge_gateway(Some(&b), true, now), GatewayHealth::Stalled);
         let b = beat(t0 + chrono::Duration::seconds(14), now);
         assert_eq!(judge_gateway(Some(&b), true, now), GatewayHealth::Running);
-        assert_eq!(judge_gateway(Some(&b), false, now), GatewayHealth::NotRunning);
+        assert_eq!(
+            judge_gateway(Some(&b), false, now),
+            GatewayHealth::NotRunning
+        );
         assert_eq!(judge_gateway(None, true, now), GatewayHealth::NotRunning);
     }
 }

@@ -4,7 +4,9 @@
 mod identity;
 mod session;
 mod signals;
+mod workers;
 
 pub use identity::{Owner, OwnerRole, ProcessIdentity};
 pub use session::{session_members, signal_session};
 pub use signals::{KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_name, signal_pid};
+pub use workers::live_workers;

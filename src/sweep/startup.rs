@@ -6,7 +6,7 @@
 //! process other than us are left to it. Idempotent: a second sweep finds the
 //! adopted rows still adoptable and nothing else to do.
 
-use super::dead_owners::{Liveness, ProcLiveness, judge_active};
+use super::dead_owners::{ProcLiveness, judge_active};
 use crate::db::Db;
 use crate::ledger::{self, ExecState, Execution, LedgerError, Outcome};
 use crate::process::Owner;
@@ -52,7 +52,7 @@ async fn judge_scoped(
     worker: &Owner,
     manager: &dyn UnitManager,
 ) -> Option<Verdict> {
-    let alive = ProcLiveness.alive(worker);
+    let alive = worker.process.is_alive();
     match manager.unit_processes(unit).await {
         Ok(Some(procs)) if procs.iter().any(|(_, pid, _)| *pid == worker.process.pid) && alive => {
             Some(Verdict::Adopted {
@@ -98,6 +98,7 @@ pub async fn startup_sweep(
         source,
     })?;
     let mut report = SweepReport::default();
+    let live = ProcLiveness::default();
     for run in active {
         let owner: Option<Owner> = run.owner.as_deref().and_then(|o| o.parse().ok());
         let mut verdict = None;
@@ -108,7 +109,7 @@ pub async fn startup_sweep(
         }
         let verdict = match verdict {
             Some(v) => v,
-            None => match judge_active(&run, &ProcLiveness) {
+            None => match judge_active(&run, &live) {
                 Some((code, reason)) => Verdict::Unknown { code, reason },
                 None if run.state == ExecState::Claimed => Verdict::LeftAlone {
                     note: format!("claimed by live {}", run.owner.as_deref().unwrap_or("?")),
