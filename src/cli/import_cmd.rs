@@ -15,7 +15,8 @@ use std::path::Path;
 pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let now = ctx.now();
-    let text = std::fs::read_to_string(file).map_err(|e| failure(format!("cannot read {}: {e}", file.display())))?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| failure(format!("cannot read {}: {e}", file.display())))?;
     let name = file.to_string_lossy();
     let plan = detect_and_parse(&name, &text, now, zone).map_err(|e| usage(e.to_string()))?;
     let mut jobs: Vec<Job> = Vec::with_capacity(plan.jobs.len());
@@ -25,7 +26,9 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
             .build(JobId::generate(), now, zone)
             .map_err(|e| usage(format!("{}: {e}", imported.origin)))?;
         if !imported.enabled {
-            job.state = JobState::Paused { reason: Some(format!("disabled in {}", imported.origin)) };
+            job.state = JobState::Paused {
+                reason: Some(format!("disabled in {}", imported.origin)),
+            };
         }
         jobs.push(job);
     }
@@ -37,7 +40,11 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
         }
         tx.commit()?;
     }
-    let zone_of = |j: &Job| j.tz.as_deref().and_then(|t| crate::schedule::parse_zone(t).ok()).unwrap_or(zone);
+    let zone_of = |j: &Job| {
+        j.tz.as_deref()
+            .and_then(|t| crate::schedule::parse_zone(t).ok())
+            .unwrap_or(zone)
+    };
     if as_json {
         let items: Vec<_> = jobs
             .iter()
@@ -50,8 +57,16 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
                 })
             })
             .collect();
-        let skipped: Vec<_> = plan.skipped.iter().map(|s| json!({ "origin": s.origin, "reason": s.reason })).collect();
-        let notes: Vec<_> = plan.notes.iter().map(|n| json!({ "origin": n.origin, "message": n.message })).collect();
+        let skipped: Vec<_> = plan
+            .skipped
+            .iter()
+            .map(|s| json!({ "origin": s.origin, "reason": s.reason }))
+            .collect();
+        let notes: Vec<_> = plan
+            .notes
+            .iter()
+            .map(|n| json!({ "origin": n.origin, "message": n.message }))
+            .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
@@ -63,7 +78,11 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
     let mut t = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "FROM"]);
     for (j, i) in jobs.iter().zip(&plan.jobs) {
         t.row(vec![
-            if dry_run { "-".into() } else { j.id.to_string() },
+            if dry_run {
+                "-".into()
+            } else {
+                j.id.to_string()
+            },
             cell(&j.name, 32),
             cell(&j.schedule_text, 28),
             j.next_run_at.map_or("-".into(), |a| local(a, zone_of(j))),
@@ -84,7 +103,11 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
         "{} {} job(s){}",
         if dry_run { "would import" } else { "imported" },
         jobs.len(),
-        if plan.skipped.is_empty() { String::new() } else { format!(", {} not importable", plan.skipped.len()) }
+        if plan.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(", {} not importable", plan.skipped.len())
+        }
     );
     Ok(crate::exit::OK)
 }

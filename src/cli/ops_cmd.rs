@@ -18,12 +18,24 @@ fn capability_now() -> Capability {
         .build()
         .map(|rt| rt.block_on(probe));
     match result {
-        Ok(Ok(())) => Capability { mode: "scoped".into(), cause: None, detail: None },
+        Ok(Ok(())) => Capability {
+            mode: "scoped".into(),
+            cause: None,
+            detail: None,
+        },
         Ok(Err(bus)) => {
             let c = crate::dispatch::cause_of(&bus);
-            Capability { mode: "degraded".into(), cause: Some(c.code), detail: Some(c.detail) }
+            Capability {
+                mode: "degraded".into(),
+                cause: Some(c.code),
+                detail: Some(c.detail),
+            }
         }
-        Err(e) => Capability { mode: "degraded".into(), cause: Some("io".into()), detail: Some(e.to_string()) },
+        Err(e) => Capability {
+            mode: "degraded".into(),
+            cause: Some("io".into()),
+            detail: Some(e.to_string()),
+        },
     }
 }
 
@@ -43,9 +55,13 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         gateway: gateway.clone(),
         pid: beat.as_ref().map(|b| b.pid),
         uptime_s: beat.as_ref().map(|b| (now - b.started_at).num_seconds()),
-        heartbeat_age_ms: beat.as_ref().map(|b| (now - b.updated_at).num_milliseconds()),
+        heartbeat_age_ms: beat
+            .as_ref()
+            .map(|b| (now - b.updated_at).num_milliseconds()),
         loop_counter: beat.as_ref().map(|b| b.loop_counter),
-        loop_counter_still_ms: beat.as_ref().map(|b| (now - b.loop_counter_changed_at).num_milliseconds()),
+        loop_counter_still_ms: beat
+            .as_ref()
+            .map(|b| (now - b.loop_counter_changed_at).num_milliseconds()),
         last_tick: beat.as_ref().map(|b| b.last_tick.clone()),
         gateway_capability: beat.as_ref().map(|b| b.capability.clone()),
         capability_now: cap,
@@ -69,7 +85,11 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             .filter(|j| j.state == JobState::Active)
             .filter_map(|j| Some((j, j.next_run_at?)))
             .min_by_key(|(_, at)| *at)
-            .map(|(j, at)| NextFire { job_id: j.id.to_string(), job_name: j.name.clone(), at });
+            .map(|(j, at)| NextFire {
+                job_id: j.id.to_string(),
+                job_name: j.name.clone(),
+                at,
+            });
         report.running = crate::ledger::active_runs(db.conn())?.len() as u64;
     }
     report.healthy = gateway == GatewayHealth::Running;
@@ -78,7 +98,11 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     } else {
         print!("{}", status::render(&report));
     }
-    Ok(if report.healthy { crate::exit::OK } else { crate::exit::FAILURE })
+    Ok(if report.healthy {
+        crate::exit::OK
+    } else {
+        crate::exit::FAILURE
+    })
 }
 
 pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
@@ -86,7 +110,11 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let now = ctx.now();
     let (_, gateway) = gateway_health(ctx);
     let cap = capability_now();
-    let db = if ctx.home.db_file().exists() { Some(Db::open_read_only(&ctx.home.db_file())?) } else { None };
+    let db = if ctx.home.db_file().exists() {
+        Some(Db::open_read_only(&ctx.home.db_file())?)
+    } else {
+        None
+    };
     let jobs = match &db {
         Some(db) => store::list_jobs(db.conn(), true)?,
         None => Vec::new(),
@@ -111,7 +139,12 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         findings.extend(doctor::check_ledger(db.conn(), &gathered)?);
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "ok": findings.is_empty(), "findings": findings }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "ok": findings.is_empty(), "findings": findings })
+            )?
+        );
     } else if findings.is_empty() {
         println!("ok: no problems found in {}", ctx.home.root().display());
     } else {
@@ -125,7 +158,11 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         }
         println!("{} problem(s) found", findings.len());
     }
-    Ok(if findings.is_empty() { crate::exit::OK } else { crate::exit::FAILURE })
+    Ok(if findings.is_empty() {
+        crate::exit::OK
+    } else {
+        crate::exit::FAILURE
+    })
 }
 
 pub fn metrics(ctx: &mut Ctx) -> anyhow::Result<i32> {

@@ -32,7 +32,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Doctor { json } => ops_cmd::doctor(&mut ctx, json),
         Command::Metrics => ops_cmd::metrics(&mut ctx),
         Command::Prune { json } => ops_cmd::prune(&mut ctx, json),
-        Command::Import { file, dry_run, json } => import_cmd::import(&mut ctx, &file, dry_run, json),
+        Command::Import {
+            file,
+            dry_run,
+            json,
+        } => import_cmd::import(&mut ctx, &file, dry_run, json),
         Command::Config { action } => config_cmd::config(&mut ctx, action),
     }
 }

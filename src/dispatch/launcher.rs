@@ -356,15 +356,21 @@ impl Launcher {
         now: Instant,
     ) -> Result<Dispatched, DispatchError> {
         let code = cause.as_ref().map(|c| c.code.as_str());
-        match HeldWorker::spawn(&self.worker, &self.call(run, mode, code, None), attach)
-            .and_then(HeldWorker::release)
-        {
-            Ok(child) => Ok(Dispatched::Started {
-                mode,
-                cause,
-                unit: None,
-                child,
-            }),
+        let spawned = HeldWorker::spawn(&self.worker, &self.call(run, mode, code, None), attach)
+            .and_then(|held| {
+                crate::crash::point("after_worker_spawn");
+                held.release()
+            });
+        match spawned {
+            Ok(child) => {
+                crate::crash::point("after_go");
+                Ok(Dispatched::Started {
+                    mode,
+                    cause,
+                    unit: None,
+                    child,
+                })
+            }
             Err(e) => {
                 let message = format!("cannot start the worker {}: {e}", self.worker.display());
                 let mut outcome =

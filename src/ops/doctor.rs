@@ -85,7 +85,11 @@ pub fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
     }
     let detail = g.capability_now.detail.clone().unwrap_or_default();
     // The cause's text carries the fix too; the finding gives it on its own line.
-    let detail = detail.split("; fix:").next().unwrap_or_default().to_string();
+    let detail = detail
+        .split("; fix:")
+        .next()
+        .unwrap_or_default()
+        .to_string();
     vec![finding(
         "scope_unavailable",
         None,

@@ -119,6 +119,7 @@ pub fn resolve_dead_owners(db: &Db, now: Instant) -> Result<Vec<Resolved>, ledge
         let Some((code, reason)) = judge_active(&run, &live) else {
             continue;
         };
+        crate::crash::point("sweep_before_resolve");
         let outcome = Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
         if ledger::resolve(
             db.conn(),
