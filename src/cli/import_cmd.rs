@@ -51,7 +51,7 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
             .zip(&plan.jobs)
             .map(|(j, i)| {
                 json!({
-                    "id": j.id, "name": j.name, "schedule": j.schedule_text, "tz": j.tz,
+                    "id": (!dry_run).then(|| j.id.to_string()), "name": j.name, "schedule": j.schedule_text, "tz": j.tz,
                     "state": j.state.as_str(), "origin": i.origin,
                     "next_run_at": j.next_run_at.map(utc),
                 })
