@@ -5,6 +5,7 @@ mod args;
 mod config_cmd;
 mod context;
 mod fail;
+mod handoff;
 mod jobs_cmd;
 mod next_cmd;
 mod render;

@@ -106,7 +106,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         attach,
         ctx.now(),
     ))?;
-    let child = match dispatched {
+    let mut child = match dispatched {
         Dispatched::Started {
             mode, unit, child, ..
         } => {
@@ -128,6 +128,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         Dispatched::NotSpawned { message } => return Err(failure(message)),
     };
     if !(wait || foreground) {
+        super::handoff::wait_adopted(&db, vec![(&claimed.id, &mut child)])?;
         return Ok(exit::OK);
     }
     if foreground {
@@ -170,7 +171,8 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
     match runtime()?.block_on(spawn_worker(
         &ctx.home, &config, &launcher, &db, &req, &ctx.clock,
     )) {
-        Ok(s) => {
+        Ok(mut s) => {
+            super::handoff::wait_adopted(&db, vec![(&s.execution, &mut s.child)])?;
             if a.json {
                 println!(
                     "{}",

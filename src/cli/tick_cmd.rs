@@ -55,6 +55,14 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         ))?;
         started.push((run, d));
     }
+    let pending = started
+        .iter_mut()
+        .filter_map(|(run, d)| match d {
+            Dispatched::Started { child, .. } => Some((&run.id, child)),
+            _ => None,
+        })
+        .collect();
+    super::handoff::wait_adopted(&db, pending)?;
     if as_json {
         let claimed: Vec<_> = started
             .iter()

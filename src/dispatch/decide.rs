@@ -69,7 +69,8 @@ pub fn fix_text() -> String {
 /// `detail`, followed by the fix unless it already carries it.
 pub fn with_fix(detail: &str) -> String {
     if detail.contains("enable-linger") {
-        detail.to_string()
+        // The bus causes carry the fix text already, placeholders and all.
+        personalize(detail)
     } else {
         format!("{detail}; fix: {}", fix_text())
     }

@@ -100,6 +100,7 @@ pub fn resolve_dead_owners(db: &Db, now: Instant) -> Result<Vec<Resolved>, ledge
             continue;
         };
         let outcome = Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
+        crate::crash::point("sweep_before_resolve");
         if ledger::resolve(
             db.conn(),
             &run.id,
