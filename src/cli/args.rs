@@ -113,7 +113,12 @@ pub enum ConfigAction {
     /// Print the effective value of a key.
     Get { key: String },
     /// Validate and write a value, keeping every other key.
-    Set { key: String, value: String },
+    Set {
+        key: String,
+        /// A negative number is a value to refuse by range, not a flag.
+        #[arg(allow_negative_numbers = true)]
+        value: String,
+    },
     /// Remove a key so its built-in default applies.
     Unset { key: String },
     /// Every key, its value and where it came from.

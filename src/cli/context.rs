@@ -56,8 +56,15 @@ impl Ctx {
     pub fn open_db(&self) -> anyhow::Result<Db> {
         self.home.ensure()?;
         Db::open(&self.home.db_file()).with_context(|| {
+            // SQLite says only "unable to open database file"; name the
+            // usual cause (a read-only or foreign directory) when it is one.
+            let dir = self.home.cron_dir();
+            let why = match nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK) {
+                Err(errno) => format!(" ({} is not writable: {})", dir.display(), errno.desc()),
+                Ok(()) => String::new(),
+            };
             format!(
-                "failed to open the ledger in {}",
+                "failed to open the ledger in {}{why}",
                 self.home.root().display()
             )
         })

@@ -41,7 +41,6 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         }
         return Ok(crate::exit::OK);
     };
-    crate::crash::point("after_claim_commit");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -154,7 +154,6 @@ impl EventLoop {
         let result = claim_due(&mut self.db, &ctx);
         match result {
             Ok(Some(report)) => {
-                crate::crash::point("after_claim_commit");
                 self.claim_backoff_until = None;
                 self.claim_failures = 0;
                 self.record_claims(&report, now);

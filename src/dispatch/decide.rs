@@ -72,7 +72,8 @@ pub fn fix_text() -> String {
 /// is personalized too.
 pub fn with_fix(detail: &str) -> String {
     if detail.contains("enable-linger") {
-        detail.replace(crate::systemd::FIX_TEXT, &fix_text())
+        // The bus causes carry the fix text already, placeholders and all.
+        personalize(detail)
     } else {
         format!("{detail}; fix: {}", fix_text())
     }

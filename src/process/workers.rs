@@ -8,15 +8,12 @@
 use super::identity::ProcessIdentity;
 use std::collections::HashMap;
 
-const WORKER_NAME: &str = "hermes-cron-worker";
-
-/// The execution id a worker command line names, if it is a worker's.
+/// The execution id a worker command line names, if it names one. The
+/// program name is not checked: a wrapper (`sh wrapper --execution E ...`)
+/// that will exec the worker counts as the worker, and a UUIDv7 after
+/// `--execution` is not something unrelated processes carry.
 fn execution_of(cmdline: &[u8]) -> Option<String> {
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-    let program = std::str::from_utf8(args.first()?).ok()?;
-    if std::path::Path::new(program).file_name()?.to_str()? != WORKER_NAME {
-        return None;
-    }
     let i = args.iter().position(|a| *a == b"--execution")?;
     std::str::from_utf8(args.get(i + 1)?)
         .ok()
@@ -57,7 +54,11 @@ mod tests {
     fn reads_the_execution_of_worker_command_lines_only() {
         let w = b"/usr/bin/hermes-cron-worker\0--home\0/h\0--execution\0abc\0--mode\0scoped\0";
         assert_eq!(execution_of(w), Some("abc".into()));
-        assert_eq!(execution_of(b"/bin/sh\0--execution\0abc\0"), None);
+        assert_eq!(
+            execution_of(b"/bin/sh\0wrap\0--execution\0abc\0"),
+            Some("abc".into())
+        );
+        assert_eq!(execution_of(b"/bin/sh\0-c\0true\0"), None);
         assert_eq!(execution_of(b"hermes-cron-worker\0--home\0/h\0"), None);
     }
 }

@@ -103,6 +103,7 @@ pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimRepo
     let report = claim_in(&tx, ctx)?;
     tx.commit()?;
     drop(lock);
+    crate::crash::point("after_claim_commit");
     Ok(Some(report))
 }
 
