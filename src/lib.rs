@@ -25,5 +25,6 @@ pub mod store;
 pub mod sweep;
 pub mod systemd;
 pub mod text;
+pub mod text_enum;
 pub mod tick;
 pub mod worker;

@@ -7,9 +7,9 @@
 
 use crate::home::Home;
 use nix::fcntl::{Flock, FlockArg};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 
 /// The held instance lock.
 #[derive(Debug)]
@@ -20,14 +20,7 @@ pub struct InstanceLock {
 /// Take the instance lock, or say who holds it.
 pub fn acquire(home: &Home) -> Result<InstanceLock, String> {
     let path = home.state_dir().join("gateway.lock");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(&path)
+    let file = crate::fsutil::open_lock_file(&path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(mut lock) => {
