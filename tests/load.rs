@@ -27,7 +27,6 @@ fn status_field(pid: u32, field: &str) -> u64 {
         .lines()
         .find_map(|l| {
             l.strip_prefix(field)?
-                .trim()
                 .split_whitespace()
                 .next()?
                 .parse()
