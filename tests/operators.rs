@@ -313,6 +313,22 @@ fn metrics_parse_as_prometheus_text() {
     out.ok();
     let lines = out.stdout.lines().map(|l| Ok(l.to_string()));
     let scrape = prometheus_parse::Scrape::parse(lines).expect("metrics parse as Prometheus text");
+    // The gateway writes the same text to state/metrics.prom.
+    let gw = h.start(&["gateway"]);
+    let file = h.home().join("state/metrics.prom");
+    let text = wait_for("the gateway's metrics file", PATIENCE, || {
+        std::fs::read_to_string(&file).ok()
+    });
+    let from_file = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("metrics.prom parses");
+    assert!(
+        from_file
+            .samples
+            .iter()
+            .any(|s| s.metric == "hermes_cron_jobs"),
+        "{text}"
+    );
+    drop(gw);
     let value = |name: &str, label: Option<(&str, &str)>| -> f64 {
         scrape
             .samples

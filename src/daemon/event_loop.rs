@@ -11,6 +11,7 @@
 use super::monitor::Monitor;
 use super::runs::{Runs, reap_children};
 use super::state::{Shared, TickSummary};
+use super::upkeep::Upkeep;
 use super::wake::DbWatcher;
 use crate::clock::Clock;
 use crate::config::Config;
@@ -69,6 +70,7 @@ pub struct EventLoop {
     pub owner: Owner,
     pub runs: Runs,
     pub monitor: Monitor,
+    pub upkeep: Upkeep,
     pub queue: VecDeque<ClaimedRun>,
     /// After a failed or contended claim, do not claim again before this.
     pub claim_backoff_until: Option<tokio::time::Instant>,
@@ -134,6 +136,7 @@ impl EventLoop {
                 _ = monitor_tick.tick() => {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
+                    self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
                 }
             }
         }

@@ -277,6 +277,7 @@ async fn serve(
         owner,
         runs,
         monitor: Monitor::new(period, notifier),
+        upkeep: Default::default(),
         queue,
         claim_backoff_until: None,
         claim_failures: 0,

@@ -13,6 +13,7 @@ mod notify;
 mod runs;
 mod stall;
 mod state;
+mod upkeep;
 mod wake;
 mod watchdog;
 

@@ -39,7 +39,10 @@ impl Upkeep {
             match metrics::render(db.conn(), beat.as_ref(), now) {
                 Ok(text) => {
                     if let Err(e) = write_atomic(&home.metrics_file(), text.as_bytes()) {
-                        tracing::warn!("cannot write the metrics file: {:#}", anyhow::Error::from(e));
+                        tracing::warn!(
+                            "cannot write the metrics file: {:#}",
+                            anyhow::Error::from(e)
+                        );
                     }
                 }
                 Err(e) => tracing::warn!("cannot compute metrics: {e}"),
