@@ -80,16 +80,16 @@ fn human(d: chrono::Duration) -> String {
 pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
     let job = input.job;
     let (now, zone) = (input.now, input.zone);
-    let mut due: Vec<Instant> = Vec::new();
+    let mut due: std::collections::VecDeque<Instant> = std::collections::VecDeque::new();
     let mut omitted: u64 = 0;
     let mut cursor = job.next_run_at.filter(|at| *at <= now);
     let mut last = None;
     while let Some(slot) = cursor {
         if due.len() == MAX_SLOTS_PER_PASS {
-            due.remove(0);
+            due.pop_front();
             omitted += 1;
         }
-        due.push(slot);
+        due.push_back(slot);
         last = Some(slot);
         cursor = job
             .schedule
@@ -111,7 +111,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         state = JobState::Completed;
         next_run_at = None;
     }
-    let Some(&newest) = due.last() else {
+    let Some(&newest) = due.back() else {
         return JobPlan {
             slots: Vec::new(),
             next_run_at: job.next_run_at,
