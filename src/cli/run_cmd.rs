@@ -58,6 +58,26 @@ fn wait_terminal(
     }
 }
 
+/// Without `--wait`: stay until the worker has adopted its row (or ended),
+/// at most [`ADOPT_WAIT`]. The row is `claimed` by us until then, and any
+/// dead-owner check (another `run`, `tick`, a gateway's startup sweep) that
+/// found us gone would resolve it `unknown` before the worker could run it.
+fn wait_adopted(db: &Db, id: &ExecutionId, mut child: Child) -> anyhow::Result<()> {
+    let deadline = monotonic() + ADOPT_WAIT;
+    while monotonic() < deadline {
+        let (row, _) = ledger::get_execution(db.conn(), id)?
+            .ok_or_else(|| failure(format!("execution {id} vanished from the ledger")))?;
+        if row.state != ExecState::Claimed || child.try_wait()?.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// How long `run` (without `--wait`) waits for its worker to adopt the row.
+const ADOPT_WAIT: Duration = Duration::from_secs(10);
+
 fn describe_end(row: &Execution) -> String {
     let mut s = format!("{} {}", row.id, row.state);
     if let Some(code) = row.exit_code {
@@ -128,6 +148,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         Dispatched::NotSpawned { message } => return Err(failure(message)),
     };
     if !(wait || foreground) {
+        wait_adopted(&db, &claimed.id, child)?;
         return Ok(exit::OK);
     }
     if foreground {

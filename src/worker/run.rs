@@ -290,6 +290,12 @@ fn spawn_job(
     if let Some(dir) = &spec.workdir {
         cmd.current_dir(dir);
     }
+    // We block SIGTERM, SIGINT, SIGHUP and SIGCHLD to take them with
+    // sigtimedwait; the job must start with none blocked.
+    // SAFETY: unblock_all_signals is one async-signal-safe call.
+    unsafe {
+        cmd.pre_exec(crate::process::unblock_all_signals);
+    }
     let child = cmd.spawn()?;
     // `cmd` still holds the write ends; drop it so EOF comes when the job's side closes.
     drop(cmd);
