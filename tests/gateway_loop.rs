@@ -216,3 +216,38 @@ fn sigterm_exits_zero_leaves_scoped_worker_and_reaps_every_child() {
     let out = std::fs::read_to_string(s(&done, "output_path")).unwrap();
     assert_eq!(out, "done\n");
 }
+
+/// A gateway that did not run for a while (host suspended; here: the
+/// gateway and the worker SIGSTOPped together) does not take the workers'
+/// heartbeats, as old as its own absence, for stalls: the run is not
+/// killed, and finishes.
+#[test]
+fn gateway_pause_is_not_worker_silence() {
+    let h = TestHome::new();
+    h.write_config("cron:\n  heartbeat_interval_s: 1\n");
+    let mut gw = h.start_gateway();
+    gw.wait_ready();
+    h.add("napper", "in 1s", &[], &["sh", "-c", "sleep 6; echo awake"]);
+    let row = h.wait_for("the run to be running", Duration::from_secs(30), || {
+        h.runs_of("napper")
+            .into_iter()
+            .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
+    });
+    let worker = nix::unistd::Pid::from_raw(row["pid"].as_u64().unwrap() as i32);
+    let gateway = nix::unistd::Pid::from_raw(gw.pid as i32);
+    let stop = |p| nix::sys::signal::kill(p, Signal::SIGSTOP).unwrap();
+    let cont = |p| nix::sys::signal::kill(p, Signal::SIGCONT).unwrap();
+    // As a suspend: both stop, for longer than 3 heartbeat intervals.
+    stop(worker);
+    stop(gateway);
+    std::thread::sleep(Duration::from_secs(5));
+    // The gateway wakes first (its missed monitor round runs at once), the
+    // worker a moment later.
+    cont(gateway);
+    std::thread::sleep(Duration::from_millis(700));
+    cont(worker);
+    let done = h.wait_terminal(&s(&row, "id"), Duration::from_secs(60));
+    assert_eq!(done["state"], "succeeded", "{done}\n{}", h.diag());
+    assert!(gw.log().contains("did not run for"), "{}", gw.log());
+    assert_eq!(gw.stop().code(), Some(0));
+}

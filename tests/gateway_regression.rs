@@ -109,3 +109,38 @@ fn run_returns_after_its_worker_adopted_the_row() {
         assert_eq!(row["state"], "succeeded", "{row}");
     }
 }
+
+/// `run --wait` used to wait forever when its worker ended before adopting
+/// the row (the row stayed `claimed` by the waiting command itself, so the
+/// dead-owner check never settled it). Now it records `failed`
+/// (`worker_exited`) and exits 1.
+#[test]
+fn run_wait_returns_when_the_worker_exits_before_adopting() {
+    let h = TestHome::new();
+    let fake = h.path("fake-worker");
+    std::fs::write(&fake, "#!/bin/sh\nhead -c 1 >/dev/null\nexit 124\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    h.add("never-adopted", "in 1h", &[], &["true"]);
+    let mut cmd = h.cmd(["run", "never-adopted", "--wait"]);
+    let mut child = cmd
+        .env("HERMES_CRON_WORKER", &fake)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Reap<'a>(&'a mut std::process::Child);
+    impl Drop for Reap<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let guard = Reap(&mut child);
+    let status = h.wait_for("run --wait to return", Duration::from_secs(30), || {
+        guard.0.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(1));
+    let row = &h.runs_of("never-adopted")[0];
+    assert_eq!(row["state"], "failed", "{row}");
+    assert_eq!(row["reason_code"], "worker_exited", "{row}");
+}

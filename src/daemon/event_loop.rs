@@ -224,6 +224,8 @@ impl EventLoop {
                 let d = launcher
                     .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
                     .await;
+                // A long batch is progress, not a frozen loop.
+                shared.bump();
                 (run, Some(d))
             })
             .buffer_unordered(DISPATCH_CONCURRENCY)

@@ -2,7 +2,7 @@
 //! scope capability, and what the loop is doing right now.
 //!
 //! ## Locking
-//! Counters are atomics. The two small mutexes guard plain values; every
+//! Counters and flags are atomics. The three small mutexes guard plain values; every
 //! holder copies in or out and releases at once, never across IO, logging or
 //! an await. The watchdog only ever `try_lock`s, so a loop wedged at any point
 //! cannot wedge the watchdog too.
