@@ -178,7 +178,13 @@ fn sigterm_exits_zero_leaves_scoped_worker_and_reaps_every_child() {
     let mut gw = h.start_gateway();
     gw.wait_ready();
     h.add("busy", "every 1s", &[], &["true"]);
-    h.add("long", "in 1s", &[], &["sh", "-c", "sleep 20; echo done"]);
+    // Runs until the test opens the gate, after the gateway is gone.
+    let gate = h.path("gate");
+    let long = format!(
+        "sleep 1; while [ ! -e {} ]; do sleep 0.1; done; echo done",
+        gate.display()
+    );
+    h.add("long", "in 1s", &[], &["sh", "-c", &long]);
     let long = h.wait_for(
         "the long run to be running",
         Duration::from_secs(30),
@@ -198,10 +204,6 @@ fn sigterm_exits_zero_leaves_scoped_worker_and_reaps_every_child() {
         (n >= 5).then_some(())
     });
     assert_no_lingering_zombies(&h, gw.pid);
-    assert!(
-        h.row(&s(&long, "id")).unwrap()["state"] == "running",
-        "the long run ended before SIGTERM; the test proves nothing"
-    );
 
     let status = gw.stop();
     assert_eq!(status.code(), Some(0), "{}", gw.log());
@@ -211,6 +213,14 @@ fn sigterm_exits_zero_leaves_scoped_worker_and_reaps_every_child() {
     assert_eq!(last["reason"], "signal", "{life:?}");
     assert_eq!(last["exit_code"], 0, "{life:?}");
 
+    // The gateway is gone and its worker still runs its job.
+    assert_eq!(h.row(&s(&long, "id")).unwrap()["state"], "running");
+    let worker = long["pid"].as_u64().unwrap() as u32;
+    assert!(
+        proc_state(worker).is_some_and(|st| st != 'Z'),
+        "the scoped worker {worker} died with the gateway"
+    );
+    std::fs::write(&gate, b"").unwrap();
     let done = h.wait_terminal(&s(&long, "id"), Duration::from_secs(60));
     assert_eq!(done["state"], "succeeded", "{done}");
     let out = std::fs::read_to_string(s(&done, "output_path")).unwrap();

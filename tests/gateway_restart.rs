@@ -67,8 +67,14 @@ fn headline_restart_mid_run_scoped_survives_degraded_is_unknown() {
         assert!(!status.contains('\n'), "{status:?}");
     }
 
-    let long = r#"for i in $(seq 1 15); do echo "line $i"; sleep 1; done; echo complete"#;
-    a.add("long", "in 1s", &[], &["sh", "-c", long]);
+    // 15 s of output, then (so the restart surely falls mid-run, however
+    // loaded the machine) it waits for the test to open a gate.
+    let gate = a.path("gate");
+    let long = format!(
+        r#"for i in $(seq 1 15); do echo "line $i"; sleep 1; done; while [ ! -e {} ]; do sleep 0.1; done; echo complete"#,
+        gate.display()
+    );
+    a.add("long", "in 1s", &[], &["sh", "-c", &long]);
     b.add(
         "doomed",
         "in 1s",
@@ -118,6 +124,7 @@ fn headline_restart_mid_run_scoped_survives_degraded_is_unknown() {
         !fs::read_to_string(&output_a).unwrap().contains("complete"),
         "the scoped job finished before the restart; the test proves nothing"
     );
+    fs::write(&gate, b"").unwrap();
 
     // The degraded run died with the old gateway's cgroup; the new gateway's
     // startup sweep says so.
@@ -187,9 +194,13 @@ fn headline_restart_mid_run_scoped_survives_degraded_is_unknown() {
 fn sigkill_with_twenty_scoped_runs_all_adopted_none_twice() {
     let h = TestHome::new();
     let ledger_file = h.path("ran.txt");
+    let gate = h.path("gate");
+    // Each run notes itself, then waits for the test to open the gate (so
+    // all 20 are still running when the new gateway sweeps).
     let script = format!(
-        r#"echo "$HERMES_CRON_EXECUTION_ID" >> {}; sleep 8"#,
-        ledger_file.display()
+        r#"echo "$HERMES_CRON_EXECUTION_ID" >> {}; sleep 2; while [ ! -e {} ]; do sleep 0.1; done"#,
+        ledger_file.display(),
+        gate.display()
     );
     let mut gw = h.start_gateway();
     gw.wait_ready();
@@ -223,6 +234,7 @@ fn sigkill_with_twenty_scoped_runs_all_adopted_none_twice() {
         );
     }
     assert!(gw2.log().contains("adopted=20"), "{}", gw2.log());
+    fs::write(&gate, b"").unwrap();
     for id in &ids {
         let row = h.wait_terminal(id, Duration::from_secs(60));
         assert_eq!(row["state"], "succeeded", "{row}");

@@ -102,4 +102,6 @@ fn wedged_loop_with_watchdog_disabled_stays_up_and_answers_sigterm() {
     let last = life.last().expect("lifecycle lines");
     assert_eq!(last["event"], "exit", "{life:?}");
     assert_eq!(last["reason"], "signal", "{life:?}");
+    assert_eq!(last["exit_code"], 0, "{life:?}");
+    assert!(gw.log().contains("wedged"), "{}", gw.log());
 }

@@ -143,11 +143,15 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
         }
     };
     let shared = Arc::new(Shared::default());
+    let probe_handle = rt.handle().clone();
     let stop_requests = match signals::spawn(
         home.clone(),
         shared.clone(),
         clock.clone(),
         signals::STOP_GRACE,
+        move |probe| {
+            probe_handle.spawn(async move { probe() });
+        },
     ) {
         Ok(rx) => rx,
         Err(e) => {
