@@ -32,10 +32,12 @@ fn worker_of(row: &Value) -> ProcessIdentity {
 /// - `claimed`, claimer dead: a gateway with the crash point `after_claim_commit`;
 /// - `running` scoped, worker and scope dead: its scope SIGKILLed;
 /// - `running` scoped, worker dead, scope alive (the job outlived its worker);
-/// - `running` degraded, worker dead: its session SIGKILLed.
+/// - `running` degraded, worker dead: its session SIGKILLed;
+/// - `running` scoped, worker dead right after adopting (crash point
+///   `worker_after_adopt`, a `spawn`ed run).
 ///
-/// Returns (claimed id, [scope gone id, scope left id, degraded id], units).
-fn make_stale_rows(h: &TestHome) -> (String, [String; 3], StopUnits) {
+/// Returns (claimed id, [scope gone, scope left, degraded, crashed], units).
+fn make_stale_rows(h: &TestHome) -> (String, [String; 4], StopUnits) {
     let no_bus = h.path("empty-runtime-dir");
     std::fs::create_dir_all(&no_bus).unwrap();
     let never = h.path("never-ran.txt");
@@ -107,6 +109,30 @@ fn make_stale_rows(h: &TestHome) -> (String, [String; 3], StopUnits) {
         Duration::from_secs(30),
         || (!w_gone.is_alive() && !w_left.is_alive() && !w_degraded.is_alive()).then_some(()),
     );
+    // A worker that dies right after adopting (`spawn` sweeps nothing
+    // itself, so the claimed row above stays as it is).
+    let mut cmd = h.cmd(["spawn", "--name", "crashed", "--", "sleep", "120"]);
+    cmd.env("HERMES_CRON_CRASH_AT", "worker_after_adopt");
+    h.run_detached(cmd);
+    let crashed = h.wait_for(
+        "the crashed worker's row to be running",
+        Duration::from_secs(30),
+        || {
+            h.runs_of("crashed")
+                .into_iter()
+                .find(|r| r["state"] == "running")
+        },
+    );
+    let crashed_pid = crashed["pid"].as_u64().unwrap() as u32;
+    h.wait_for(
+        "the crashed worker to be gone",
+        Duration::from_secs(30),
+        || {
+            gateway_support::proc_state(crashed_pid)
+                .is_none_or(|st| st == 'Z')
+                .then_some(())
+        },
+    );
     h.wait_for(
         "the killed scope to be gone",
         Duration::from_secs(30),
@@ -117,7 +143,12 @@ fn make_stale_rows(h: &TestHome) -> (String, [String; 3], StopUnits) {
     );
     (
         s(&claimed, "id"),
-        [s(&gone, "id"), s(&left, "id"), s(&degraded, "id")],
+        [
+            s(&gone, "id"),
+            s(&left, "id"),
+            s(&degraded, "id"),
+            s(&crashed, "id"),
+        ],
         units,
     )
 }
@@ -128,11 +159,11 @@ fn make_stale_rows(h: &TestHome) -> (String, [String; 3], StopUnits) {
 #[test]
 fn startup_sweep_resolves_stale_rows_with_reasons_and_is_idempotent() {
     let h = TestHome::new();
-    let (claimed, [gone, left, degraded], _units) = make_stale_rows(&h);
+    let (claimed, [gone, left, degraded, crashed], _units) = make_stale_rows(&h);
 
     let mut gw = h.start_gateway();
     gw.wait_ready();
-    assert!(gw.log().contains("unknown=4"), "{}", gw.log());
+    assert!(gw.log().contains("unknown=5"), "{}", gw.log());
 
     let row = |id: &str| h.row(id).unwrap();
     let r = row(&claimed);
@@ -169,7 +200,16 @@ fn startup_sweep_resolves_stale_rows_with_reasons_and_is_idempotent() {
         why.contains(&format!("worker pid {}", r["pid"])) && why.contains("gone"),
         "{why}"
     );
-    for id in [&claimed, &gone, &left, &degraded] {
+    let r = row(&crashed);
+    assert_eq!(r["state"], "unknown", "{r}");
+    assert_eq!(r["reason_code"], "worker_died", "{r}");
+    let why = s(&r, "reason");
+    assert!(
+        why.contains(&format!("checked scope {}: gone", s(&r, "unit")))
+            && why.contains(&format!("worker pid {}", r["pid"])),
+        "{why}"
+    );
+    for id in [&claimed, &gone, &left, &degraded, &crashed] {
         assert!(gw.log().contains(id.as_str()), "{id} not logged");
     }
     assert!(!h.path("never-ran.txt").exists(), "the orphaned claim ran");
@@ -211,7 +251,7 @@ fn boot_in_rollback_journal_mode_with_stale_rows_does_not_deadlock() {
     // The hard timeout: a self-deadlock would wait out the busy timeout (15 s)
     // at least once per statement.
     gw.wait_log("gateway ready", Duration::from_secs(20));
-    assert!(gw.log().contains("unknown=4"), "{}", gw.log());
+    assert!(gw.log().contains("unknown=5"), "{}", gw.log());
     for id in std::iter::once(&claimed).chain(stale.iter()) {
         assert_eq!(h.row(id).unwrap()["state"], "unknown");
     }

@@ -73,12 +73,24 @@ fn wait_terminal(
 /// at most [`ADOPT_WAIT`]. The row is `claimed` by us until then, and any
 /// dead-owner check (another `run`, `tick`, a gateway's startup sweep) that
 /// found us gone would resolve it `unknown` before the worker could run it.
-fn wait_adopted(db: &Db, id: &ExecutionId, mut child: Child) -> anyhow::Result<()> {
+fn wait_adopted(
+    ctx: &Ctx,
+    db: &Db,
+    id: &ExecutionId,
+    claimer: &str,
+    mut child: Child,
+) -> anyhow::Result<()> {
     let deadline = monotonic() + ADOPT_WAIT;
     while monotonic() < deadline {
         let (row, _) = ledger::get_execution(db.conn(), id)?
             .ok_or_else(|| failure(format!("execution {id} vanished from the ledger")))?;
-        if row.state != ExecState::Claimed || child.try_wait()?.is_some() {
+        if row.state != ExecState::Claimed {
+            break;
+        }
+        if let Some(status) = child.try_wait()? {
+            let how = std::os::unix::process::ExitStatusExt::into_raw(status);
+            let how = describe_wait_status(how);
+            resolve_unadopted(db, id, claimer, child.id(), &how, ctx.now())?;
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -159,7 +171,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         Dispatched::NotSpawned { message } => return Err(failure(message)),
     };
     if !(wait || foreground) {
-        wait_adopted(&db, &claimed.id, child)?;
+        wait_adopted(ctx, &db, &claimed.id, &claimed.owner, child)?;
         return Ok(exit::OK);
     }
     if foreground {
