@@ -369,3 +369,33 @@ fn regression_a_timed_out_job_dies_by_the_sigterm() {
     assert_eq!(row["state"], "timed_out", "{row}");
     assert_eq!(row["signal"], libc::SIGTERM, "{row}");
 }
+
+/// Regression: a retry that came due while its job was paused was dropped
+/// from the queue and never ran after `resume`; it now waits for the resume.
+#[test]
+fn regression_a_retry_owed_while_paused_runs_after_resume() {
+    let home = TestHome::new();
+    home.add(
+        Some("2026-06-01T10:00:00Z"),
+        "flaky",
+        "every 1h",
+        &["--retries", "1", "--retry-backoff", "1s", "--", "false"],
+    );
+    home.tick("2026-06-01T11:00:00Z");
+    home.settle(None, 1);
+    home.cmd(&["pause", "flaky"]).run().ok();
+    home.tick("2026-06-01T11:00:05Z");
+    assert_eq!(home.runs(None).len(), 1, "no retry while paused");
+    home.cmd(&["resume", "flaky"])
+        .now("2026-06-01T11:00:06Z")
+        .run()
+        .ok();
+    home.tick("2026-06-01T11:00:07Z");
+    let rows = home.settle(None, 2);
+    assert!(
+        rows.iter()
+            .any(|r| r["attempt"] == 2 && r["source"] == "retry"),
+        "{}",
+        summary(&rows)
+    );
+}

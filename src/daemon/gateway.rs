@@ -1,19 +1,22 @@
 //! `hermes-cron gateway`: set up, sweep, serve, shut down.
 //!
-//! Order at start: check the home is ours and private, take the instance
+//! Order at start: block SIGTERM/SIGINT (before any thread exists, see
+//! `signals.rs`), check the home is ours and private, take the instance
 //! lock, load the config (values read once, here), record the start, start
-//! the heartbeat and watchdog threads, then in the runtime: open the ledger,
+//! the signal, heartbeat and watchdog threads, then in the runtime: open the ledger,
 //! run the startup sweep, fire `@reboot` jobs, say `READY=1`, and loop. Every
 //! argument is computed before any lock is taken, and nothing reads config at
 //! static-init time, so boot cannot deadlock on itself.
 
 use super::event_loop::{EventLoop, LoopExit, Signals};
+use super::farewell;
 use super::heartbeat;
 use super::instance;
 use super::lifecycle;
 use super::monitor::{Monitor, probe};
 use super::notify::Notifier;
 use super::runs::Runs;
+use super::signals;
 use super::state::Shared;
 use super::wake::DbWatcher;
 use super::watchdog::{self, WatchdogTiming};
@@ -79,8 +82,14 @@ fn fail(home: &Home, clock: &dyn Clock, code: i32, msg: &str) -> i32 {
     code
 }
 
-/// Run the gateway with explicit dependencies.
+/// Run the gateway with explicit dependencies. Call it before this process
+/// starts any thread: it blocks SIGTERM and SIGINT for a thread of its own,
+/// and threads started earlier would not inherit that.
 pub fn run_with(home: Home, deps: Deps) -> i32 {
+    if let Err(e) = signals::block() {
+        eprintln!("hermes-cron gateway: cannot block SIGTERM/SIGINT: {e}");
+        return exit::FAILURE;
+    }
     if let Err(msg) = instance::check_private(&home) {
         eprintln!("hermes-cron gateway: {msg}");
         return exit::USAGE;
@@ -130,6 +139,26 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
         }
     };
     let shared = Arc::new(Shared::default());
+    let probe_handle = rt.handle().clone();
+    let stop_requests = match signals::spawn(
+        home.clone(),
+        shared.clone(),
+        clock.clone(),
+        signals::STOP_GRACE,
+        move |probe| {
+            probe_handle.spawn(async move { probe() });
+        },
+    ) {
+        Ok(rx) => rx,
+        Err(e) => {
+            return fail(
+                &home,
+                clock.as_ref(),
+                exit::FAILURE,
+                &format!("cannot start the signal thread: {e}"),
+            );
+        }
+    };
     let stop = Arc::new(AtomicBool::new(false));
     if let Err(e) = heartbeat::spawn(home.clone(), shared.clone(), clock.clone(), stop.clone()) {
         return fail(
@@ -171,9 +200,14 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
         zone,
         clock.clone(),
         deps.manager,
-        shared,
+        shared.clone(),
+        stop_requests,
     ));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if !shared.claim_exit() {
+        // The watchdog or the signal thread is ending the process right now.
+        farewell::park_forever();
+    }
     match outcome {
         Ok(LoopExit::Signal(sig)) => {
             tracing::info!(
@@ -194,9 +228,11 @@ async fn serve(
     clock: Arc<dyn Clock>,
     manager: Option<Arc<dyn UnitManager>>,
     shared: Arc<Shared>,
+    stop_requests: signals::StopRequests,
 ) -> Result<LoopExit, String> {
-    // Signals first, so a SIGTERM during the sweep is not lost.
-    let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    // SIGCHLD before anything is spawned; stop requests queue up meanwhile.
+    let signals = Signals::install(stop_requests)
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     shared.set_doing("opening the ledger");
     let mut db = Db::open(&home.db_file()).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
     if !db.journal().is_wal() {

@@ -4,7 +4,8 @@
 //! quietly) and reaps it. Scoped dispatch moves the held pid into its scope
 //! between the two.
 //!
-//! Nothing blocks in `pre_exec` (only `setsid`, which is async-signal-safe):
+//! Nothing blocks in `pre_exec` (only `setsid` and unblocking signals, both
+//! async-signal-safe):
 //! `spawn()` waits for the exec, so a blocking hook would deadlock us.
 //!
 //! A detached worker keeps none of the launcher's stdio: its stdout is
@@ -87,12 +88,15 @@ impl HeldWorker {
         match attach {
             Attach::Detached => {
                 cmd.stdout(Stdio::null()).stderr(worker_log(call.home));
-                // SAFETY: setsid is async-signal-safe and touches no memory.
+                // SAFETY: setsid and pthread_sigmask are async-signal-safe
+                // and touch no memory of ours. The mask: the gateway blocks
+                // SIGTERM/SIGINT for its signal thread; a worker starts clean.
                 unsafe {
                     cmd.pre_exec(|| {
                         nix::unistd::setsid()
                             .map(|_| ())
-                            .map_err(std::io::Error::from)
+                            .map_err(std::io::Error::from)?;
+                        crate::process::unblock_all_signals()
                     });
                 }
             }

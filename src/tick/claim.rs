@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::home::Home;
 use crate::ids::{ExecutionId, JobId};
-use crate::job::{CatchUp, Job, JobState, Overlap};
+use crate::job::{CatchUp, Job, Overlap};
 use crate::ledger::{self, ExecState, Execution, NewRow, RunSpec, Source};
 use crate::process::Owner;
 use crate::schedule::{Instant, Tz};
@@ -289,9 +289,6 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
         let Some(job) = store::get_job(tx, &job_id)? else {
             continue;
         };
-        if matches!(job.state, JobState::Paused { .. }) {
-            continue;
-        }
         let running = active.get(&job.id).cloned().unwrap_or_default();
         w.single(
             &job,

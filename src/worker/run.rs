@@ -290,20 +290,11 @@ fn spawn_job(
     if let Some(dir) = &spec.workdir {
         cmd.current_dir(dir);
     }
-    // The worker blocks the signals it waits for (see `supervise`), and a
-    // blocked mask survives fork and exec; `Command` does not reset it. A job
-    // started with SIGTERM blocked ignores the timeout's and the operator's
-    // SIGTERM until the SIGKILL after the grace. Start the job unblocked.
-    // SAFETY: sigemptyset and sigprocmask are async-signal-safe; no allocation.
+    // We block SIGTERM, SIGINT, SIGHUP and SIGCHLD to take them with
+    // sigtimedwait; the job must start with none blocked.
+    // SAFETY: unblock_all_signals is one async-signal-safe call.
     unsafe {
-        cmd.pre_exec(|| {
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut none);
-            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(crate::process::unblock_all_signals);
     }
     let child = cmd.spawn()?;
     // `cmd` still holds the write ends; drop it so EOF comes when the job's side closes.
