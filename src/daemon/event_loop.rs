@@ -261,7 +261,7 @@ impl EventLoop {
     /// Reap every exited child and settle its run.
     async fn on_children_exited(&mut self) {
         self.shared.set_doing("reaping workers");
-        for (pid, _status) in reap_children() {
+        for (pid, status) in reap_children() {
             let Some(t) = self.runs.reaped(pid) else {
                 continue;
             };
@@ -278,7 +278,22 @@ impl EventLoop {
                     );
                 }
                 Some(r) => {
-                    if let Some((code, reason)) = judge_active(&r, &ProcLiveness::default()) {
+                    // Our worker is gone. A row it never adopted is still
+                    // `claimed` under us (alive), so the dead-owner check
+                    // would leave it, and overlap `skip` would skip the job
+                    // until the next restart.
+                    let verdict = judge_active(&r, &ProcLiveness::default()).or_else(|| {
+                        (r.state == ExecState::Claimed).then(|| {
+                            (
+                                "worker_died",
+                                format!(
+                                    "worker pid {pid} ended ({}) before adopting its row; the job never started",
+                                    describe_wait_status(status)
+                                ),
+                            )
+                        })
+                    });
+                    if let Some((code, reason)) = verdict {
                         let outcome = ledger::Outcome::with_reason(
                             ExecState::Unknown,
                             code,
@@ -324,5 +339,16 @@ impl EventLoop {
                 &outcome,
             );
         }
+    }
+}
+
+/// A `waitpid` status in words.
+fn describe_wait_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exit code {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        crate::process::signal_name(libc::WTERMSIG(status))
+    } else {
+        format!("wait status {status}")
     }
 }

@@ -101,6 +101,7 @@ pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimRepo
     };
     let tx = db.immediate()?;
     let report = claim_in(&tx, ctx)?;
+    crate::crash::point("claim_before_commit");
     tx.commit()?;
     drop(lock);
     crate::crash::point("after_claim_commit");
@@ -319,6 +320,7 @@ pub fn claim_manual(
     w.row(job, &spec, None, 1, decision, Source::Manual, &replace)?;
     let report = w.report;
     tx.commit()?;
+    crate::crash::point("after_claim_commit");
     Ok(report)
 }
 
