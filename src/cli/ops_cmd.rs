@@ -58,6 +58,8 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         heartbeat_age_ms: beat
             .as_ref()
             .map(|b| (now - b.updated_at).num_milliseconds()),
+        heartbeat_stale: gateway != GatewayHealth::NotRunning
+            && beat.as_ref().is_some_and(|b| b.file_stale(now)),
         loop_counter: beat.as_ref().map(|b| b.loop_counter),
         loop_counter_still_ms: beat
             .as_ref()

@@ -1,5 +1,6 @@
-//! Watching running work on a fixed period: adopted runs to their end,
-//! stalled workers, the scope capability, and systemd's watchdog and status.
+//! Watching running work on a fixed period: adopted runs to their end, rows
+//! of dead owners, stalled workers, the scope capability, and systemd's
+//! watchdog and status.
 //! The period is also the loop's liveness beat: each one bumps the progress
 //! counter the heartbeat file carries.
 
@@ -66,6 +67,7 @@ impl Monitor {
         self.notifier.watchdog();
         self.notice_own_gap(now);
         self.watch_adopted(db, launcher, runs, now).await;
+        resolve_orphans(db, now);
         self.stop_stalled_runs(db, launcher, now).await;
         if self.next_probe.is_none_or(|at| monotonic() >= at) {
             self.next_probe = Some(monotonic() + PROBE_EVERY);
@@ -172,6 +174,21 @@ impl Monitor {
                 }
             }
         }
+    }
+}
+
+/// Rows whose owner died while we run: a `run` or `tick` killed after its
+/// claim, or a claimed row the startup sweep left to a live worker that then
+/// died before adopting it. Nobody else resolves them while the gateway
+/// lives, and overlap `skip` would skip their job until the next restart.
+fn resolve_orphans(db: &Db, now: Instant) {
+    match crate::sweep::resolve_dead_owners(db, now) {
+        Ok(resolved) => {
+            for r in resolved {
+                tracing::warn!(job = %r.execution.job_name, execution = %r.execution.id, reason = r.reason_code, "resolved unknown: {}", r.reason);
+            }
+        }
+        Err(e) => tracing::error!("failed to resolve rows of dead owners: {e:#}"),
     }
 }
 

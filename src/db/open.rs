@@ -289,7 +289,7 @@ fn requested_journal() -> Result<&'static str, DbError> {
     }
 }
 
-fn busy_timeout() -> Duration {
+pub(crate) fn busy_timeout() -> Duration {
     std::env::var(BUSY_TIMEOUT_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())

@@ -27,6 +27,10 @@ pub struct StatusReport {
     pub pid: Option<u32>,
     pub uptime_s: Option<i64>,
     pub heartbeat_age_ms: Option<i64>,
+    /// The heartbeat file has not been rewritten for 3 periods while its
+    /// writer lives: the gateway cannot write its state directory (a full
+    /// disk) or is wedged. Its contents (loop counter, last tick) are old.
+    pub heartbeat_stale: bool,
     pub loop_counter: Option<u64>,
     pub loop_counter_still_ms: Option<i64>,
     pub last_tick: Option<crate::daemon::TickSummary>,
@@ -80,6 +84,11 @@ pub fn render(r: &StatusReport) -> String {
             "running (pid {}, up {})",
             r.pid.unwrap_or_default(),
             human_ms(r.uptime_s.unwrap_or_default() * 1000)
+        ),
+        GatewayHealth::Stalled if r.heartbeat_stale => format!(
+            "STALLED (pid {}: its heartbeat file has not been rewritten for {}, more than {STALL_PERIODS} heartbeat periods: it cannot write its state directory (disk full?) or is wedged; what follows is as old)",
+            r.pid.unwrap_or_default(),
+            human_ms(r.heartbeat_age_ms.unwrap_or_default())
         ),
         GatewayHealth::Stalled => format!(
             "STALLED (pid {}: its loop counter has not moved for {}; more than {STALL_PERIODS} heartbeat periods)",

@@ -101,6 +101,7 @@ pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimRepo
     };
     let tx = db.immediate()?;
     let report = claim_in(&tx, ctx)?;
+    crate::crash::point("claim_before_commit");
     tx.commit()?;
     drop(lock);
     crate::crash::point("after_claim_commit");
@@ -318,6 +319,7 @@ pub fn claim_manual(
     w.single(job, running, None, 1, Source::Manual)?;
     let report = w.report;
     tx.commit()?;
+    crate::crash::point("after_claim_commit");
     Ok(report)
 }
 

@@ -15,6 +15,11 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod gateway;
+pub mod invariants;
+pub mod scene;
+pub mod tmpfs;
+
 use hermes_cron::clock::monotonic;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -239,6 +244,16 @@ impl Running {
         self.child.id()
     }
 
+    /// What it wrote to stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        std::fs::read_to_string(&self.err_path).unwrap_or_default()
+    }
+
+    /// Its exit status, if it has exited (reaps it).
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("try_wait")
+    }
+
     /// Wait for it to exit; kill it and fail the test past the hard timeout.
     pub fn wait(mut self) -> Out {
         let start = monotonic();
@@ -286,11 +301,21 @@ pub struct TestHome {
 
 impl TestHome {
     pub fn new() -> TestHome {
+        TestHome::with_home(None)
+    }
+
+    /// A home at `home` (e.g. on a filesystem the test mounted) instead of
+    /// `<tmp>/home`; the scratch dir stays in the temp dir.
+    pub fn at(home: &Path) -> TestHome {
+        TestHome::with_home(Some(home.to_path_buf()))
+    }
+
+    fn with_home(home: Option<PathBuf>) -> TestHome {
         let tmp = tempfile::Builder::new()
             .prefix("hermes-cron-test-")
             .tempdir()
             .expect("temp dir");
-        let home = tmp.path().join("home");
+        let home = home.unwrap_or_else(|| tmp.path().join("home"));
         let scratch = tmp.path().join("scratch");
         std::fs::create_dir(&scratch).expect("scratch dir");
         TestHome {
