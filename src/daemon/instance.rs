@@ -103,7 +103,7 @@ mod tests {
         home.ensure().unwrap();
         // Another open file description holds the lock; the recorded pid is dead.
         let path = home.state_dir().join("gateway.lock");
-        let file = OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
