@@ -88,15 +88,27 @@ fn soak(bus: Bus, label: &str) {
     let warmup = Duration::from_secs((secs / 6).max(10));
     let mut rss_warm = 0;
     let mut fds_warm = 0;
+    // A worker is a zombie from its exit until the gateway reaps it on
+    // SIGCHLD; under load that can take a moment. A zombie that stays is a
+    // leak: remember when each was first seen.
+    let mut zombie_since: HashMap<u32, std::time::Instant> = HashMap::new();
     let mut zombies_seen = 0usize;
-    let mut max_zombie_streak = 0usize;
-    let mut streak = 0usize;
+    let mut longest_zombie = Duration::ZERO;
     while hermes_cron::clock::elapsed(start) < Duration::from_secs(secs) {
         std::thread::sleep(Duration::from_millis(500));
-        let zombies = children_of(pid).iter().filter(|(_, s)| *s == 'Z').count();
-        zombies_seen += zombies;
-        streak = if zombies > 0 { streak + 1 } else { 0 };
-        max_zombie_streak = max_zombie_streak.max(streak);
+        let zombies: HashSet<u32> = children_of(pid)
+            .iter()
+            .filter(|(_, s)| *s == 'Z')
+            .map(|(p, _)| *p)
+            .collect();
+        zombies_seen += zombies.len();
+        zombie_since.retain(|p, _| zombies.contains(p));
+        for z in zombies {
+            let since = *zombie_since
+                .entry(z)
+                .or_insert_with(hermes_cron::clock::monotonic);
+            longest_zombie = longest_zombie.max(hermes_cron::clock::elapsed(since));
+        }
         if rss_warm == 0 && hermes_cron::clock::elapsed(start) >= warmup {
             rss_warm = status_field(pid, "VmRSS:");
             fds_warm = open_fds(pid);
@@ -125,7 +137,7 @@ fn soak(bus: Bus, label: &str) {
         .collect();
     let ran_set: HashSet<&String> = ran.iter().collect();
     println!(
-        "load[{label}]: {jobs} jobs, {secs}s, {} rows, {} runs; gateway RSS {rss_warm} kB after warm-up, {rss_end} kB at the end (peak {hwm} kB); fds {fds_warm} -> {fds_end}; zombie samples {zombies_seen} (longest streak {max_zombie_streak} x 0.5s)",
+        "load[{label}]: {jobs} jobs, {secs}s, {} rows, {} runs; gateway RSS {rss_warm} kB after warm-up, {rss_end} kB at the end (peak {hwm} kB); fds {fds_warm} -> {fds_end}; zombie samples {zombies_seen} (longest unreaped {longest_zombie:?})",
         rows.len(),
         ran.len()
     );
