@@ -14,6 +14,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use support::cli::{Bus, Hermes, PATIENCE, children_of, wait_for};
 
+/// A zombie child older than this was not reaped: a leak, not a delay.
+const ZOMBIE_LIMIT: Duration = Duration::from_secs(10);
+
 fn knob(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
