@@ -10,6 +10,10 @@
 //!   invariants; one malformed entry anywhere refuses the whole file (no
 //!   half-import), and without it the same file imports every entry.
 //!
+//! - The committed fuzz corpus (`tests/fuzz/corpus/<target>/`) replays clean
+//!   through the fuzz targets' own checks (`tests/fuzz/checks.rs`), so every
+//!   input the fuzzer kept, crashes it found included, is a regression test.
+//!
 //! Case counts are small (the whole file runs in a few seconds); the fuzz
 //! targets do the long runs.
 
@@ -23,6 +27,9 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::HashSet;
 use std::path::Path;
+
+#[path = "fuzz/checks.rs"]
+mod fuzz_checks;
 
 const ZONES: [Tz; 6] = [
     Tz::UTC,
@@ -253,6 +260,41 @@ proptest! {
         let _ = Schedule::from_canonical(&text);
         if let Ok(schedule) = Schedule::parse(&text, now, zone) {
             check_parsed(&schedule, &text, now, zone)?;
+        }
+    }
+}
+
+/// Anywhere in chrono's range, the ends included.
+fn instant_anywhere() -> impl Strategy<Value = Instant> {
+    let (min, max) = (
+        DateTime::<chrono::Utc>::MIN_UTC.timestamp(),
+        DateTime::<chrono::Utc>::MAX_UTC.timestamp(),
+    );
+    prop_oneof![
+        (min..=max).prop_map(|s| DateTime::from_timestamp(s, 0).unwrap()),
+        (0i64..200_000).prop_map(move |s| DateTime::from_timestamp(max - s, 0).unwrap()),
+        (0i64..200_000).prop_map(move |s| DateTime::from_timestamp(min + s, 0).unwrap()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// `next_after` and `period_at` never panic, wherever in time they are
+    /// asked (regression: `wall.rs` panicked within a day of `MAX_UTC`).
+    #[test]
+    fn next_after_never_panics_anywhere_in_time(
+        text in schedule_text(),
+        now in instant(),
+        after in instant_anywhere(),
+        anchor in instant_anywhere(),
+        zone in zone(),
+    ) {
+        if let Ok(schedule) = Schedule::parse(&text, now, zone) {
+            if let Some(fire) = schedule.next_after(after, zone, anchor) {
+                prop_assert!(fire.at > after);
+                let _ = schedule.period_at(fire.at, zone, anchor);
+            }
         }
     }
 }
@@ -629,7 +671,7 @@ fn bad_job() -> impl Strategy<Value = serde_json::Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(150))]
 
     #[test]
     fn import_never_panics_on_arbitrary_text(text in any::<String>(), zone in zone()) {
@@ -702,4 +744,46 @@ proptest! {
         let result = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone);
         prop_assert!(result.is_err(), "{:?} was imported around: {:?}", bad, result);
     }
+}
+
+// ---------------------------------------------------------------------------
+// The fuzz corpus, replayed.
+
+/// Every file of `tests/fuzz/corpus/<target>/` through the target's check.
+fn replay(target: &str, check: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz/corpus")
+        .join(target);
+    let mut failed = Vec::new();
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        count += 1;
+        if std::panic::catch_unwind(|| check(&bytes)).is_err() {
+            failed.push(path.display().to_string());
+        }
+    }
+    assert!(count > 0, "no corpus in {}", dir.display());
+    assert!(
+        failed.is_empty(),
+        "{} of {count} inputs fail:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn fuzz_corpus_replays_clean_schedule() {
+    replay("schedule", fuzz_checks::schedule);
+}
+
+#[test]
+fn fuzz_corpus_replays_clean_config() {
+    replay("config", fuzz_checks::config);
+}
+
+#[test]
+fn fuzz_corpus_replays_clean_import() {
+    replay("import", fuzz_checks::import);
 }
