@@ -290,11 +290,11 @@ proptest! {
         anchor in instant_anywhere(),
         zone in zone(),
     ) {
-        if let Ok(schedule) = Schedule::parse(&text, now, zone) {
-            if let Some(fire) = schedule.next_after(after, zone, anchor) {
-                prop_assert!(fire.at > after);
-                let _ = schedule.period_at(fire.at, zone, anchor);
-            }
+        if let Ok(schedule) = Schedule::parse(&text, now, zone)
+            && let Some(fire) = schedule.next_after(after, zone, anchor)
+        {
+            prop_assert!(fire.at > after);
+            let _ = schedule.period_at(fire.at, zone, anchor);
         }
     }
 }
