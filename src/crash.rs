@@ -7,12 +7,15 @@
 //!
 //! | point | where |
 //! |---|---|
-//! | `after_claim_commit` | tick/gateway: the claim committed, the lock released, nothing dispatched |
+//! | `claim_before_commit` | tick/gateway: every row of the pass inserted, the transaction not yet committed, the tick lock held |
+//! | `after_claim_commit` | tick/gateway/`run`: the claim committed, the lock released, nothing dispatched |
 //! | `after_worker_spawn` | launcher: the worker is spawned and held, no scope asked for yet |
 //! | `after_scope_created` | launcher: the scope exists, the go byte not yet written |
 //! | `after_go` | launcher: the go byte written |
+//! | `worker_before_adopt` | worker: released (go byte read) and its row read, the adopting compare-and-set not yet made |
 //! | `worker_after_adopt` | worker: the row is `running`, the job not yet started |
 //! | `worker_before_finish` | worker: the job ended, the terminal row not yet written |
+//! | `worker_after_finish` | worker: the terminal row written, the worker not yet exited |
 //! | `sweep_before_resolve` | sweep: about to resolve the first stale row |
 
 use std::sync::OnceLock;

@@ -109,6 +109,18 @@ fn io_error(path: &Path, source: io::Error) -> WriteError {
     }
 }
 
+/// Open (creating, 0600, close-on-exec) a file used only for `flock`.
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(FILE_MODE)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,61 +261,6 @@ async fn real_concurrent_starts_share_one_connection() {
     }
 }
 
-/// Not a check: prints the latency of `start_scope` against `systemd-run --scope`.
-/// `cargo test --test systemd_scope -- --ignored --nocapture real_measure`
-#[tokio::test]
-#[ignore = "measurement, run by hand"]
-async fn real_measure_start_scope_latency() {
-    const RUNS: usize = 50;
-    let manager = real_manager::connect().await;
-    let env = real_manager::bus_env();
-    let median = |mut v: Vec<Duration>| {
-        v.sort();
-        (v[v.len() / 2], v[v.len() * 9 / 10])
-    };
-    let mut ours = Vec::new();
-    for i in 0..RUNS {
-        let child = ChildGuard::sleeper();
-        let name = scope_unit_name(&format!("measure {i}"), &execution_id());
-        let start = monotonic();
-        manager
-            .start_scope(&spec_for(&name, child.pid()))
-            .await
-            .unwrap();
-        ours.push(elapsed(start));
-        drop(child);
-    }
-    let mut theirs = Vec::new();
-    for _ in 0..RUNS {
-        let start = monotonic();
-        let status = Command::new("systemd-run")
-            .args(["--user", "--scope", "--quiet", "--collect", "/bin/true"])
-            .envs(real_manager::command_env(&env))
-            .status()
-            .unwrap();
-        theirs.push(elapsed(start));
-        assert!(status.success());
-    }
-    let mut forks = Vec::new();
-    for _ in 0..RUNS {
-        let start = monotonic();
-        Command::new("/bin/true").status().unwrap();
-        forks.push(elapsed(start));
-    }
-    println!(
-        "start_scope (fork excluded)   median/p90 {:?}",
-        median(ours)
-    );
-    println!(
-        "systemd-run --user --scope    median/p90 {:?}",
-        median(theirs)
-    );
-    println!(
-        "fork+exec /bin/true           median/p90 {:?}",
-        median(forks)
-    );
-}
-
 // ---------------------------------------------------------------------------------------
 // Against a mock manager on a private bus.
 

@@ -75,6 +75,32 @@ pub enum Command {
     },
     /// Launch a long-running worker outside any schedule (kanban workers).
     Spawn(SpawnArgs),
+    /// Is a gateway alive and making progress; can scopes be made. Exit 0 healthy, 1 otherwise.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A read-only check of the whole home; exit 1 on any finding.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the metrics (Prometheus text format).
+    Metrics,
+    /// Apply the retention limits now.
+    Prune {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import a crontab or a Hermes cron/jobs.json.
+    Import {
+        file: std::path::PathBuf,
+        /// Show what would be imported; change nothing.
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read and change config.yaml.
     Config {
         #[command(subcommand)]
@@ -87,7 +113,12 @@ pub enum ConfigAction {
     /// Print the effective value of a key.
     Get { key: String },
     /// Validate and write a value, keeping every other key.
-    Set { key: String, value: String },
+    Set {
+        key: String,
+        /// A negative number is a value to refuse by range, not a flag.
+        #[arg(allow_negative_numbers = true)]
+        value: String,
+    },
     /// Remove a key so its built-in default applies.
     Unset { key: String },
     /// Every key, its value and where it came from.

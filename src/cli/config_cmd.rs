@@ -8,7 +8,12 @@ use crate::home::ensure_private_dir;
 pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
     let path = ctx.home.config_file();
     match action {
-        ConfigAction::Get { key } => println!("{}", config::get(&path, &key)?),
+        ConfigAction::Get { key } => {
+            // Loading through the context reports each invalid value once,
+            // as every other command does; `get` then prints the default.
+            ctx.config()?;
+            println!("{}", config::get(&path, &key)?)
+        }
         ConfigAction::Set { key, value } => {
             ensure_private_dir(ctx.home.root())?;
             config::set(&path, &key, &value)?;
@@ -18,7 +23,10 @@ pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
             config::unset(&path, &key)?;
             println!("{key} = {} (default)", config::get(&path, &key)?);
         }
-        ConfigAction::Show => print!("{}", config::show(&path)?),
+        ConfigAction::Show => {
+            ctx.config()?;
+            print!("{}", config::show(&path)?)
+        }
     }
     Ok(crate::exit::OK)
 }

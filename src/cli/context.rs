@@ -6,7 +6,6 @@ use crate::config::{self, Config};
 use crate::db::Db;
 use crate::home::Home;
 use crate::schedule::{self, Instant, Tz};
-use anyhow::Context as _;
 
 /// The resolved environment of one command.
 pub struct Ctx {
@@ -55,11 +54,22 @@ impl Ctx {
     /// Create the home if needed and open the database.
     pub fn open_db(&self) -> anyhow::Result<Db> {
         self.home.ensure()?;
-        Db::open(&self.home.db_file()).with_context(|| {
-            format!(
-                "failed to open the ledger in {}",
+        Db::open(&self.home.db_file()).map_err(|e| {
+            // SQLite says only "unable to open database file" or "disk I/O
+            // error"; name the usual cause (a read-only or foreign directory,
+            // a held lock, a full disk) when it is one.
+            let dir = self.home.cron_dir();
+            let why = match nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK) {
+                Err(errno) => format!(" ({} is not writable: {})", dir.display(), errno.desc()),
+                Ok(()) => crate::db::explain(&e, &dir)
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default(),
+            };
+            let what = format!(
+                "failed to open the ledger in {}{why}",
                 self.home.root().display()
-            )
+            );
+            anyhow::Error::from(e).context(what)
         })
     }
 

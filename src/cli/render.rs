@@ -52,24 +52,9 @@ impl Table {
     }
 }
 
-/// Make a name safe for one table cell: control characters shown escaped, long names cut.
+/// Make a name safe for one table cell.
 pub fn cell(text: &str, max: usize) -> String {
-    let clean: String = text
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect();
-    if clean.chars().count() > max {
-        let cut: String = clean.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    } else {
-        clean
-    }
+    crate::text::one_line(text, max)
 }
 
 /// `2026-12-01 08:00:00 CET` in `zone`.
@@ -186,11 +171,5 @@ mod tests {
         t.row(vec!["1".into(), "brief".into()]);
         t.row(vec!["1234".into(), "x".into()]);
         assert_eq!(t.render(), "ID    NAME\n1     brief\n1234  x\n");
-    }
-
-    #[test]
-    fn cells_escape_control_characters() {
-        assert_eq!(cell("a\nb", 10), "a\\nb");
-        assert_eq!(cell("abcdef", 4), "abc…");
     }
 }

@@ -2,7 +2,7 @@
 
 use super::args::{Cli, Command};
 use super::context::Ctx;
-use super::{config_cmd, jobs_cmd, next_cmd, run_cmd, runs_cmd, tick_cmd};
+use super::{config_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd};
 use crate::home::Home;
 
 /// Run `cli`; returns the exit code (errors carry theirs, see `exit_code_for`).
@@ -28,6 +28,15 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
         Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
         Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),
+        Command::Status { json } => ops_cmd::status(&mut ctx, json),
+        Command::Doctor { json } => ops_cmd::doctor(&mut ctx, json),
+        Command::Metrics => ops_cmd::metrics(&mut ctx),
+        Command::Prune { json } => ops_cmd::prune(&mut ctx, json),
+        Command::Import {
+            file,
+            dry_run,
+            json,
+        } => import_cmd::import(&mut ctx, &file, dry_run, json),
         Command::Config { action } => config_cmd::config(&mut ctx, action),
     }
 }

@@ -13,7 +13,7 @@ use crate::process::{Owner, OwnerRole};
 use crate::schedule;
 use crate::spawn::{SpawnError, SpawnRequest, spawn_worker};
 use crate::store;
-use crate::sweep::resolve_dead_owners;
+use crate::sweep::{describe_wait_status, resolve_dead_owners, resolve_unadopted};
 use crate::tick::{ClaimContext, claim_manual};
 use nix::sys::signal::{SigHandler, Signal, signal};
 use std::process::Child;
@@ -26,11 +26,13 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Wait until the row is terminal. The worker is our child: reap it, and if
-/// it is gone while the row is not terminal, let the dead-owner check settle it.
+/// it is gone while the row is not terminal, settle the row: still `claimed`
+/// by us (`claimer`), the worker never adopted it; else the dead-owner check.
 fn wait_terminal(
     ctx: &Ctx,
     db: &Db,
     id: &ExecutionId,
+    claimer: &str,
     mut child: Option<Child>,
 ) -> anyhow::Result<Execution> {
     let mut exited_at = None;
@@ -45,9 +47,18 @@ fn wait_terminal(
         }
         if let Some(c) = child.as_mut()
             && exited_at.is_none()
-            && c.try_wait()?.is_some()
+            && let Some(status) = c.try_wait()?
         {
             exited_at = Some(monotonic());
+            let how = std::os::unix::process::ExitStatusExt::into_raw(status);
+            resolve_unadopted(
+                db,
+                id,
+                claimer,
+                c.id(),
+                &describe_wait_status(how),
+                ctx.now(),
+            )?;
         }
         if exited_at
             .is_some_and(|t| monotonic().saturating_duration_since(t) > Duration::from_secs(1))
@@ -57,6 +68,38 @@ fn wait_terminal(
         std::thread::sleep(Duration::from_millis(25));
     }
 }
+
+/// Without `--wait`: stay until the worker has adopted its row (or ended),
+/// at most [`ADOPT_WAIT`]. The row is `claimed` by us until then, and any
+/// dead-owner check (another `run`, `tick`, a gateway's startup sweep) that
+/// found us gone would resolve it `unknown` before the worker could run it.
+fn wait_adopted(
+    ctx: &Ctx,
+    db: &Db,
+    id: &ExecutionId,
+    claimer: &str,
+    mut child: Child,
+) -> anyhow::Result<()> {
+    let deadline = monotonic() + ADOPT_WAIT;
+    while monotonic() < deadline {
+        let (row, _) = ledger::get_execution(db.conn(), id)?
+            .ok_or_else(|| failure(format!("execution {id} vanished from the ledger")))?;
+        if row.state != ExecState::Claimed {
+            break;
+        }
+        if let Some(status) = child.try_wait()? {
+            let how = std::os::unix::process::ExitStatusExt::into_raw(status);
+            let how = describe_wait_status(how);
+            resolve_unadopted(db, id, claimer, child.id(), &how, ctx.now())?;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// How long `run` (without `--wait`) waits for its worker to adopt the row.
+const ADOPT_WAIT: Duration = Duration::from_secs(10);
 
 fn describe_end(row: &Execution) -> String {
     let mut s = format!("{} {}", row.id, row.state);
@@ -128,6 +171,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         Dispatched::NotSpawned { message } => return Err(failure(message)),
     };
     if !(wait || foreground) {
+        wait_adopted(ctx, &db, &claimed.id, &claimed.owner, child)?;
         return Ok(exit::OK);
     }
     if foreground {
@@ -139,7 +183,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
             let _ = signal(Signal::SIGTERM, SigHandler::SigIgn);
         }
     }
-    let row = wait_terminal(ctx, &db, &claimed.id, Some(child))?;
+    let row = wait_terminal(ctx, &db, &claimed.id, &claimed.owner, Some(child))?;
     eprintln!("{}", describe_end(&row));
     Ok(if row.state == ExecState::Succeeded {
         exit::OK

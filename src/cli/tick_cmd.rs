@@ -7,7 +7,6 @@ use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::process::{Owner, OwnerRole};
 use crate::sweep::resolve_dead_owners;
 use crate::tick::{ClaimContext, claim_due};
-use anyhow::Context as _;
 use serde_json::json;
 
 pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
@@ -32,7 +31,12 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         owner: Owner::current(OwnerRole::Cli),
         now,
     };
-    let report = claim_due(&mut db, &claim_ctx).context("tick failed")?;
+    let report = claim_due(&mut db, &claim_ctx).map_err(|e| {
+        let why = crate::db::explain(&e, &ctx.home.cron_dir())
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        anyhow::Error::from(e).context(format!("tick failed{why}"))
+    })?;
     let Some(report) = report else {
         if as_json {
             println!("{}", json!({ "contended": true }));

@@ -10,7 +10,10 @@
 
 use super::monitor::Monitor;
 use super::runs::{Runs, reap_children};
+use super::settle::{Settled, settle_reaped};
+use super::signals::StopRequests;
 use super::state::{Shared, TickSummary};
+use super::upkeep::Upkeep;
 use super::wake::DbWatcher;
 use crate::clock::Clock;
 use crate::config::Config;
@@ -21,7 +24,6 @@ use crate::ledger::{self, ExecState};
 use crate::process::Owner;
 use crate::schedule::{Instant, Tz};
 use crate::store;
-use crate::sweep::{ProcLiveness, judge_active};
 use crate::tick::{ClaimContext, ClaimReport, ClaimedRun, claim_due};
 use futures_util::StreamExt;
 use std::collections::VecDeque;
@@ -40,18 +42,17 @@ pub enum LoopExit {
     Signal(&'static str),
 }
 
-/// The signals the loop listens to.
+/// The signals the loop listens to: stop requests from the signal thread
+/// (SIGTERM, SIGINT; see `signals.rs`) and SIGCHLD.
 pub struct Signals {
-    term: Signal,
-    int: Signal,
+    stop: StopRequests,
     child: Signal,
 }
 
 impl Signals {
-    pub fn install() -> std::io::Result<Signals> {
+    pub fn install(stop: StopRequests) -> std::io::Result<Signals> {
         Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
+            stop,
             child: signal(SignalKind::child())?,
         })
     }
@@ -69,6 +70,7 @@ pub struct EventLoop {
     pub owner: Owner,
     pub runs: Runs,
     pub monitor: Monitor,
+    pub upkeep: Upkeep,
     pub queue: VecDeque<ClaimedRun>,
     /// After a failed or contended claim, do not claim again before this.
     pub claim_backoff_until: Option<tokio::time::Instant>,
@@ -126,14 +128,14 @@ impl EventLoop {
                 _ => deadline,
             };
             tokio::select! {
-                _ = sig.term.recv() => return LoopExit::Signal("SIGTERM"),
-                _ = sig.int.recv() => return LoopExit::Signal("SIGINT"),
+                Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
                 _ = watcher.changed() => {}
                 _ = monitor_tick.tick() => {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
+                    self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
                 }
             }
         }
@@ -154,7 +156,6 @@ impl EventLoop {
         let result = claim_due(&mut self.db, &ctx);
         match result {
             Ok(Some(report)) => {
-                crate::crash::point("after_claim_commit");
                 self.claim_backoff_until = None;
                 self.claim_failures = 0;
                 self.record_claims(&report, now);
@@ -214,18 +215,29 @@ impl EventLoop {
         }
         self.shared.set_doing(format!("dispatching {n} runs"));
         let batch: Vec<ClaimedRun> = self.queue.drain(..n).collect();
-        let (db, launcher, clock) = (&self.db, &self.launcher, &self.clock);
+        let (db, launcher, clock, shared) = (&self.db, &self.launcher, &self.clock, &self.shared);
         let results: Vec<_> = futures_util::stream::iter(batch)
             .map(|run| async move {
+                // A stop request ends the batch: what is not started yet
+                // stays queued, and is recorded as not run on the way out.
+                if shared.stop_requested() {
+                    return (run, None);
+                }
                 let d = launcher
                     .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
                     .await;
-                (run, d)
+                // A long batch is progress, not a frozen loop.
+                shared.bump();
+                (run, Some(d))
             })
             .buffer_unordered(DISPATCH_CONCURRENCY)
             .collect()
             .await;
         for (run, result) in results {
+            let Some(result) = result else {
+                self.queue.push_back(run);
+                continue;
+            };
             match result {
                 Ok(Dispatched::Started {
                     mode,
@@ -262,41 +274,30 @@ impl EventLoop {
     /// Reap every exited child and settle its run.
     async fn on_children_exited(&mut self) {
         self.shared.set_doing("reaping workers");
-        for (pid, _status) in reap_children() {
+        for (pid, status) in reap_children() {
             let Some(t) = self.runs.reaped(pid) else {
                 continue;
             };
-            let row = ledger::get_execution(self.db.conn(), &t.id)
-                .ok()
-                .flatten()
-                .map(|(r, _)| r);
-            match row {
-                Some(r) if r.state.is_terminal() => {
+            match settle_reaped(&self.db, &t.id, pid, status, &self.owner, self.clock.now()) {
+                Ok(Settled::Finished(r)) => {
                     tracing::info!(
                         job = %r.job_name, execution = %r.id, state = %r.state,
                         exit = r.exit_code.map_or("-".into(), |c| c.to_string()),
                         "finished"
                     );
                 }
-                Some(r) => {
-                    if let Some((code, reason)) = judge_active(&r, &ProcLiveness) {
-                        let outcome = ledger::Outcome::with_reason(
-                            ExecState::Unknown,
-                            code,
-                            reason.clone(),
-                            self.clock.now(),
-                        );
-                        let _ = ledger::resolve(
-                            self.db.conn(),
-                            &r.id,
-                            r.state,
-                            r.owner.as_deref(),
-                            &outcome,
-                        );
-                        tracing::warn!(job = %r.job_name, execution = %r.id, "worker exited without an outcome: {reason}");
-                    }
+                Ok(Settled::Resolved {
+                    row,
+                    state,
+                    code,
+                    reason,
+                }) => {
+                    tracing::warn!(job = %row.job_name, execution = %row.id, state = %state, reason = code, "worker exited without an outcome: {reason}");
                 }
-                None => {}
+                Ok(Settled::Untouched) => {}
+                Err(e) => {
+                    tracing::error!(execution = %t.id, "failed to settle a reaped worker's run: {:#}", anyhow::Error::from(e));
+                }
             }
             if let (Some(unit), Some(m)) = (&t.unit, self.launcher.manager()) {
                 let _ = m.release_unit(unit).await;

@@ -1,19 +1,22 @@
 //! `hermes-cron gateway`: set up, sweep, serve, shut down.
 //!
-//! Order at start: check the home is ours and private, take the instance
+//! Order at start: block SIGTERM/SIGINT (before any thread exists, see
+//! `signals.rs`), check the home is ours and private, take the instance
 //! lock, load the config (values read once, here), record the start, start
-//! the heartbeat and watchdog threads, then in the runtime: open the ledger,
+//! the signal, heartbeat and watchdog threads, then in the runtime: open the ledger,
 //! run the startup sweep, fire `@reboot` jobs, say `READY=1`, and loop. Every
 //! argument is computed before any lock is taken, and nothing reads config at
 //! static-init time, so boot cannot deadlock on itself.
 
 use super::event_loop::{EventLoop, LoopExit, Signals};
+use super::farewell;
 use super::heartbeat;
 use super::instance;
 use super::lifecycle;
 use super::monitor::{Monitor, probe};
 use super::notify::Notifier;
 use super::runs::Runs;
+use super::signals;
 use super::state::Shared;
 use super::wake::DbWatcher;
 use super::watchdog::{self, WatchdogTiming};
@@ -26,7 +29,7 @@ use crate::home::Home;
 use crate::process::{Owner, OwnerRole};
 use crate::schedule::{self, Tz};
 use crate::sweep::{Verdict, startup_sweep};
-use crate::systemd::{BusEnv, UnitManager, ZbusTimeouts, ZbusUnitManager};
+use crate::systemd::UnitManager;
 use crate::tick::{ClaimContext, claim_reboot};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -49,13 +52,9 @@ impl Deps {
     /// this process's environment.
     pub fn from_env() -> Result<Deps, String> {
         let clock = SystemClock::from_env()?;
-        let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
-            BusEnv::from_process(),
-            ZbusTimeouts::default(),
-        ));
         Ok(Deps {
             clock: Arc::new(clock),
-            manager: Some(manager),
+            manager: Some(crate::dispatch::session_manager()),
         })
     }
 }
@@ -83,8 +82,14 @@ fn fail(home: &Home, clock: &dyn Clock, code: i32, msg: &str) -> i32 {
     code
 }
 
-/// Run the gateway with explicit dependencies.
+/// Run the gateway with explicit dependencies. Call it before this process
+/// starts any thread: it blocks SIGTERM and SIGINT for a thread of its own,
+/// and threads started earlier would not inherit that.
 pub fn run_with(home: Home, deps: Deps) -> i32 {
+    if let Err(e) = signals::block() {
+        eprintln!("hermes-cron gateway: cannot block SIGTERM/SIGINT: {e}");
+        return exit::FAILURE;
+    }
     if let Err(msg) = instance::check_private(&home) {
         eprintln!("hermes-cron gateway: {msg}");
         return exit::USAGE;
@@ -134,6 +139,26 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
         }
     };
     let shared = Arc::new(Shared::default());
+    let probe_handle = rt.handle().clone();
+    let stop_requests = match signals::spawn(
+        home.clone(),
+        shared.clone(),
+        clock.clone(),
+        signals::STOP_GRACE,
+        move |probe| {
+            probe_handle.spawn(async move { probe() });
+        },
+    ) {
+        Ok(rx) => rx,
+        Err(e) => {
+            return fail(
+                &home,
+                clock.as_ref(),
+                exit::FAILURE,
+                &format!("cannot start the signal thread: {e}"),
+            );
+        }
+    };
     let stop = Arc::new(AtomicBool::new(false));
     if let Err(e) = heartbeat::spawn(home.clone(), shared.clone(), clock.clone(), stop.clone()) {
         return fail(
@@ -175,9 +200,14 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
         zone,
         clock.clone(),
         deps.manager,
-        shared,
+        shared.clone(),
+        stop_requests,
     ));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if !shared.claim_exit() {
+        // The watchdog or the signal thread is ending the process right now.
+        farewell::park_forever();
+    }
     match outcome {
         Ok(LoopExit::Signal(sig)) => {
             tracing::info!(
@@ -198,9 +228,11 @@ async fn serve(
     clock: Arc<dyn Clock>,
     manager: Option<Arc<dyn UnitManager>>,
     shared: Arc<Shared>,
+    stop_requests: signals::StopRequests,
 ) -> Result<LoopExit, String> {
-    // Signals first, so a SIGTERM during the sweep is not lost.
-    let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    // SIGCHLD before anything is spawned; stop requests queue up meanwhile.
+    let signals = Signals::install(stop_requests)
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     shared.set_doing("opening the ledger");
     let mut db = Db::open(&home.db_file()).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
     if !db.journal().is_wal() {
@@ -281,6 +313,7 @@ async fn serve(
         owner,
         runs,
         monitor: Monitor::new(period, notifier),
+        upkeep: Default::default(),
         queue,
         claim_backoff_until: None,
         claim_failures: 0,

@@ -3,13 +3,18 @@
 //! ## Locking
 //! `state/gateway.lock` is `flock`ed exclusively for the gateway's whole life
 //! (released by the kernel when it exits, however it exits); a second gateway
-//! on the same home refuses to start and names the first one's pid.
+//! on the same home refuses to start and names the first one's pid. When the
+//! pid recorded in the file is gone but the lock is still held (a child the
+//! dead gateway was forking still has the descriptor until its exec), the
+//! new gateway waits up to 3 s for it instead of refusing.
 
+use crate::clock::monotonic;
 use crate::home::Home;
 use nix::fcntl::{Flock, FlockArg};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
+use std::time::Duration;
 
 /// The held instance lock.
 #[derive(Debug)]
@@ -17,35 +22,46 @@ pub struct InstanceLock {
     _lock: Flock<File>,
 }
 
+/// How long to wait for the lock when the gateway that recorded itself in it
+/// is gone. A gateway killed while forking a worker leaves its descriptor of
+/// the lock (close-on-exec) in that child until the child's exec, a moment
+/// later; a restart in that moment must not be refused.
+const GONE_HOLDER_WAIT: Duration = Duration::from_secs(3);
+
 /// Take the instance lock, or say who holds it.
 pub fn acquire(home: &Home) -> Result<InstanceLock, String> {
     let path = home.state_dir().join("gateway.lock");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(&path)
+    let mut file = crate::fsutil::open_lock_file(&path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(mut lock) => {
-            let _ = lock.set_len(0);
-            let _ = lock.rewind();
-            let _ = write!(lock, "{}", std::process::id());
-            Ok(InstanceLock { _lock: lock })
+    let deadline = monotonic() + GONE_HOLDER_WAIT;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(mut lock) => {
+                let _ = lock.set_len(0);
+                let _ = lock.rewind();
+                let _ = write!(lock, "{}", std::process::id());
+                return Ok(InstanceLock { _lock: lock });
+            }
+            Err((mut held, nix::errno::Errno::EWOULDBLOCK)) => {
+                let mut pid = String::new();
+                let _ = held.rewind();
+                let _ = held.read_to_string(&mut pid);
+                let recorded_alive = pid.trim().parse::<i32>().is_ok_and(|p| {
+                    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).is_ok()
+                });
+                if !recorded_alive && monotonic() < deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                    file = held;
+                    continue;
+                }
+                return Err(format!(
+                    "another gateway (pid {}) is already running on {}; stop it first or use another --home",
+                    pid.trim(),
+                    home.root().display()
+                ));
+            }
+            Err((_, e)) => return Err(format!("cannot lock {}: {e}", path.display())),
         }
-        Err((mut file, nix::errno::Errno::EWOULDBLOCK)) => {
-            let mut pid = String::new();
-            let _ = file.read_to_string(&mut pid);
-            Err(format!(
-                "another gateway (pid {}) is already running on {}; stop it first or use another --home",
-                pid.trim(),
-                home.root().display()
-            ))
-        }
-        Err((_, e)) => Err(format!("cannot lock {}: {e}", path.display())),
     }
 }
 
@@ -79,6 +95,37 @@ pub fn check_private(home: &Home) -> Result<(), String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn regression_a_lock_left_to_a_dead_gateways_child_is_waited_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = Home::at(&tmp.path().join("h"));
+        home.ensure().unwrap();
+        // Another open file description holds the lock; the recorded pid is dead.
+        let path = home.state_dir().join("gateway.lock");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        let mut held = Flock::lock(file, FlockArg::LockExclusiveNonblock).unwrap();
+        write!(held, "999999999").unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        let start = monotonic();
+        let lock = acquire(&home).expect("the lock once the inheritor let go");
+        assert!(start.elapsed() >= Duration::from_millis(250));
+        releaser.join().unwrap();
+        // A live recorded holder (us) is refused at once.
+        let start = monotonic();
+        let err = acquire(&home).unwrap_err();
+        assert!(err.contains(&std::process::id().to_string()), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(1));
+        drop(lock);
+    }
 
     #[test]
     fn refuses_a_group_writable_home_and_a_second_instance() {

@@ -4,6 +4,7 @@
 
 mod dump;
 mod event_loop;
+mod farewell;
 mod gateway;
 mod heartbeat;
 mod instance;
@@ -11,8 +12,11 @@ mod lifecycle;
 mod monitor;
 mod notify;
 mod runs;
+mod settle;
+mod signals;
 mod stall;
 mod state;
+mod upkeep;
 mod wake;
 mod watchdog;
 

@@ -1,11 +1,12 @@
-//! Watching running work on a fixed period: adopted runs to their end,
-//! stalled workers, the scope capability, and systemd's watchdog and status.
+//! Watching running work on a fixed period: adopted runs to their end, rows
+//! of dead owners, stalled workers, the scope capability, and systemd's
+//! watchdog and status.
 //! The period is also the loop's liveness beat: each one bumps the progress
 //! counter the heartbeat file carries.
 
 use super::notify::Notifier;
 use super::runs::Runs;
-use super::stall::{is_stalled, stop_stalled};
+use super::stall::{STALL_INTERVALS, is_stalled, stop_stalled};
 use super::state::{Capability, Shared};
 use crate::clock::monotonic;
 use crate::db::Db;
@@ -24,6 +25,11 @@ pub struct Monitor {
     period: Duration,
     notifier: Notifier,
     next_probe: Option<std::time::Instant>,
+    /// The wall-clock instant of the previous round.
+    last_round: Option<Instant>,
+    /// When watching resumed after a gap in our own running (a suspend,
+    /// SIGSTOP, an overloaded host): workers' silence counts from here.
+    watching_since: Option<Instant>,
 }
 
 impl Monitor {
@@ -36,6 +42,8 @@ impl Monitor {
             period: period.max(Duration::from_millis(10)),
             notifier,
             next_probe: None,
+            last_round: None,
+            watching_since: None,
         }
     }
 
@@ -57,7 +65,9 @@ impl Monitor {
     ) {
         shared.bump();
         self.notifier.watchdog();
+        self.notice_own_gap(now);
         self.watch_adopted(db, launcher, runs, now).await;
+        resolve_orphans(db, now);
         self.stop_stalled_runs(db, launcher, now).await;
         if self.next_probe.is_none_or(|at| monotonic() >= at) {
             self.next_probe = Some(monotonic() + PROBE_EVERY);
@@ -67,12 +77,33 @@ impl Monitor {
             .active_runs
             .store(runs.len() as u64, Ordering::Relaxed);
         let cap = shared.capability();
+        let tick = shared.tick();
+        let last = match tick.at {
+            Some(at) => format!("{} at {}", tick.result, at.format("%H:%M:%SZ")),
+            None => "none yet".into(),
+        };
         self.notifier.status(&format!(
-            "{} running; last tick {}; dispatch {}",
+            "{} running; last tick {last}; dispatch {}",
             runs.len(),
-            shared.tick().result,
             cap.mode
         ));
+    }
+
+    /// A round much later than the period means this process did not run
+    /// (the host slept, or we were stopped): the workers did not run either,
+    /// so their heartbeats are as old as our absence. Count their silence
+    /// from now, or every running job would look stalled and be killed.
+    fn notice_own_gap(&mut self, now: Instant) {
+        if let Some(prev) = self.last_round.replace(now) {
+            let gap = (now - prev).to_std().unwrap_or_default();
+            if gap > self.period * STALL_INTERVALS + Duration::from_secs(1) {
+                tracing::warn!(
+                    "the gateway did not run for {} (host suspended or process stopped?); worker silence is counted from now",
+                    crate::schedule::format_duration(gap)
+                );
+                self.watching_since = Some(now);
+            }
+        }
     }
 
     /// Adopted runs are not our children: follow them through the ledger.
@@ -88,7 +119,7 @@ impl Monitor {
                     tracing::info!(job = %r.job_name, execution = %r.id, state = %r.state, "adopted run finished");
                     true
                 }
-                Some(r) => match judge_active(&r, &ProcLiveness) {
+                Some(r) => match judge_active(&r, &ProcLiveness::default()) {
                     Some((code, reason)) => {
                         let outcome =
                             Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
@@ -121,14 +152,16 @@ impl Monitor {
         for row in active.iter().filter(|r| r.state == ExecState::Running) {
             // A cheap first cut with the shortest interval a spec can have
             // (1 s), then the row's own interval from its spec.
-            if !is_stalled(row, Duration::from_secs(1), now) {
+            if !is_stalled(row, Duration::from_secs(1), now, self.watching_since) {
                 continue;
             }
             let Ok(Some((row, spec))) = ledger::get_execution(db.conn(), &row.id) else {
                 continue;
             };
             let interval = Duration::from_secs(spec.heartbeat_interval_s.max(1));
-            if !is_stalled(&row, interval, now) || judge_active(&row, &ProcLiveness).is_some() {
+            if !is_stalled(&row, interval, now, self.watching_since)
+                || judge_active(&row, &ProcLiveness::default()).is_some()
+            {
                 continue;
             }
             match stop_stalled(db, launcher.manager(), &row, &spec, now).await {
@@ -141,6 +174,21 @@ impl Monitor {
                 }
             }
         }
+    }
+}
+
+/// Rows whose owner died while we run: a `run` or `tick` killed after its
+/// claim, or a claimed row the startup sweep left to a live worker that then
+/// died before adopting it. Nobody else resolves them while the gateway
+/// lives, and overlap `skip` would skip their job until the next restart.
+fn resolve_orphans(db: &Db, now: Instant) {
+    match crate::sweep::resolve_dead_owners(db, now) {
+        Ok(resolved) => {
+            for r in resolved {
+                tracing::warn!(job = %r.execution.job_name, execution = %r.execution.id, reason = r.reason_code, "resolved unknown: {}", r.reason);
+            }
+        }
+        Err(e) => tracing::error!("failed to resolve rows of dead owners: {e:#}"),
     }
 }
 

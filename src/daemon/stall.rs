@@ -17,11 +17,20 @@ use std::time::Duration;
 /// Heartbeat intervals of silence that make a live worker stalled.
 pub const STALL_INTERVALS: u32 = 3;
 
-/// Whether `row` (running) has been silent too long at `now`. Pure.
-pub fn is_stalled(row: &Execution, interval: Duration, now: Instant) -> bool {
+/// Whether `row` (running) has been silent too long at `now`. Silence is
+/// counted from its last heartbeat, but not from before `watching_since`
+/// (when the gateway last resumed watching: time it did not run itself, a
+/// suspend or a stop, is nobody's silence). Pure.
+pub fn is_stalled(
+    row: &Execution,
+    interval: Duration,
+    now: Instant,
+    watching_since: Option<Instant>,
+) -> bool {
     let Some(last) = row.heartbeat_at.or(row.started_at) else {
         return false;
     };
+    let last = watching_since.map_or(last, |w| last.max(w));
     (now - last)
         .to_std()
         .is_ok_and(|silent| silent > interval * STALL_INTERVALS)
@@ -95,7 +104,11 @@ mod tests {
         let mut row = Execution::sample();
         row.heartbeat_at = Some(t0);
         let i = Duration::from_secs(5);
-        assert!(!is_stalled(&row, i, t0 + chrono::Duration::seconds(15)));
-        assert!(is_stalled(&row, i, t0 + chrono::Duration::seconds(16)));
+        let at = |s| t0 + chrono::Duration::seconds(s);
+        assert!(!is_stalled(&row, i, at(15), None));
+        assert!(is_stalled(&row, i, at(16), None));
+        // The gateway itself was away until t0+10: silence counts from then.
+        assert!(!is_stalled(&row, i, at(16), Some(at(10))));
+        assert!(is_stalled(&row, i, at(26), Some(at(10))));
     }
 }

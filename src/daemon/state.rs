@@ -2,14 +2,14 @@
 //! scope capability, and what the loop is doing right now.
 //!
 //! ## Locking
-//! Counters are atomics. The two small mutexes guard plain values; every
+//! Counters and flags are atomics. The three small mutexes guard plain values; every
 //! holder copies in or out and releases at once, never across IO, logging or
 //! an await. The watchdog only ever `try_lock`s, so a loop wedged at any point
 //! cannot wedge the watchdog too.
 
 use crate::schedule::Instant;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The outcome of the last claim pass.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -44,6 +44,12 @@ pub struct Shared {
     pub capability: Mutex<Capability>,
     /// What the loop last started doing, for the forensic dump.
     pub doing: Mutex<String>,
+    /// Set by the first thread that ends the process (the main thread after
+    /// the loop, the watchdog, the signal thread): one exit line, one exit.
+    pub exit_claimed: AtomicBool,
+    /// Set by the signal thread on SIGTERM/SIGINT, before the loop hears of
+    /// it: a dispatch batch in progress stops starting new runs.
+    pub stop_requested: AtomicBool,
 }
 
 impl Shared {
@@ -53,6 +59,24 @@ impl Shared {
 
     pub fn counter(&self) -> u64 {
         self.loop_counter.load(Ordering::Relaxed)
+    }
+
+    /// Claim the process exit; false if another thread already did.
+    pub fn claim_exit(&self) -> bool {
+        !self.exit_claimed.swap(true, Ordering::SeqCst)
+    }
+
+    pub fn request_stop(&self) {
+        self.stop_requested.store(true, Ordering::SeqCst);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop_requested.load(Ordering::SeqCst)
+    }
+
+    /// Whether some thread is ending the process.
+    pub fn exiting(&self) -> bool {
+        self.exit_claimed.load(Ordering::SeqCst)
     }
 
     pub fn set_doing(&self, what: impl Into<String>) {

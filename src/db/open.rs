@@ -135,6 +135,52 @@ impl Db {
         Ok(db)
     }
 
+    /// Open an existing database read-only: no migration, no pragma writes.
+    /// For `doctor`, which must change nothing. The journal mode is read as
+    /// it is; a schema newer than this build is refused.
+    pub fn open_read_only(path: &Path) -> Result<Db, DbError> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|source| DbError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let configure = |what: &'static str, source| DbError::Configure {
+            path: path.to_path_buf(),
+            what,
+            source,
+        };
+        conn.busy_timeout(busy_timeout())
+            .map_err(|e| configure("busy_timeout", e))?;
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |row| row.get(0))
+            .map_err(|e| configure("journal_mode", e))?;
+        let found: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(|e| configure("user_version", e))?;
+        if found > SCHEMA_VERSION {
+            return Err(DbError::TooNew {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+        let journal = if mode.eq_ignore_ascii_case("wal") {
+            JournalMode::Wal
+        } else {
+            JournalMode::Rollback {
+                mode: mode.to_ascii_lowercase(),
+                requested: false,
+            }
+        };
+        Ok(Db {
+            conn,
+            path: path.to_path_buf(),
+            journal,
+        })
+    }
+
     /// An in-memory database with the full schema, for unit tests.
     pub fn open_in_memory() -> Result<Db, DbError> {
         let path = PathBuf::from(":memory:");
@@ -243,7 +289,7 @@ fn requested_journal() -> Result<&'static str, DbError> {
     }
 }
 
-fn busy_timeout() -> Duration {
+pub(crate) fn busy_timeout() -> Duration {
     std::env::var(BUSY_TIMEOUT_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())

@@ -66,10 +66,14 @@ pub fn fix_text() -> String {
     personalize(crate::systemd::FIX_TEXT)
 }
 
-/// `detail`, followed by the fix unless it already carries it.
+/// `detail`, followed by the fix unless it already carries it. A fix already
+/// in `detail` (a [`BusCause`](crate::systemd::BusCause) message embeds
+/// [`FIX_TEXT`](crate::systemd::FIX_TEXT) with `<user>`/`<uid>` placeholders)
+/// is personalized too.
 pub fn with_fix(detail: &str) -> String {
     if detail.contains("enable-linger") {
-        detail.to_string()
+        // The bus causes carry the fix text already, placeholders and all.
+        personalize(detail)
     } else {
         format!("{detail}; fix: {}", fix_text())
     }
@@ -109,6 +113,19 @@ mod tests {
             code: "no_address".into(),
             detail: "no bus".into(),
         }
+    }
+
+    #[test]
+    fn fix_in_a_bus_cause_is_personalized() {
+        let detail = crate::systemd::BusCause::NoAddress.to_string();
+        assert!(detail.contains("<user>"), "{detail}");
+        let text = with_fix(&detail);
+        assert!(text.contains("loginctl enable-linger"), "{text}");
+        assert!(
+            !text.contains("<user>") && !text.contains("<uid>"),
+            "{text}"
+        );
+        assert_eq!(text.matches("enable-linger").count(), 1, "{text}");
     }
 
     #[test]

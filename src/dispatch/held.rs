@@ -4,15 +4,28 @@
 //! quietly) and reaps it. Scoped dispatch moves the held pid into its scope
 //! between the two.
 //!
-//! Nothing blocks in `pre_exec` (only `setsid`, which is async-signal-safe):
+//! Nothing blocks in `pre_exec` (only `setsid` and unblocking signals, both
+//! async-signal-safe):
 //! `spawn()` waits for the exec, so a blocking hook would deadlock us.
+//!
+//! A detached worker keeps none of the launcher's stdio: its stdout is
+//! /dev/null and its own diagnostics are appended to `logs/worker.log` in the
+//! home. Inheriting the launcher's stderr would make any caller that captures
+//! the output of `spawn`, `run` or `tick` wait on that pipe for as long as the
+//! job runs (for a kanban worker: hours).
 
+use crate::home::Home;
 use crate::ledger::DispatchMode;
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+
+/// The detached workers' own log, in the home's `logs/`.
+pub const WORKER_LOG: &str = "worker.log";
 
 /// A spawned worker waiting for its go byte.
 #[derive(Debug)]
@@ -40,6 +53,19 @@ pub struct WorkerCall<'a> {
     pub unit: Option<&'a str>,
 }
 
+/// The file a detached worker's stderr goes to: `logs/worker.log` in the
+/// home, appended, 0600; /dev/null if it cannot be opened.
+fn worker_log(home: &Path) -> Stdio {
+    let path = Home::at(home).logs_dir().join(WORKER_LOG);
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null())
+}
+
 impl HeldWorker {
     /// Spawn `bin` for `call`, held.
     pub fn spawn(bin: &Path, call: &WorkerCall<'_>, attach: Attach) -> std::io::Result<HeldWorker> {
@@ -61,13 +87,16 @@ impl HeldWorker {
         }
         match attach {
             Attach::Detached => {
-                cmd.stdout(Stdio::null());
-                // SAFETY: setsid is async-signal-safe and touches no memory.
+                cmd.stdout(Stdio::null()).stderr(worker_log(call.home));
+                // SAFETY: setsid and pthread_sigmask are async-signal-safe
+                // and touch no memory of ours. The mask: the gateway blocks
+                // SIGTERM/SIGINT for its signal thread; a worker starts clean.
                 unsafe {
                     cmd.pre_exec(|| {
                         nix::unistd::setsid()
                             .map(|_| ())
-                            .map_err(std::io::Error::from)
+                            .map_err(std::io::Error::from)?;
+                        crate::process::unblock_all_signals()
                     });
                 }
             }

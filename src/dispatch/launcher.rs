@@ -11,6 +11,11 @@
 //! A manager found unavailable (no bus, no systemd on it) is remembered for
 //! [`UNAVAILABLE_RETRY`] so a burst of dispatches does not retry the bus for
 //! each one.
+//!
+//! Test knob: `HERMES_CRON_DBUS_TIMEOUT_MS` ([`DBUS_TIMEOUT_ENV`]) bounds both
+//! the D-Bus method calls and the whole scope start (default 5 s and 15 s, see
+//! [`ZbusTimeouts`]), so tests of a wedged manager finish quickly. Production
+//! leaves it unset; values outside 1..=600000 are ignored.
 
 use super::decide::{Cause, Requirement, Verdict, decide};
 use super::held::{Attach, HeldWorker, WorkerCall};
@@ -32,6 +37,30 @@ use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Test knob: both D-Bus timeouts of [`Launcher::from_env`], in milliseconds.
+pub const DBUS_TIMEOUT_ENV: &str = "HERMES_CRON_DBUS_TIMEOUT_MS";
+
+/// The D-Bus timeouts: the test knob when set and sane, else the defaults.
+fn zbus_timeouts() -> ZbusTimeouts {
+    std::env::var(DBUS_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| (1..=600_000).contains(ms))
+        .map(|ms| ZbusTimeouts {
+            method: Duration::from_millis(ms),
+            job: Duration::from_millis(ms),
+        })
+        .unwrap_or_default()
+}
+
+/// The user manager on this process's session bus, with the configured timeouts.
+pub fn session_manager() -> Arc<dyn UnitManager> {
+    Arc::new(ZbusUnitManager::new(
+        BusEnv::from_process(),
+        zbus_timeouts(),
+    ))
+}
 
 /// How long an unavailable manager is believed unavailable.
 pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(30);
@@ -84,18 +113,14 @@ impl std::fmt::Debug for Launcher {
 pub fn cause_of(c: &BusCause) -> Cause {
     Cause {
         code: c.code().to_string(),
-        detail: c.to_string(),
+        detail: super::decide::personalize(&c.to_string()),
     }
 }
 
 impl Launcher {
     /// A launcher using the session bus found in this process's environment.
     pub fn from_env(home: &Home, config: &Config) -> Result<Launcher, WorkerNotFound> {
-        let manager: Arc<dyn UnitManager> = Arc::new(ZbusUnitManager::new(
-            BusEnv::from_process(),
-            ZbusTimeouts::default(),
-        ));
-        Launcher::with_manager(home, config, Some(manager))
+        Launcher::with_manager(home, config, Some(session_manager()))
     }
 
     /// A launcher with an explicit manager (None: never scoped).
@@ -211,7 +236,9 @@ impl Launcher {
             Err(bus) => {
                 held.abandon();
                 let cause = cause_of(&bus);
-                if bus.is_unavailable() {
+                // A wedged manager (timeout) is as good as absent for a
+                // while: do not spend a full timeout on every dispatch.
+                if bus.is_unavailable() || matches!(bus, BusCause::Timeout { .. }) {
                     self.remember_unavailable(&cause);
                 }
                 Err(cause)
@@ -329,15 +356,21 @@ impl Launcher {
         now: Instant,
     ) -> Result<Dispatched, DispatchError> {
         let code = cause.as_ref().map(|c| c.code.as_str());
-        match HeldWorker::spawn(&self.worker, &self.call(run, mode, code, None), attach)
-            .and_then(HeldWorker::release)
-        {
-            Ok(child) => Ok(Dispatched::Started {
-                mode,
-                cause,
-                unit: None,
-                child,
-            }),
+        let spawned = HeldWorker::spawn(&self.worker, &self.call(run, mode, code, None), attach)
+            .and_then(|held| {
+                crate::crash::point("after_worker_spawn");
+                held.release()
+            });
+        match spawned {
+            Ok(child) => {
+                crate::crash::point("after_go");
+                Ok(Dispatched::Started {
+                    mode,
+                    cause,
+                    unit: None,
+                    child,
+                })
+            }
             Err(e) => {
                 let message = format!("cannot start the worker {}: {e}", self.worker.display());
                 let mut outcome =

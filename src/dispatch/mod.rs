@@ -9,6 +9,7 @@ mod worker_bin;
 pub use decide::{Cause, Requirement, Verdict, decide, fix_text, mode_of, personalize, with_fix};
 pub use held::{Attach, HeldWorker, WorkerCall};
 pub use launcher::{
-    DispatchError, Dispatched, Launcher, UNAVAILABLE_RETRY, cause_of, degraded_warned,
+    DBUS_TIMEOUT_ENV, DispatchError, Dispatched, Launcher, UNAVAILABLE_RETRY, cause_of,
+    degraded_warned, session_manager,
 };
 pub use worker_bin::{WORKER_ENV, WorkerNotFound, locate_worker};

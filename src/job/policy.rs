@@ -1,8 +1,5 @@
 //! Per-job policies: what to do with overlap and with slots missed while down.
 
-use std::fmt;
-use std::str::FromStr;
-
 /// What a new occurrence does while the previous run of the job is still going.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -42,35 +39,8 @@ impl CatchUp {
     }
 }
 
-macro_rules! text_enum {
-    ($ty:ident, $field:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
-        impl $ty {
-            pub fn as_str(self) -> &'static str {
-                match self { $($ty::$variant => $text),+ }
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-        impl FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s.trim().to_ascii_lowercase().as_str() {
-                    $($text => Ok($ty::$variant),)+
-                    _ => Err(format!(
-                        concat!($field, " {:?} is not one of: ", $($text, " ",)+),
-                        s
-                    ).trim_end().to_string()),
-                }
-            }
-        }
-    };
-}
-
-text_enum!(Overlap, "--overlap", { Skip => "skip", Allow => "allow", Replace => "replace" });
-text_enum!(CatchUp, "--catch-up", { Once => "once", Skip => "skip", All => "all" });
+crate::text_enum_impls!(Overlap, "--overlap", { Skip => "skip", Allow => "allow", Replace => "replace" });
+crate::text_enum_impls!(CatchUp, "--catch-up", { Once => "once", Skip => "skip", All => "all" });
 
 #[cfg(test)]
 mod tests {

@@ -2,58 +2,34 @@
 
 use crate::ids::{ExecutionId, JobId};
 use crate::schedule::Instant;
-use std::fmt;
-use std::str::FromStr;
 
-macro_rules! text_enum {
-    ($(#[$doc:meta])* $ty:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $ty { $($(#[$vdoc])* $variant),+ }
-        impl $ty {
-            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
-            pub fn as_str(self) -> &'static str {
-                match self { $($ty::$variant => $text),+ }
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
-        }
-        impl FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s { $($text => Ok($ty::$variant),)+ _ => Err(format!(concat!("{:?} is not a ", stringify!($ty)), s)) }
-            }
-        }
-    };
+/// Where a row is in its life. `claimed -> running -> terminal`, or
+/// straight to one of the never-ran states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecState {
+    /// Inserted by a claim; not yet adopted by a worker.
+    Claimed,
+    /// Adopted by its worker, which is running the command.
+    Running,
+    Succeeded,
+    /// The command exited non-zero (or could not be started).
+    Failed,
+    /// The timeout, or a stalled worker, stopped it.
+    TimedOut,
+    /// Stopped by a signal from outside (an operator, `replace`).
+    Cancelled,
+    /// The owner died before a terminal state; never retried.
+    Unknown,
+    /// Not started: the previous run was still going.
+    Skipped,
+    /// Not started: the slot passed while nothing was claiming.
+    Missed,
+    /// Not started: a restart-safe scope was required and unavailable.
+    Refused,
 }
 
-text_enum!(
-    /// Where a row is in its life. `claimed -> running -> terminal`, or
-    /// straight to one of the never-ran states.
-    ExecState {
-        /// Inserted by a claim; not yet adopted by a worker.
-        Claimed => "claimed",
-        /// Adopted by its worker, which is running the command.
-        Running => "running",
-        Succeeded => "succeeded",
-        /// The command exited non-zero (or could not be started).
-        Failed => "failed",
-        /// The timeout, or a stalled worker, stopped it.
-        TimedOut => "timed_out",
-        /// Stopped by a signal from outside (an operator, `replace`).
-        Cancelled => "cancelled",
-        /// The owner died before a terminal state; never retried.
-        Unknown => "unknown",
-        /// Not started: the previous run was still going.
-        Skipped => "skipped",
-        /// Not started: the slot passed while nothing was claiming.
-        Missed => "missed",
-        /// Not started: a restart-safe scope was required and unavailable.
-        Refused => "refused",
-    }
-);
+crate::text_enum_impls!(ExecState, "state", { Claimed => "claimed", Running => "running", Succeeded => "succeeded", Failed => "failed", TimedOut => "timed_out", Cancelled => "cancelled", Unknown => "unknown", Skipped => "skipped", Missed => "missed", Refused => "refused" });
 
 impl ExecState {
     pub fn is_terminal(self) -> bool {
@@ -65,29 +41,33 @@ impl ExecState {
     }
 }
 
-text_enum!(
-    /// Why a row exists.
-    Source {
-        Schedule => "schedule",
-        CatchUp => "catch_up",
-        Manual => "manual",
-        Retry => "retry",
-        Spawn => "spawn",
-        Reboot => "reboot",
-    }
-);
+/// Why a row exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Schedule,
+    CatchUp,
+    Manual,
+    Retry,
+    Spawn,
+    Reboot,
+}
 
-text_enum!(
-    /// How a worker was started.
-    DispatchMode {
-        /// Inside its own transient systemd user scope: survives the gateway.
-        Scoped => "scoped",
-        /// A detached process (`setsid`), no cgroup of its own.
-        Degraded => "degraded",
-        /// A plain child of the CLI (`run --foreground`).
-        InProcess => "in_process",
-    }
-);
+crate::text_enum_impls!(Source, "source", { Schedule => "schedule", CatchUp => "catch_up", Manual => "manual", Retry => "retry", Spawn => "spawn", Reboot => "reboot" });
+
+/// How a worker was started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchMode {
+    /// Inside its own transient systemd user scope: survives the gateway.
+    Scoped,
+    /// A detached process (`setsid`), no cgroup of its own.
+    Degraded,
+    /// A plain child of the CLI (`run --foreground`).
+    InProcess,
+}
+
+crate::text_enum_impls!(DispatchMode, "dispatch mode", { Scoped => "scoped", Degraded => "degraded", InProcess => "in_process" });
 
 /// One ledger row.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

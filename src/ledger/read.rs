@@ -160,14 +160,17 @@ pub struct DueRetry {
     pub due_at: Instant,
 }
 
-/// Retries whose backoff has passed, oldest first.
+/// Retries whose backoff has passed, oldest first. A paused job's retries
+/// wait in the queue until it is resumed.
 pub fn due_retries(
     conn: &Connection,
     now: Instant,
     limit: usize,
 ) -> rusqlite::Result<Vec<DueRetry>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {cols}, q.due_at AS due_at FROM retry_queue q JOIN executions e ON e.id = q.execution_id
+        "SELECT {cols}, q.due_at AS due_at FROM retry_queue q
+         JOIN executions e ON e.id = q.execution_id
+         JOIN jobs j ON j.id = q.job_id AND j.state != 'paused'
          WHERE q.due_at <= ?1 ORDER BY q.due_at LIMIT ?2",
         cols = COLUMNS
             .split(',')
@@ -187,7 +190,10 @@ pub fn due_retries(
 /// When the earliest owed retry is due.
 pub fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Instant>> {
     let ms: Option<i64> = conn
-        .prepare_cached("SELECT MIN(due_at) FROM retry_queue")?
+        .prepare_cached(
+            "SELECT MIN(q.due_at) FROM retry_queue q
+             JOIN jobs j ON j.id = q.job_id AND j.state != 'paused'",
+        )?
         .query_row([], |r| r.get(0))?;
     Ok(ms.map(from_ms))
 }

@@ -4,7 +4,12 @@
 mod identity;
 mod session;
 mod signals;
+mod workers;
 
 pub use identity::{Owner, OwnerRole, ProcessIdentity};
 pub use session::{session_members, signal_session};
-pub use signals::{KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_name, signal_pid};
+pub use signals::{
+    KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_name, signal_pid,
+    unblock_all_signals,
+};
+pub use workers::live_workers;

@@ -45,6 +45,23 @@ pub fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
     }
 }
 
+/// Unblock every signal in the calling thread. For `Command::pre_exec`: a
+/// child inherits its parent's signal mask across `exec` (and `Command` does
+/// not reset it), so a worker that blocks SIGTERM to wait for it
+/// synchronously would otherwise start jobs deaf to SIGTERM.
+/// Async-signal-safe: one `pthread_sigmask` call.
+pub fn unblock_all_signals() -> std::io::Result<()> {
+    // SAFETY: sigemptyset initializes the set; pthread_sigmask reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        match libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) {
+            0 => Ok(()),
+            e => Err(std::io::Error::from_raw_os_error(e)),
+        }
+    }
+}
+
 /// The name of a signal number, e.g. 15 -> `SIGTERM`.
 pub fn signal_name(sig: i32) -> String {
     Signal::try_from(sig)

@@ -143,14 +143,11 @@ fn encode(job: &Job) -> Encoded {
     }
 }
 
-/// Store a new job.
-pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
+/// Insert or update: both statements take the same 24 parameters, in
+/// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone).
+fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
-    conn.prepare_cached(&format!(
-        "INSERT INTO jobs ({COLUMNS}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
-    ))?
-    .execute(params![
+    Ok(conn.prepare_cached(sql)?.execute(params![
         job.id,
         job.name,
         job.schedule_text,
@@ -175,47 +172,34 @@ pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
         job.next_run_at.map(to_ms),
         to_ms(job.created_at),
         to_ms(job.updated_at),
-    ])?;
+    ])?)
+}
+
+/// Store a new job.
+pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
+    write_job(
+        conn,
+        &format!(
+            "INSERT INTO jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+        ),
+        job,
+    )?;
     Ok(())
 }
 
 /// Rewrite every field of an existing job. Returns false when it is gone.
 pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
-    let e = encode(job);
-    let n = conn
-        .prepare_cached(
-            "UPDATE jobs SET name = ?2, schedule_text = ?3, schedule = ?4, tz = ?5, argv = ?6,
-             shell = ?7, env = ?8, workdir = ?9, timeout_s = ?10, overlap = ?11, catch_up = ?12,
-             retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
-             tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
-             next_run_at = ?22, updated_at = ?23
-             WHERE id = ?1",
-        )?
-        .execute(params![
-            job.id,
-            job.name,
-            job.schedule_text,
-            job.schedule.canonical(),
-            job.tz,
-            e.argv,
-            job.shell,
-            e.env,
-            e.workdir,
-            job.timeout.map(|d| d.as_secs() as i64),
-            job.overlap.as_str(),
-            job.catch_up.map(|c| c.as_str()),
-            job.retries,
-            job.retry_backoff.as_secs() as i64,
-            job.resources.memory_max.map(|v| v as i64),
-            job.resources.cpu_weight.map(|v| v as i64),
-            job.resources.tasks_max.map(|v| v as i64),
-            job.require_scope,
-            job.state.as_str(),
-            e.pause_reason,
-            to_ms(job.anchor),
-            job.next_run_at.map(to_ms),
-            to_ms(job.updated_at),
-        ])?;
+    let n = write_job(
+        conn,
+        "UPDATE jobs SET name = ?2, schedule_text = ?3, schedule = ?4, tz = ?5, argv = ?6,
+         shell = ?7, env = ?8, workdir = ?9, timeout_s = ?10, overlap = ?11, catch_up = ?12,
+         retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
+         tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
+         next_run_at = ?22, updated_at = ?24
+         WHERE id = ?1",
+        job,
+    )?;
     Ok(n == 1)
 }
 

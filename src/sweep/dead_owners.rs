@@ -9,20 +9,34 @@
 
 use crate::db::Db;
 use crate::ledger::{self, DispatchMode, ExecState, Execution, Outcome};
-use crate::process::{Owner, OwnerRole};
+use crate::process::{Owner, OwnerRole, ProcessIdentity, live_workers};
 use crate::schedule::Instant;
+use std::collections::HashMap;
 
 /// Answers whether a process is alive.
 pub trait Liveness {
     fn alive(&self, owner: &Owner) -> bool;
+    /// A live worker process started for `execution` (it may not have
+    /// adopted its row yet).
+    fn worker_for(&self, execution: &str) -> Option<ProcessIdentity>;
 }
 
-/// Liveness from `/proc`.
-pub struct ProcLiveness;
+/// Liveness from `/proc`. The worker scan runs once, when first needed.
+#[derive(Default)]
+pub struct ProcLiveness {
+    workers: std::sync::OnceLock<HashMap<String, ProcessIdentity>>,
+}
 
 impl Liveness for ProcLiveness {
     fn alive(&self, owner: &Owner) -> bool {
         owner.process.is_alive()
+    }
+
+    fn worker_for(&self, execution: &str) -> Option<ProcessIdentity> {
+        self.workers
+            .get_or_init(live_workers)
+            .get(execution)
+            .copied()
     }
 }
 
@@ -55,6 +69,11 @@ pub fn judge_active(run: &Execution, live: &dyn Liveness) -> Option<(&'static st
         return None;
     }
     match run.state {
+        ExecState::Claimed if live.worker_for(run.id.as_str()).is_some() => {
+            // Released (or held) but not yet adopted: the worker moves the
+            // row on, or exits on EOF and a later sweep resolves it.
+            None
+        }
         ExecState::Claimed => Some((
             "claimer_died",
             format!(
@@ -95,10 +114,12 @@ pub fn resolve_dead_owners(db: &Db, now: Instant) -> Result<Vec<Resolved>, ledge
         source,
     })?;
     let mut out = Vec::new();
+    let live = ProcLiveness::default();
     for run in active {
-        let Some((code, reason)) = judge_active(&run, &ProcLiveness) else {
+        let Some((code, reason)) = judge_active(&run, &live) else {
             continue;
         };
+        crate::crash::point("sweep_before_resolve");
         let outcome = Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
         if ledger::resolve(
             db.conn(),
@@ -127,12 +148,35 @@ mod tests {
         fn alive(&self, _: &Owner) -> bool {
             false
         }
+        fn worker_for(&self, _: &str) -> Option<ProcessIdentity> {
+            None
+        }
     }
     struct Alive;
     impl Liveness for Alive {
         fn alive(&self, _: &Owner) -> bool {
             true
         }
+        fn worker_for(&self, _: &str) -> Option<ProcessIdentity> {
+            None
+        }
+    }
+
+    /// The claimer is dead but the released worker lives.
+    struct Released;
+    impl Liveness for Released {
+        fn alive(&self, _: &Owner) -> bool {
+            false
+        }
+        fn worker_for(&self, _: &str) -> Option<ProcessIdentity> {
+            Some(ProcessIdentity { pid: 99, start: 1 })
+        }
+    }
+
+    #[test]
+    fn regression_a_released_worker_keeps_its_claimed_row() {
+        let cli = owner(OwnerRole::Cli, 10);
+        assert!(judge_active(&row(ExecState::Claimed, cli, cli, None), &Released).is_none());
     }
 
     fn row(

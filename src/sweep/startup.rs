@@ -6,12 +6,12 @@
 //! process other than us are left to it. Idempotent: a second sweep finds the
 //! adopted rows still adoptable and nothing else to do.
 
-use super::dead_owners::{Liveness, ProcLiveness, judge_active};
+use super::dead_owners::{ProcLiveness, judge_active};
 use crate::db::Db;
 use crate::ledger::{self, ExecState, Execution, LedgerError, Outcome};
 use crate::process::Owner;
 use crate::schedule::Instant;
-use crate::systemd::UnitManager;
+use crate::systemd::{BusCause, UnitManager};
 
 /// What the sweep did with one row.
 #[derive(Clone, Debug)]
@@ -45,15 +45,23 @@ impl SweepReport {
     }
 }
 
-/// Judge one running scoped row by its scope's process list.
+/// Judge one running scoped row by its scope's process list. `Err` when the
+/// manager cannot be asked (unavailable, or too slow to answer): the caller
+/// judges by pid alone, and asks the bus no more in this sweep, so a wedged
+/// manager costs one timeout, not one per row.
 async fn judge_scoped(
-    run: &Execution,
     unit: &str,
     worker: &Owner,
     manager: &dyn UnitManager,
-) -> Option<Verdict> {
-    let alive = ProcLiveness.alive(worker);
-    match manager.unit_processes(unit).await {
+) -> Result<Option<Verdict>, BusCause> {
+    let alive = worker.process.is_alive();
+    let procs = match manager.unit_processes(unit).await {
+        Err(cause) if cause.is_unavailable() || matches!(cause, BusCause::Timeout { .. }) => {
+            return Err(cause);
+        }
+        other => other,
+    };
+    Ok(match procs {
         Ok(Some(procs)) if procs.iter().any(|(_, pid, _)| *pid == worker.process.pid) && alive => {
             Some(Verdict::Adopted {
                 note: format!("scope {unit} holds worker pid {}", worker.process.pid),
@@ -79,12 +87,9 @@ async fn judge_scoped(
                 worker.process.pid, worker.process.start
             ),
         }),
-        // The scope is gone but the worker lives, or the bus failed: judge by pid alone.
-        _ => {
-            let _ = run;
-            None
-        }
-    }
+        // The scope is gone but the worker lives, or the call failed: judge by pid alone.
+        _ => None,
+    })
 }
 
 /// Sweep every active row. `manager` checks scopes when a bus is available.
@@ -98,17 +103,27 @@ pub async fn startup_sweep(
         source,
     })?;
     let mut report = SweepReport::default();
+    let live = ProcLiveness::default();
+    let mut manager = manager;
     for run in active {
         let owner: Option<Owner> = run.owner.as_deref().and_then(|o| o.parse().ok());
         let mut verdict = None;
         if let (ExecState::Running, Some(unit), Some(worker), Some(m)) =
             (run.state, run.unit.as_deref(), owner, manager)
         {
-            verdict = judge_scoped(&run, unit, &worker, m).await;
+            match judge_scoped(unit, &worker, m).await {
+                Ok(v) => verdict = v,
+                Err(cause) => {
+                    tracing::warn!(
+                        "cannot ask the user manager about scopes ({cause}); the rest of the startup sweep judges by pid and start time alone"
+                    );
+                    manager = None;
+                }
+            }
         }
         let verdict = match verdict {
             Some(v) => v,
-            None => match judge_active(&run, &ProcLiveness) {
+            None => match judge_active(&run, &live) {
                 Some((code, reason)) => Verdict::Unknown { code, reason },
                 None if run.state == ExecState::Claimed => Verdict::LeftAlone {
                     note: format!("claimed by live {}", run.owner.as_deref().unwrap_or("?")),
@@ -138,4 +153,114 @@ pub async fn startup_sweep(
         report.rows.push((run, verdict));
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ExecutionId;
+    use crate::ledger::{Adoption, DispatchMode, NewRow, RunSpec, Source};
+    use crate::process::OwnerRole;
+    use crate::systemd::{ScopeSpec, UnitFuture, UnitProcess};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A manager that never answers in time, counting how often it is asked.
+    #[derive(Default)]
+    struct Wedged {
+        asked: AtomicUsize,
+    }
+
+    impl UnitManager for Wedged {
+        fn probe(&self) -> UnitFuture<'_, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn start_scope<'a>(&'a self, _: &'a ScopeSpec) -> UnitFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn unit_processes<'a>(&'a self, _: &'a str) -> UnitFuture<'a, Option<Vec<UnitProcess>>> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async {
+                Err(BusCause::Timeout {
+                    what: "calling GetUnitProcesses".into(),
+                })
+            })
+        }
+        fn stop_unit<'a>(&'a self, _: &'a str) -> UnitFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    fn spec() -> RunSpec {
+        RunSpec {
+            argv: vec!["true".into()],
+            shell: false,
+            env: Default::default(),
+            workdir: None,
+            timeout_s: 60,
+            output_max_bytes: 1024,
+            heartbeat_interval_s: 5,
+            retries: 0,
+            retry_backoff_s: 30,
+            resources: Default::default(),
+            require_scope: false,
+        }
+    }
+
+    /// Regression: a manager that timed out was asked again for every
+    /// running scoped row (5 s each by default), delaying READY past
+    /// systemd's start timeout on a home with many runs.
+    #[tokio::test]
+    async fn a_wedged_manager_is_asked_once_then_rows_are_judged_by_pid() {
+        let db = Db::open_in_memory().unwrap();
+        let claimer = Owner::current(OwnerRole::Gateway);
+        let worker = Owner::current(OwnerRole::Worker);
+        let now = chrono::DateTime::UNIX_EPOCH;
+        let spec = spec();
+        for i in 0..3 {
+            let id = ExecutionId::generate();
+            assert!(
+                ledger::insert_row(
+                    db.conn(),
+                    &NewRow {
+                        id: id.clone(),
+                        job_id: None,
+                        job_name: "spawned",
+                        scheduled_for: None,
+                        attempt: 1,
+                        source: Source::Spawn,
+                        state: ExecState::Claimed,
+                        reason_code: None,
+                        reason: None,
+                        spec: &spec,
+                        owner: Some(claimer),
+                        dispatch_mode: None,
+                        dispatch_cause: None,
+                        output_path: None,
+                        now,
+                    },
+                )
+                .unwrap()
+            );
+            let unit = format!("u{i}.scope");
+            assert!(
+                ledger::adopt(
+                    db.conn(),
+                    &id,
+                    &claimer.to_string(),
+                    &Adoption {
+                        worker,
+                        mode: DispatchMode::Scoped,
+                        cause: None,
+                        unit: Some(&unit),
+                        started_at: now,
+                    },
+                )
+                .unwrap()
+            );
+        }
+        let manager = Wedged::default();
+        let report = startup_sweep(&db, Some(&manager), now).await.unwrap();
+        assert_eq!(manager.asked.load(Ordering::SeqCst), 1);
+        assert_eq!(report.adopted().count(), 3, "{report:?}");
+    }
 }

@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::home::Home;
 use crate::ids::{ExecutionId, JobId};
-use crate::job::{CatchUp, Job, JobState, Overlap};
+use crate::job::{CatchUp, Job, Overlap};
 use crate::ledger::{self, ExecState, Execution, NewRow, RunSpec, Source};
 use crate::process::Owner;
 use crate::schedule::{Instant, Tz};
@@ -101,9 +101,20 @@ pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimRepo
     };
     let tx = db.immediate()?;
     let report = claim_in(&tx, ctx)?;
+    crate::crash::point("claim_before_commit");
     tx.commit()?;
     drop(lock);
+    crate::crash::point("after_claim_commit");
     Ok(Some(report))
+}
+
+/// The runs overlap `replace` stops before this one starts (none otherwise).
+fn replaced(job: &Job, running: Vec<Execution>) -> Vec<Execution> {
+    if job.overlap == Overlap::Replace {
+        running
+    } else {
+        Vec::new()
+    }
 }
 
 struct Writer<'t, 'c> {
@@ -113,6 +124,37 @@ struct Writer<'t, 'c> {
 }
 
 impl Writer<'_, '_> {
+    /// One occurrence outside the plan (manual, retry, `@reboot`): it runs
+    /// unless a previous run is active and the job's overlap policy is `skip`.
+    fn single(
+        &mut self,
+        job: &Job,
+        running: Vec<Execution>,
+        scheduled_for: Option<Instant>,
+        attempt: u32,
+        source: Source,
+    ) -> Result<(), ClaimError> {
+        let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
+            Decision::Skipped {
+                code: "overlap",
+                reason: "the previous run of this job is still going (overlap skip)".into(),
+            }
+        } else {
+            Decision::Run { source }
+        };
+        let replace = replaced(job, running);
+        let spec = RunSpec::of_job(job, &self.ctx.config.cron);
+        self.row(
+            job,
+            &spec,
+            scheduled_for,
+            attempt,
+            decision,
+            source,
+            &replace,
+        )
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn row(
         &mut self,
@@ -222,11 +264,7 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
             has_active: !running.is_empty(),
         });
         let spec = RunSpec::of_job(&job, &ctx.config.cron);
-        let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
-            running
-        } else {
-            Vec::new()
-        };
+        let replace = replaced(&job, running);
         for slot in plan.slots {
             w.row(
                 &job,
@@ -252,34 +290,13 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
         let Some(job) = store::get_job(tx, &job_id)? else {
             continue;
         };
-        if matches!(job.state, JobState::Paused { .. }) {
-            continue;
-        }
         let running = active.get(&job.id).cloned().unwrap_or_default();
-        let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
-            Decision::Skipped {
-                code: "overlap",
-                reason: "retry not started: another run of this job is still going".into(),
-            }
-        } else {
-            Decision::Run {
-                source: Source::Retry,
-            }
-        };
-        let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
-            running
-        } else {
-            Vec::new()
-        };
-        let spec = RunSpec::of_job(&job, &ctx.config.cron);
-        w.row(
+        w.single(
             &job,
-            &spec,
+            running,
             retry.failed.scheduled_for,
             retry.failed.attempt + 1,
-            decision,
             Source::Retry,
-            &replace,
         )?;
     }
     Ok(w.report)
@@ -294,30 +311,15 @@ pub fn claim_manual(
 ) -> Result<ClaimReport, ClaimError> {
     let tx = db.immediate()?;
     let running = ledger::active_runs_for_job(&tx, &job.id)?;
-    let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
-        Decision::Skipped {
-            code: "overlap",
-            reason: "the previous run of this job is still going (overlap skip)".into(),
-        }
-    } else {
-        Decision::Run {
-            source: Source::Manual,
-        }
-    };
-    let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
-        running
-    } else {
-        Vec::new()
-    };
-    let spec = RunSpec::of_job(job, &ctx.config.cron);
     let mut w = Writer {
         tx: &tx,
         ctx,
         report: ClaimReport::default(),
     };
-    w.row(job, &spec, None, 1, decision, Source::Manual, &replace)?;
+    w.single(job, running, None, 1, Source::Manual)?;
     let report = w.report;
     tx.commit()?;
+    crate::crash::point("after_claim_commit");
     Ok(report)
 }
 
@@ -335,31 +337,7 @@ pub fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimReport, 
             continue;
         }
         let running = ledger::active_runs_for_job(&tx, &job.id)?;
-        let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
-            Decision::Skipped {
-                code: "overlap",
-                reason: "the previous run of this job is still going (overlap skip)".into(),
-            }
-        } else {
-            Decision::Run {
-                source: Source::Reboot,
-            }
-        };
-        let replace: Vec<Execution> = if job.overlap == Overlap::Replace {
-            running
-        } else {
-            Vec::new()
-        };
-        let spec = RunSpec::of_job(&job, &ctx.config.cron);
-        w.row(
-            &job,
-            &spec,
-            Some(ctx.now),
-            1,
-            decision,
-            Source::Reboot,
-            &replace,
-        )?;
+        w.single(&job, running, Some(ctx.now), 1, Source::Reboot)?;
     }
     let report = w.report;
     tx.commit()?;

@@ -9,8 +9,7 @@
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// A held tick lock; released on drop.
@@ -56,19 +55,11 @@ fn hint_for(e: &std::io::Error) -> &'static str {
 impl TickLock {
     /// Try once to take the lock at `path`, creating the file (0600) if needed.
     pub fn try_acquire(path: &Path) -> Result<TryLock, LockError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(path)
-            .map_err(|source| LockError::Open {
-                path: path.to_path_buf(),
-                hint: hint_for(&source),
-                source,
-            })?;
+        let file = crate::fsutil::open_lock_file(path).map_err(|source| LockError::Open {
+            path: path.to_path_buf(),
+            hint: hint_for(&source),
+            source,
+        })?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(lock) => Ok(TryLock::Acquired(TickLock { _lock: lock })),
             Err((_, Errno::EWOULDBLOCK)) => Ok(TryLock::Contended),

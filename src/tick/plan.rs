@@ -76,30 +76,58 @@ fn human(d: chrono::Duration) -> String {
     crate::schedule::format_duration(d.to_std().unwrap_or_default())
 }
 
+/// Slots walked one by one before the walk jumps ahead (see [`jump_point`]).
+const JUMP_AFTER: usize = 4 * MAX_SLOTS_PER_PASS;
+
+/// Where a walk that is far behind resumes: a little more than
+/// [`MAX_SLOTS_PER_PASS`] periods before `now`, and about how many slots the
+/// jump passes over. None when the period is unknown or the jump would not
+/// move forward.
+fn jump_point(job: &Job, slot: Instant, zone: Tz, now: Instant) -> Option<(Instant, u64)> {
+    let period =
+        chrono::Duration::from_std(job.schedule.period_at(slot, zone, job.anchor)?).ok()?;
+    if period <= chrono::Duration::zero() {
+        return None;
+    }
+    let resume = now - period * (MAX_SLOTS_PER_PASS as i32 + 1);
+    (resume > slot).then(|| {
+        let skipped = (resume - slot).num_milliseconds() / period.num_milliseconds().max(1);
+        (resume, skipped.max(0) as u64)
+    })
+}
+
 /// Plan a job whose `next_run_at` is at or before `now`.
 pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
     let job = input.job;
     let (now, zone) = (input.now, input.zone);
-    let mut due: Vec<Instant> = Vec::new();
+    let mut due: std::collections::VecDeque<Instant> = std::collections::VecDeque::new();
     let mut omitted: u64 = 0;
     let mut cursor = job.next_run_at.filter(|at| *at <= now);
     let mut last = None;
+    let mut walked = 0usize;
     while let Some(slot) = cursor {
         if due.len() == MAX_SLOTS_PER_PASS {
-            due.remove(0);
+            due.pop_front();
             omitted += 1;
         }
-        due.push(slot);
+        due.push_back(slot);
         last = Some(slot);
+        walked += 1;
+        let after = match (walked == JUMP_AFTER, jump_point(job, slot, zone, now)) {
+            // Far behind: drop what was walked (all older than the window
+            // kept) and resume a window's worth of periods before `now`.
+            (true, Some((resume, skipped))) => {
+                omitted += due.len() as u64 + skipped;
+                due.clear();
+                resume
+            }
+            _ => slot,
+        };
         cursor = job
             .schedule
-            .next_after(slot, zone, job.anchor)
+            .next_after(after, zone, job.anchor)
             .map(|f| f.at)
             .filter(|at| *at <= now);
-        if omitted > 100_000 {
-            // Absurdly far behind: stop walking and jump to the future.
-            break;
-        }
     }
     let mut anchor = job.anchor;
     let mut next_run_at = last.and_then(|l| job.schedule.next_after(l, zone, anchor).map(|f| f.at));
@@ -111,7 +139,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         state = JobState::Completed;
         next_run_at = None;
     }
-    let Some(&newest) = due.last() else {
+    let Some(&newest) = due.back() else {
         return JobPlan {
             slots: Vec::new(),
             next_run_at: job.next_run_at,
@@ -203,7 +231,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         && let Some(Decision::Missed { reason, .. }) = decisions.first_mut()
     {
         reason.push_str(&format!(
-            "; {omitted} older slots were missed and not listed"
+            "; about {omitted} older slots were missed and not listed"
         ));
     }
     if input.catch_up == CatchUp::Skip
@@ -350,6 +378,22 @@ mod tests {
         let mut allow = job.clone();
         allow.overlap = Overlap::Allow;
         assert_eq!(runs(&plan(&allow, at(10, 0), CatchUp::Once, true)), 1);
+    }
+
+    #[test]
+    fn far_behind_lists_at_most_the_cap_and_jumps_to_the_future() {
+        let mut job = hourly(at(0, 0));
+        job.schedule = Schedule::parse("every 1s", at(0, 0), chrono_tz::UTC).unwrap();
+        job.next_run_at = Some(at(0, 0) + chrono::Duration::seconds(1));
+        let now = at(0, 0) + chrono::Duration::days(2);
+        let p = plan(&job, now, CatchUp::Once, false);
+        assert_eq!(p.slots.len(), MAX_SLOTS_PER_PASS);
+        assert_eq!(runs(&p), 1);
+        assert!(p.next_run_at.unwrap() > now);
+        match &p.slots[0].decision {
+            Decision::Missed { reason, .. } => assert!(reason.contains("older slots"), "{reason}"),
+            d => panic!("{d:?}"),
+        }
     }
 
     #[test]

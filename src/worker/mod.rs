@@ -5,6 +5,7 @@
 mod capture;
 mod go;
 mod outcome;
+mod patience;
 mod run;
 mod supervise;
 

@@ -8,6 +8,7 @@
 use super::capture::spawn_capture;
 use super::go::{Go, wait_for_go};
 use super::outcome::{judge, retry_at};
+use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
 use crate::clock::{Clock, SystemClock};
 use crate::db::Db;
@@ -84,8 +85,9 @@ pub fn run(args: WorkerArgs) -> i32 {
         }
     };
     let me = Owner::current(OwnerRole::Worker);
-    let adopted = row.state == ExecState::Claimed
-        && ledger::adopt(
+    crate::crash::point("worker_before_adopt");
+    let adopt = |_attempt| {
+        ledger::adopt(
             db.conn(),
             &id,
             row.owner.as_deref().unwrap_or_default(),
@@ -97,7 +99,18 @@ pub fn run(args: WorkerArgs) -> i32 {
                 started_at: clock.now(),
             },
         )
-        .unwrap_or(false);
+    };
+    let adopted = row.state == ExecState::Claimed
+        && match patience::retry("adopt the row", |m| say(&args.execution, m), adopt) {
+            Ok(adopted) => adopted,
+            Err(e) => {
+                say(
+                    &args.execution,
+                    format!("cannot adopt the row: {e}: {}", error_chain(&e)),
+                );
+                return exit::WORKER_LEDGER;
+            }
+        };
     if !adopted {
         say(
             &args.execution,
@@ -168,8 +181,12 @@ fn execute(
                 Duration::from_secs(spec.retry_backoff_s),
                 clock.now(),
             );
-            if let Err(e) = ledger::finish(db.conn(), id, &me, &outcome) {
-                say(id.as_str(), format!("cannot record the outcome: {e}"));
+            let record = |_attempt| ledger::finish(db.conn(), id, &me, &outcome);
+            if let Err(e) = patience::retry("record the outcome", |m| say(id.as_str(), m), record) {
+                say(
+                    id.as_str(),
+                    format!("cannot record the outcome: {e}: {}", error_chain(&e)),
+                );
                 return exit::WORKER_LEDGER;
             }
             return exit::WORKER_EXEC;
@@ -206,7 +223,7 @@ fn execute(
         super::Exit::Code(c) => (Some(c), None),
         super::Exit::Signal(s) => (None, Some(s)),
     };
-    let outcome = Outcome {
+    let mut outcome = Outcome {
         state: Some(state),
         reason_code: code.map(str::to_string),
         reason,
@@ -226,14 +243,44 @@ fn execute(
         ),
         ..Outcome::default()
     };
-    match ledger::finish(db.conn(), id, &me, &outcome) {
-        Ok(true) => {}
+    // A full disk: make room by cutting this run's own output, once.
+    let mut cut = false;
+    let record = |_attempt| {
+        let result = ledger::finish(db.conn(), id, &me, &outcome);
+        if let Err(e) = &result
+            && !cut
+            && patience::is_disk_full(e)
+        {
+            cut = true;
+            if let Some(kept) = row
+                .output_path
+                .as_deref()
+                .and_then(|p| patience::cut_output(std::path::Path::new(p)))
+            {
+                let note = format!(
+                    "the disk was full: the output was cut to {kept} bytes to record this outcome"
+                );
+                outcome.output_bytes = Some(kept.min(captured.stored));
+                outcome.output_truncated = Some(true);
+                outcome.reason = Some(match outcome.reason.take() {
+                    Some(r) => format!("{r}; {note}"),
+                    None => note,
+                });
+            }
+        }
+        result
+    };
+    match patience::retry("record the outcome", |m| say(id.as_str(), m), record) {
+        Ok(true) => crate::crash::point("worker_after_finish"),
         Ok(false) => say(
             id.as_str(),
             "the row was resolved by someone else; outcome not recorded",
         ),
         Err(e) => {
-            say(id.as_str(), format!("cannot record the outcome: {e}"));
+            say(
+                id.as_str(),
+                format!("cannot record the outcome: {e}: {}", error_chain(&e)),
+            );
             return exit::WORKER_LEDGER;
         }
     }
@@ -289,6 +336,12 @@ fn spawn_job(
     }
     if let Some(dir) = &spec.workdir {
         cmd.current_dir(dir);
+    }
+    // We block SIGTERM, SIGINT, SIGHUP and SIGCHLD to take them with
+    // sigtimedwait; the job must start with none blocked.
+    // SAFETY: unblock_all_signals is one async-signal-safe call.
+    unsafe {
+        cmd.pre_exec(crate::process::unblock_all_signals);
     }
     let child = cmd.spawn()?;
     // `cmd` still holds the write ends; drop it so EOF comes when the job's side closes.

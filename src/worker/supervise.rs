@@ -3,7 +3,8 @@
 //! signals the worker receives.
 //!
 //! The worker blocks SIGCHLD, SIGTERM, SIGINT and SIGHUP before it starts any
-//! thread or the job (the job gets a clean mask from `Command`), then waits
+//! thread or the job (`spawn_job` clears the mask again in the job: a blocked
+//! mask survives exec and `Command` does not reset it), then waits
 //! for them synchronously with `sigtimedwait`: no handlers, no races.
 
 use super::outcome::{Ending, Exit};

@@ -1,0 +1,190 @@
+//! `status`, `doctor`, `metrics`, `prune`.
+
+use super::context::Ctx;
+use crate::daemon::{Capability, read_heartbeat};
+use crate::db::Db;
+use crate::job::JobState;
+use crate::ops::doctor::{self, Finding, Gathered};
+use crate::ops::status::{self, GatewayHealth, NextFire, StatusReport};
+use crate::ops::{metrics, prune};
+use crate::store;
+
+/// Whether this process can make a scope right now.
+fn capability_now() -> Capability {
+    let manager = crate::dispatch::session_manager();
+    let probe = async move { manager.probe().await };
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|rt| rt.block_on(probe));
+    match result {
+        Ok(Ok(())) => Capability {
+            mode: "scoped".into(),
+            cause: None,
+            detail: None,
+        },
+        Ok(Err(bus)) => {
+            let c = crate::dispatch::cause_of(&bus);
+            Capability {
+                mode: "degraded".into(),
+                cause: Some(c.code),
+                detail: Some(c.detail),
+            }
+        }
+        Err(e) => Capability {
+            mode: "degraded".into(),
+            cause: Some("io".into()),
+            detail: Some(e.to_string()),
+        },
+    }
+}
+
+fn gateway_health(ctx: &Ctx) -> (Option<crate::daemon::Heartbeat>, GatewayHealth) {
+    let beat = read_heartbeat(&ctx.home);
+    let alive = beat.as_ref().is_some_and(status::writer_alive);
+    let health = status::judge_gateway(beat.as_ref(), alive, ctx.now());
+    (beat, health)
+}
+
+pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
+    let now = ctx.now();
+    let (beat, gateway) = gateway_health(ctx);
+    let cap = capability_now();
+    let mut report = StatusReport {
+        healthy: false,
+        gateway: gateway.clone(),
+        pid: beat.as_ref().map(|b| b.pid),
+        uptime_s: beat.as_ref().map(|b| (now - b.started_at).num_seconds()),
+        heartbeat_age_ms: beat
+            .as_ref()
+            .map(|b| (now - b.updated_at).num_milliseconds()),
+        heartbeat_stale: gateway != GatewayHealth::NotRunning
+            && beat.as_ref().is_some_and(|b| b.file_stale(now)),
+        loop_counter: beat.as_ref().map(|b| b.loop_counter),
+        loop_counter_still_ms: beat
+            .as_ref()
+            .map(|b| (now - b.loop_counter_changed_at).num_milliseconds()),
+        last_tick: beat.as_ref().map(|b| b.last_tick.clone()),
+        gateway_capability: beat.as_ref().map(|b| b.capability.clone()),
+        capability_now: cap,
+        jobs_active: 0,
+        jobs_paused: 0,
+        jobs_completed: 0,
+        running: beat.as_ref().map_or(0, |b| b.active_runs),
+        next_fire: None,
+    };
+    if let Some(db) = ctx.open_existing_db()? {
+        let jobs = store::list_jobs(db.conn(), true)?;
+        for j in &jobs {
+            match j.state {
+                JobState::Active => report.jobs_active += 1,
+                JobState::Paused { .. } => report.jobs_paused += 1,
+                JobState::Completed => report.jobs_completed += 1,
+            }
+        }
+        report.next_fire = jobs
+            .iter()
+            .filter(|j| j.state == JobState::Active)
+            .filter_map(|j| Some((j, j.next_run_at?)))
+            .min_by_key(|(_, at)| *at)
+            .map(|(j, at)| NextFire {
+                job_id: j.id.to_string(),
+                job_name: j.name.clone(),
+                at,
+            });
+        report.running = crate::ledger::active_runs(db.conn())?.len() as u64;
+    }
+    report.healthy = gateway == GatewayHealth::Running;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", status::render(&report));
+    }
+    Ok(if report.healthy {
+        crate::exit::OK
+    } else {
+        crate::exit::FAILURE
+    })
+}
+
+pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
+    let config = ctx.config()?.clone();
+    let now = ctx.now();
+    let (_, gateway) = gateway_health(ctx);
+    let cap = capability_now();
+    let db = if ctx.home.db_file().exists() {
+        Some(Db::open_read_only(&ctx.home.db_file())?)
+    } else {
+        None
+    };
+    let jobs = match &db {
+        Some(db) => store::list_jobs(db.conn(), true)?,
+        None => Vec::new(),
+    };
+    let gathered = Gathered {
+        home_root: ctx.home.root(),
+        gateway,
+        capability_now: &cap,
+        config: &config,
+        jobs: &jobs,
+        journal: db.as_ref().map(|d| d.journal()),
+        private_paths: vec![
+            ctx.home.root().to_path_buf(),
+            ctx.home.cron_dir(),
+            ctx.home.db_file(),
+            ctx.home.config_file(),
+        ],
+        now,
+    };
+    let mut findings: Vec<Finding> = doctor::check_all(&gathered);
+    if let Some(db) = &db {
+        findings.extend(doctor::check_ledger(db.conn(), &gathered)?);
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "ok": findings.is_empty(), "findings": findings })
+            )?
+        );
+    } else if findings.is_empty() {
+        println!("ok: no problems found in {}", ctx.home.root().display());
+    } else {
+        for f in &findings {
+            let who = match (&f.job_name, &f.job_id) {
+                (Some(n), Some(id)) => format!("job {} ({id}): ", crate::text::one_line(n, 48)),
+                (Some(n), None) => format!("job {}: ", crate::text::one_line(n, 48)),
+                _ => String::new(),
+            };
+            println!("[{}] {who}{}\n    fix: {}", f.code, f.problem, f.fix);
+        }
+        println!("{} problem(s) found", findings.len());
+    }
+    Ok(if findings.is_empty() {
+        crate::exit::OK
+    } else {
+        crate::exit::FAILURE
+    })
+}
+
+pub fn metrics(ctx: &mut Ctx) -> anyhow::Result<i32> {
+    let beat = read_heartbeat(&ctx.home);
+    let db = ctx.open_db()?;
+    print!("{}", metrics::render(db.conn(), beat.as_ref(), ctx.now())?);
+    Ok(crate::exit::OK)
+}
+
+pub fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
+    let config = ctx.config()?.clone();
+    let mut db = ctx.open_db()?;
+    let r = prune::prune(&mut db, &ctx.home, &config.cron)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!(
+            "deleted {} ledger rows and {} output files ({} bytes)",
+            r.rows_deleted, r.outputs_deleted, r.bytes_freed
+        );
+    }
+    Ok(crate::exit::OK)
+}

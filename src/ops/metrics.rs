@@ -1,0 +1,176 @@
+//! Metrics in the Prometheus text exposition format, for a node-exporter
+//! textfile collector (`state/metrics.prom`, rewritten atomically by the
+//! gateway) and `hermes-cron metrics`.
+//!
+//! Counts are over the rows the ledger retains (retention prunes old ones),
+//! so they are gauges, not counters; the lateness histogram is over the same
+//! rows.
+
+use crate::daemon::Heartbeat;
+use crate::schedule::Instant;
+use rusqlite::Connection;
+use std::fmt::Write as _;
+
+/// Upper bounds of the start-lateness histogram, in seconds.
+pub const LATENESS_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// Render every metric.
+pub fn render(
+    conn: &Connection,
+    beat: Option<&Heartbeat>,
+    now: Instant,
+) -> rusqlite::Result<String> {
+    let mut out = String::new();
+    header(
+        &mut out,
+        "hermes_cron_runs",
+        "gauge",
+        "Ledger rows by state and dispatch mode (over retained rows).",
+    );
+    let mut stmt = conn.prepare_cached(
+        "SELECT state, COALESCE(dispatch_mode, 'none'), COUNT(*) FROM executions GROUP BY 1, 2 ORDER BY 1, 2",
+    )?;
+    for row in stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
+        let (state, mode, n) = row?;
+        let _ = writeln!(
+            out,
+            "hermes_cron_runs{{state=\"{}\",mode=\"{}\"}} {n}",
+            label(&state),
+            label(&mode)
+        );
+    }
+
+    header(
+        &mut out,
+        "hermes_cron_dispatch_failures",
+        "gauge",
+        "Runs that could not get a scope, by cause (they ran degraded or were refused).",
+    );
+    let mut stmt = conn.prepare_cached(
+        "SELECT dispatch_cause, COUNT(*) FROM executions WHERE dispatch_cause IS NOT NULL GROUP BY 1 ORDER BY 1",
+    )?;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (cause, n) = row?;
+        let _ = writeln!(
+            out,
+            "hermes_cron_dispatch_failures{{cause=\"{}\"}} {n}",
+            label(&cause)
+        );
+    }
+
+    header(
+        &mut out,
+        "hermes_cron_start_lateness_seconds",
+        "histogram",
+        "Scheduled slot to worker started, over retained rows.",
+    );
+    let mut buckets = vec![0u64; LATENESS_BUCKETS.len()];
+    let (mut count, mut sum) = (0u64, 0f64);
+    let mut stmt = conn.prepare_cached(
+        "SELECT started_at - scheduled_for FROM executions WHERE started_at IS NOT NULL AND scheduled_for IS NOT NULL",
+    )?;
+    for ms in stmt.query_map([], |r| r.get::<_, i64>(0))? {
+        let secs = ms?.max(0) as f64 / 1000.0;
+        count += 1;
+        sum += secs;
+        for (i, le) in LATENESS_BUCKETS.iter().enumerate() {
+            if secs <= *le {
+                buckets[i] += 1;
+            }
+        }
+    }
+    for (le, n) in LATENESS_BUCKETS.iter().zip(&buckets) {
+        let _ = writeln!(
+            out,
+            "hermes_cron_start_lateness_seconds_bucket{{le=\"{le}\"}} {n}"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "hermes_cron_start_lateness_seconds_bucket{{le=\"+Inf\"}} {count}"
+    );
+    let _ = writeln!(out, "hermes_cron_start_lateness_seconds_sum {sum}");
+    let _ = writeln!(out, "hermes_cron_start_lateness_seconds_count {count}");
+
+    header(&mut out, "hermes_cron_jobs", "gauge", "Jobs by state.");
+    let mut stmt = conn.prepare_cached("SELECT state, COUNT(*) FROM jobs GROUP BY 1 ORDER BY 1")?;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (state, n) = row?;
+        let _ = writeln!(out, "hermes_cron_jobs{{state=\"{}\"}} {n}", label(&state));
+    }
+
+    header(
+        &mut out,
+        "hermes_cron_gateway_heartbeat_timestamp_seconds",
+        "gauge",
+        "When the gateway last wrote its heartbeat (Unix time; 0: never).",
+    );
+    let hb = beat.map_or(0.0, |b| b.updated_at.timestamp_millis() as f64 / 1000.0);
+    let _ = writeln!(out, "hermes_cron_gateway_heartbeat_timestamp_seconds {hb}");
+    header(
+        &mut out,
+        "hermes_cron_gateway_loop_counter",
+        "gauge",
+        "The gateway loop's progress counter (stale: the loop is stuck).",
+    );
+    let _ = writeln!(
+        out,
+        "hermes_cron_gateway_loop_counter {}",
+        beat.map_or(0, |b| b.loop_counter)
+    );
+    header(
+        &mut out,
+        "hermes_cron_metrics_timestamp_seconds",
+        "gauge",
+        "When these metrics were computed (Unix time).",
+    );
+    let _ = writeln!(
+        out,
+        "hermes_cron_metrics_timestamp_seconds {}",
+        now.timestamp_millis() as f64 / 1000.0
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+
+    #[test]
+    fn renders_every_family_on_an_empty_ledger() {
+        let db = Db::open_in_memory().unwrap();
+        let text = render(db.conn(), None, chrono::DateTime::UNIX_EPOCH).unwrap();
+        for family in [
+            "hermes_cron_runs",
+            "hermes_cron_start_lateness_seconds",
+            "hermes_cron_jobs",
+            "hermes_cron_gateway_heartbeat_timestamp_seconds",
+        ] {
+            assert!(
+                text.contains(&format!("# TYPE {family} ")),
+                "{family}\n{text}"
+            );
+        }
+        assert!(text.contains("hermes_cron_start_lateness_seconds_bucket{le=\"+Inf\"} 0"));
+    }
+}

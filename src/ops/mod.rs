@@ -1,0 +1,6 @@
+//! What operators see: status, doctor, metrics, retention.
+
+pub mod doctor;
+pub mod metrics;
+pub mod prune;
+pub mod status;

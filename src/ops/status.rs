@@ -1,0 +1,192 @@
+//! `status`: is a gateway alive, is its loop moving, what did it last do,
+//! can scopes be made, and what is scheduled. Built from the heartbeat file
+//! and the database; judged purely from those and `now`.
+
+use crate::daemon::{Capability, Heartbeat, STALL_PERIODS};
+use crate::process::ProcessIdentity;
+use crate::schedule::Instant;
+
+/// The gateway's health as `status` sees it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GatewayHealth {
+    /// Alive and its loop counter moves.
+    Running,
+    /// Alive, but its loop counter has not moved for 3 heartbeat periods
+    /// (or its heartbeat file stopped being rewritten).
+    Stalled,
+    /// No heartbeat, or its process is gone.
+    NotRunning,
+}
+
+/// Everything `status` reports.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StatusReport {
+    pub healthy: bool,
+    pub gateway: GatewayHealth,
+    pub pid: Option<u32>,
+    pub uptime_s: Option<i64>,
+    pub heartbeat_age_ms: Option<i64>,
+    /// The heartbeat file has not been rewritten for 3 periods while its
+    /// writer lives: the gateway cannot write its state directory (a full
+    /// disk) or is wedged. Its contents (loop counter, last tick) are old.
+    pub heartbeat_stale: bool,
+    pub loop_counter: Option<u64>,
+    pub loop_counter_still_ms: Option<i64>,
+    pub last_tick: Option<crate::daemon::TickSummary>,
+    /// What the gateway last saw.
+    pub gateway_capability: Option<Capability>,
+    /// What this command sees right now.
+    pub capability_now: Capability,
+    pub jobs_active: u64,
+    pub jobs_paused: u64,
+    pub jobs_completed: u64,
+    pub running: u64,
+    pub next_fire: Option<NextFire>,
+}
+
+/// The soonest fire of any active job.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NextFire {
+    pub job_id: String,
+    pub job_name: String,
+    pub at: Instant,
+}
+
+/// Judge the gateway from its heartbeat file and whether its process lives.
+pub fn judge_gateway(beat: Option<&Heartbeat>, alive: bool, now: Instant) -> GatewayHealth {
+    match beat {
+        None => GatewayHealth::NotRunning,
+        Some(_) if !alive => GatewayHealth::NotRunning,
+        Some(b) if b.loop_stalled(now) || b.file_stale(now) => GatewayHealth::Stalled,
+        Some(_) => GatewayHealth::Running,
+    }
+}
+
+/// Whether the process that wrote `beat` is alive.
+pub fn writer_alive(beat: &Heartbeat) -> bool {
+    ProcessIdentity {
+        pid: beat.pid,
+        start: beat.start_time,
+    }
+    .is_alive()
+}
+
+fn human_ms(ms: i64) -> String {
+    crate::schedule::format_duration(std::time::Duration::from_millis(ms.max(0) as u64))
+}
+
+/// The text form.
+pub fn render(r: &StatusReport) -> String {
+    let mut out = String::new();
+    let gw = match r.gateway {
+        GatewayHealth::Running => format!(
+            "running (pid {}, up {})",
+            r.pid.unwrap_or_default(),
+            human_ms(r.uptime_s.unwrap_or_default() * 1000)
+        ),
+        GatewayHealth::Stalled if r.heartbeat_stale => format!(
+            "STALLED (pid {}: its heartbeat file has not been rewritten for {}, more than {STALL_PERIODS} heartbeat periods: it cannot write its state directory (disk full?) or is wedged; what follows is as old)",
+            r.pid.unwrap_or_default(),
+            human_ms(r.heartbeat_age_ms.unwrap_or_default())
+        ),
+        GatewayHealth::Stalled => format!(
+            "STALLED (pid {}: its loop counter has not moved for {}; more than {STALL_PERIODS} heartbeat periods)",
+            r.pid.unwrap_or_default(),
+            human_ms(r.loop_counter_still_ms.unwrap_or_default())
+        ),
+        GatewayHealth::NotRunning => {
+            "not running (start it with `hermes-cron gateway` or the user unit)".to_string()
+        }
+    };
+    out.push_str(&format!("gateway:    {gw}\n"));
+    if let Some(age) = r.heartbeat_age_ms {
+        out.push_str(&format!(
+            "heartbeat:  {} old, loop counter {} (last moved {} ago)\n",
+            human_ms(age),
+            r.loop_counter.unwrap_or_default(),
+            human_ms(r.loop_counter_still_ms.unwrap_or_default())
+        ));
+    }
+    if let Some(t) = &r.last_tick {
+        let at = t.at.map_or("-".into(), |a| {
+            a.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        });
+        out.push_str(&format!(
+            "last tick:  {} at {at} (claimed {}, skipped {}, missed {})\n",
+            t.result, t.claimed, t.skipped, t.missed
+        ));
+    }
+    let cap = &r.capability_now;
+    match cap.mode.as_str() {
+        "scoped" => out.push_str("dispatch:   scoped (restart-safe scopes available)\n"),
+        _ => out.push_str(&format!(
+            "dispatch:   DEGRADED ({}): {}\n",
+            cap.cause.as_deref().unwrap_or("-"),
+            cap.detail.as_deref().unwrap_or("-")
+        )),
+    }
+    if let Some(g) = &r.gateway_capability
+        && g.mode != cap.mode
+    {
+        out.push_str(&format!(
+            "            (the gateway itself last saw: {}{})\n",
+            g.mode,
+            g.cause
+                .as_deref()
+                .map(|c| format!(", {c}"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str(&format!(
+        "jobs:       {} active, {} paused, {} completed; {} running\n",
+        r.jobs_active, r.jobs_paused, r.jobs_completed, r.running
+    ));
+    match &r.next_fire {
+        Some(n) => out.push_str(&format!(
+            "next fire:  {} ({}) at {}\n",
+            crate::text::one_line(&n.job_name, 48),
+            n.job_id,
+            n.at.format("%Y-%m-%d %H:%M:%S UTC")
+        )),
+        None => out.push_str("next fire:  none\n"),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn beat(counter_changed: Instant, updated: Instant) -> Heartbeat {
+        Heartbeat {
+            pid: 1,
+            start_time: 1,
+            started_at: counter_changed,
+            updated_at: updated,
+            period_ms: 5000,
+            loop_counter: 7,
+            loop_counter_changed_at: counter_changed,
+            last_tick: Default::default(),
+            capability: Default::default(),
+            active_runs: 0,
+            version: "x".into(),
+        }
+    }
+
+    #[test]
+    fn stalled_when_the_counter_stops_for_three_periods() {
+        let t0 = chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let now = t0 + chrono::Duration::seconds(16);
+        let b = beat(t0, now);
+        assert_eq!(judge_gateway(Some(&b), true, now), GatewayHealth::Stalled);
+        let b = beat(t0 + chrono::Duration::seconds(14), now);
+        assert_eq!(judge_gateway(Some(&b), true, now), GatewayHealth::Running);
+        assert_eq!(
+            judge_gateway(Some(&b), false, now),
+            GatewayHealth::NotRunning
+        );
+        assert_eq!(judge_gateway(None, true, now), GatewayHealth::NotRunning);
+    }
+}

@@ -1,0 +1,146 @@
+//! One regression test per gateway bug fixed while writing the issue 5
+//! acceptance tests, named for the bug.
+
+mod gateway_support;
+
+use gateway_support::{TestHome, s};
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+/// A worker that ends before adopting its row (here: a stand-in that takes
+/// its go byte and exits 124, as a mismatched worker binary after an upgrade
+/// would) used to leave the row `claimed` by the live gateway forever, so
+/// the job never ran again under overlap `skip`. Now the row is `failed`
+/// (`worker_exited`) and retried per the job's policy.
+#[test]
+fn worker_exiting_before_adopt_does_not_leave_its_row_claimed() {
+    let h = TestHome::new();
+    let fake = h.path("fake-worker");
+    std::fs::write(&fake, "#!/bin/sh\nhead -c 1 >/dev/null\nexit 124\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut gw = h.start_gateway_with(&[("HERMES_CRON_WORKER", fake.to_str().unwrap())]);
+    gw.wait_ready();
+    h.add(
+        "never-adopted",
+        "in 1s",
+        &["--retries", "1", "--retry-backoff", "1s"],
+        &["true"],
+    );
+    let rows = h.wait_for(
+        "both attempts to be terminal",
+        Duration::from_secs(60),
+        || {
+            let rows = h.runs_of("never-adopted");
+            (rows.len() == 2 && rows.iter().all(|r| r["terminal"] == true)).then_some(rows)
+        },
+    );
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["attempt"], i as u64 + 1, "{r}");
+        assert_eq!(r["state"], "failed", "{r}");
+        assert_eq!(r["reason_code"], "worker_exited", "{r}");
+        let why = s(r, "reason");
+        assert!(
+            why.contains("exit 124") && why.contains("never started"),
+            "{why}"
+        );
+    }
+    assert_eq!(gw.stop().code(), Some(0));
+}
+
+/// Jobs used to start with the worker's blocked signals (SIGTERM, SIGINT,
+/// SIGHUP, SIGCHLD: std's `Command` keeps the mask across exec), so a job
+/// never saw the SIGTERM of a timeout, a stall stop or `systemctl stop` of
+/// its scope, and was SIGKILLed only after the grace (or the unit's
+/// `TimeoutStopSec`, 90 s). The worker, and the worker's launcher, now start
+/// their children with nothing blocked.
+#[test]
+fn jobs_start_with_no_signal_blocked() {
+    let h = TestHome::new();
+    let mut gw = h.start_gateway();
+    gw.wait_ready();
+    h.add(
+        "mask",
+        "in 1s",
+        &[],
+        &["grep", "^SigBlk", "/proc/self/status"],
+    );
+    let row = h.wait_for("the job to finish", Duration::from_secs(30), || {
+        h.runs_of("mask")
+            .into_iter()
+            .find(|r| r["terminal"] == true)
+    });
+    assert_eq!(row["state"], "succeeded", "{row}");
+    let out = std::fs::read_to_string(s(&row, "output_path")).unwrap();
+    assert_eq!(out.trim(), "SigBlk:\t0000000000000000", "{row}");
+    assert_eq!(gw.stop().code(), Some(0));
+}
+
+/// `run` (without `--wait`) used to return before its worker adopted the
+/// row: for that moment the row was `claimed` by a process that was gone,
+/// and any dead-owner check (the next `run`, a `tick`, a gateway's startup
+/// sweep) resolved it `unknown`, so the job never ran. A worker that is slow
+/// to start (here: one second) makes the window wide.
+#[test]
+fn run_returns_after_its_worker_adopted_the_row() {
+    let h = TestHome::new();
+    let slow = h.path("slow-worker");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\nsleep 1\nexec {} \"$@\"\n",
+            gateway_support::worker_bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    h.add("first", "in 1h", &[], &["sh", "-c", "echo first"]);
+    h.add("second", "in 1h", &[], &["sh", "-c", "echo second"]);
+    for name in ["first", "second"] {
+        let mut cmd = h.cmd(["run", name]);
+        cmd.env("HERMES_CRON_WORKER", &slow);
+        h.run_detached(cmd);
+    }
+    for name in ["first", "second"] {
+        let row = h.wait_for(
+            &format!("{name} to finish"),
+            Duration::from_secs(30),
+            || h.runs_of(name).into_iter().find(|r| r["terminal"] == true),
+        );
+        assert_eq!(row["state"], "succeeded", "{row}");
+    }
+}
+
+/// `run --wait` used to wait forever when its worker ended before adopting
+/// the row (the row stayed `claimed` by the waiting command itself, so the
+/// dead-owner check never settled it). Now it records `failed`
+/// (`worker_exited`) and exits 1.
+#[test]
+fn run_wait_returns_when_the_worker_exits_before_adopting() {
+    let h = TestHome::new();
+    let fake = h.path("fake-worker");
+    std::fs::write(&fake, "#!/bin/sh\nhead -c 1 >/dev/null\nexit 124\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    h.add("never-adopted", "in 1h", &[], &["true"]);
+    let mut cmd = h.cmd(["run", "never-adopted", "--wait"]);
+    let mut child = cmd
+        .env("HERMES_CRON_WORKER", &fake)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Reap<'a>(&'a mut std::process::Child);
+    impl Drop for Reap<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let guard = Reap(&mut child);
+    let status = h.wait_for("run --wait to return", Duration::from_secs(30), || {
+        guard.0.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(1));
+    let row = &h.runs_of("never-adopted")[0];
+    assert_eq!(row["state"], "failed", "{row}");
+    assert_eq!(row["reason_code"], "worker_exited", "{row}");
+}
