@@ -282,6 +282,34 @@ impl KeySpec {
     }
 }
 
+impl Config {
+    /// The keys whose value breaks the [`Config`] invariant: a number outside
+    /// its key's range, or a zone that is not a known IANA name. Always empty
+    /// for a config that `load` returned; the property tests and the fuzz
+    /// targets check exactly that.
+    pub fn keys_out_of_range(&self) -> Vec<&'static str> {
+        KEYS.iter()
+            .filter(|key| !key.in_range(self))
+            .map(|key| key.name)
+            .collect()
+    }
+}
+
+impl KeySpec {
+    fn in_range(&self, config: &Config) -> bool {
+        match self.field {
+            Field::Bool { .. } => true,
+            Field::Int { min, max, get, .. } => (min..=max).contains(&get(config)),
+            Field::OptInt { min, max, get, .. } => {
+                get(config).is_none_or(|n| (min..=max).contains(&n))
+            }
+            Field::Zone { get, .. } => {
+                get(config).is_none_or(|zone| zone.parse::<chrono_tz::Tz>().is_ok())
+            }
+        }
+    }
+}
+
 /// Every key with its default, what it accepts and what it does, in table order.
 pub fn key_table() -> Vec<KeyInfo> {
     KEYS.iter().map(KeySpec::info).collect()

@@ -20,6 +20,14 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     Ok(read(path)?.loaded)
 }
 
+/// Load a config file's contents without touching the filesystem; `path`
+/// only names the file in errors. `load(path)` is `load_bytes(path, contents)`
+/// for a file that exists. Never panics, whatever the bytes (fuzzed in
+/// `tests/fuzz`).
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, ConfigError> {
+    Ok(validate(&yaml::parse_config(path, bytes)?).loaded)
+}
+
 /// Load `path`, keeping where each value came from (for `get` and `show`).
 pub(crate) fn read(path: &Path) -> Result<Validated, ConfigError> {
     let raw = match read_bytes(path)? {
@@ -361,5 +369,35 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = load(dir.path()).unwrap_err();
         assert!(matches!(err, ConfigError::Io { .. }), "{err:?}");
+    }
+
+    /// Found by `tests/fuzz` (config target): a tagged empty key. YAML's empty
+    /// key "" is an unknown key like any other: one warning naming it, no
+    /// panic, defaults everywhere.
+    #[test]
+    fn fuzz_empty_tagged_key_is_one_unknown_key_warning() {
+        let loaded = load_bytes(Path::new("c.yaml"), b"!!2*&\t:\n =========\t\t").unwrap();
+        assert_eq!(loaded.config, Config::default());
+        assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+        assert_eq!(loaded.warnings[0].key, "");
+        assert!(
+            loaded.warnings[0]
+                .message
+                .contains("unknown config key `` ignored"),
+            "{}",
+            loaded.warnings[0].message
+        );
+    }
+
+    #[test]
+    fn load_bytes_is_load_without_the_file() {
+        let text = "cron:\n  output_retention: 7\n  bogus: 1\n";
+        let (_dir, path) = file(text);
+        let from_file = load(&path).unwrap();
+        let from_bytes = load_bytes(&path, text.as_bytes()).unwrap();
+        assert_eq!(from_bytes.config, from_file.config);
+        assert_eq!(from_bytes.warnings, from_file.warnings);
+        let err = load_bytes(Path::new("c.yaml"), b"a: [\n").unwrap_err();
+        assert!(err.to_string().starts_with("c.yaml:"), "{err}");
     }
 }

@@ -11,7 +11,7 @@
 //!
 //! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
 //! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
-//! `suggest.rs` close-key suggestions; `load.rs` [`load()`]; `query.rs` [`get`]
+//! `suggest.rs` close-key suggestions; `load.rs` [`load()`] and [`load_bytes`]; `query.rs` [`get`]
 //! and [`show`]; `edit.rs` [`set`] and [`unset`] (atomic 0600 writes via `crate::fsutil`);
 //! `yaml.rs` the only file naming serde_yaml.
 //!
@@ -47,6 +47,6 @@ mod yaml;
 
 pub use edit::{set, unset};
 pub use keys::key_table;
-pub use load::load;
+pub use load::{load, load_bytes};
 pub use model::{Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded};
 pub use query::{get, show};

@@ -420,3 +420,25 @@ fn period_at_is_the_real_time_to_the_next_fire() {
     assert_eq!(once.period_at(anchor, z, anchor), None);
     assert_eq!(Schedule::Reboot.period_at(anchor, z, anchor), None);
 }
+
+/// Found by probing `next_after` at the ends of chrono's range (see
+/// `wall.rs`): in a zone east of UTC the wall time of `MAX_UTC` does not
+/// exist, and computing it panicked. Now there is simply no next fire.
+#[test]
+fn next_after_at_the_end_of_time_is_none_not_a_panic() {
+    let end = chrono::DateTime::<chrono::Utc>::MAX_UTC;
+    for text in ["* * * * * *", "daily at 8am", "0 0 29 2 *"] {
+        let s = schedule(text);
+        assert_eq!(s.next_after(end, Tz::Pacific__Chatham, end), None, "{text}");
+        assert_eq!(s.next_after(end, Tz::UTC, end), None, "{text}");
+    }
+    let near = end - TimeDelta::hours(20);
+    let s = schedule("* * * * *");
+    assert_eq!(s.next_after(near, Tz::Pacific__Apia, near), None);
+    // Croner searches up to the year 5000; before that, fires as usual.
+    let far = utc("4999-06-01T12:00:00Z");
+    assert_eq!(
+        s.next_after(far, Tz::Pacific__Chatham, far).map(|f| f.at),
+        Some(utc("4999-06-01T12:01:00Z"))
+    );
+}

@@ -55,7 +55,7 @@ const MAX_STEPS: u32 = 1_000_000;
 
 /// The first fire of `cron` in `zone` strictly after `after`.
 pub(crate) fn next_cron_fire(cron: &CronSchedule, after: Instant, zone: Tz) -> Option<Fire> {
-    let after_wall = wall::wall_of(zone, after);
+    let after_wall = wall::wall_of(zone, after)?;
     let mut cursor = after_wall.with_nanosecond(0)?;
     if let Some(WallTime::Repeated { first, second }) = wall::resolve(zone, after_wall)
         && after < second

@@ -8,7 +8,7 @@
 //! seconds (historic LMT) are handled exactly.
 
 use super::types::Instant;
-use chrono::{DateTime, LocalResult, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
 /// What one wall-clock time is in a zone.
@@ -49,15 +49,18 @@ pub(crate) fn resolve(zone: Tz, wall: NaiveDateTime) -> Option<WallTime> {
     }
 }
 
-/// The wall-clock time in `zone` at `at`.
-pub(crate) fn wall_of(zone: Tz, at: Instant) -> NaiveDateTime {
-    at.with_timezone(&zone).naive_local()
+/// The wall-clock time in `zone` at `at`; None within a day of the ends of
+/// chrono's range, where the wall time does not fit in a `NaiveDateTime`
+/// (`naive_local` panics there).
+pub(crate) fn wall_of(zone: Tz, at: Instant) -> Option<NaiveDateTime> {
+    let offset = zone.offset_from_utc_datetime(&at.naive_utc()).fix();
+    at.naive_utc().checked_add_offset(offset)
 }
 
 /// Which pass of a repeated wall-clock time `at` is: Some(1) for the first
 /// (earlier offset), Some(2) for the second, None when its wall time occurs once.
 pub(crate) fn repeated_pass(zone: Tz, at: Instant) -> Option<u8> {
-    match resolve(zone, wall_of(zone, at))? {
+    match resolve(zone, wall_of(zone, at)?)? {
         WallTime::Repeated { first, .. } if first == at => Some(1),
         WallTime::Repeated { second, .. } if second == at => Some(2),
         _ => None,
@@ -75,7 +78,7 @@ fn first_instant_reading_at_least(zone: Tz, wall: NaiveDateTime) -> Option<Insta
     let mut hi = naive_secs.checked_add(MARGIN)?;
     let reads_at_least = |secs: i64| -> Option<bool> {
         let at = DateTime::from_timestamp(secs, 0)?;
-        Some(wall_of(zone, at) >= wall)
+        Some(wall_of(zone, at)? >= wall)
     };
     // Invariant: reads_at_least(lo) == false, reads_at_least(hi) == true.
     while hi - lo > 1 {
@@ -163,5 +166,18 @@ mod tests {
         assert!(a < b);
         assert_eq!(b, c);
         assert_eq!(b, utc("2026-10-03T15:30:00Z"));
+    }
+
+    /// Found by probing `next_after` at the ends of chrono's range: the wall
+    /// time of an instant within a day of `MAX_UTC` in a zone east of UTC
+    /// does not fit in a `NaiveDateTime`, and `naive_local` panicked.
+    #[test]
+    fn wall_of_at_the_end_of_time_is_none_not_a_panic() {
+        let end = DateTime::<Utc>::MAX_UTC;
+        assert_eq!(wall_of(Tz::Pacific__Chatham, end), None);
+        assert_eq!(repeated_pass(Tz::Pacific__Chatham, end), None);
+        assert_eq!(wall_of(Tz::UTC, end), Some(end.naive_utc()));
+        let start = DateTime::<Utc>::MIN_UTC;
+        assert_eq!(wall_of(Tz::America__New_York, start), None);
     }
 }
