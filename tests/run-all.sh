@@ -18,6 +18,17 @@ if ((${#missing[@]})); then
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}"
 fi
+if ! command -v python3 >/dev/null 2>&1; then
+    log "installing python3"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq python3 python3-pip
+fi
+if ! python3 -c 'import croniter' >/dev/null 2>&1; then
+    log "installing croniter (the DST oracle of tests/dst_oracles.rs)"
+    python3 -m pip --version >/dev/null 2>&1 || apt-get install -y -qq python3-pip
+    python3 -m pip install --quiet --root-user-action=ignore --break-system-packages 'croniter==7.0.0'
+fi
 if ! cargo nextest --version >/dev/null 2>&1; then
     log "installing cargo-nextest"
     cargo install --locked cargo-nextest
