@@ -144,3 +144,52 @@ fn run_wait_returns_when_the_worker_exits_before_adopting() {
     assert_eq!(row["state"], "failed", "{row}");
     assert_eq!(row["reason_code"], "worker_exited", "{row}");
 }
+
+/// Regression: a change written by a process that keeps its database
+/// connection open was noticed only at the next monitor tick (here: never
+/// within the test). The inotify event of its WAL append came before the
+/// commit, and the gateway looked once, too early; it now looks again
+/// shortly after every change notification.
+#[test]
+fn a_change_from_a_connection_that_stays_open_wakes_the_gateway() {
+    let h = TestHome::new();
+    h.write_config("cron:\n  heartbeat_interval_s: 300\n");
+    // A job far in the future; the gateway sleeps toward it.
+    let id = h.add("later", "every 1d", &[], &["sh", "-c", "echo woke"]);
+    let mut gw = h.start_gateway_with(&[("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000")]);
+    gw.wait_ready();
+    std::thread::sleep(Duration::from_millis(300));
+    // Another process makes it due in a moment and keeps its connection.
+    let conn = rusqlite::Connection::open(h.home.join("cron/cron.db")).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    let soon: i64 = conn
+        .query_row(
+            "SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) + 1500",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE jobs SET next_run_at = ?1 WHERE id = ?2",
+        rusqlite::params![soon, id],
+    )
+    .unwrap();
+    // Watch through the same open connection: a CLI poll opens and closes
+    // connections of its own, and their writes would wake the gateway too.
+    let state: String = h.wait_for(
+        "the job made due by an open connection to run",
+        Duration::from_secs(60),
+        || {
+            conn.query_row(
+                "SELECT state FROM executions WHERE job_id = ?1 AND source = 'schedule'",
+                [&id],
+                |r| r.get(0),
+            )
+            .ok()
+            .filter(|s: &String| s == "succeeded")
+        },
+    );
+    assert_eq!(state, "succeeded");
+    drop(conn);
+    assert_eq!(gw.stop().code(), Some(0));
+}

@@ -33,6 +33,9 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// The longest sleep without looking again, even with nothing due.
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
+/// After a change notification, the loop looks at the database once more
+/// this much later: the notification can precede the commit it announces.
+const RECHECK_AFTER_CHANGE: Duration = Duration::from_millis(50);
 /// Dispatches in flight at once (D-Bus calls overlap; forks do not).
 const DISPATCH_CONCURRENCY: usize = 32;
 
@@ -105,6 +108,7 @@ impl EventLoop {
     pub async fn run(&mut self, mut sig: Signals, mut watcher: DbWatcher) -> LoopExit {
         let mut monitor_tick = tokio::time::interval(self.monitor.period());
         monitor_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut recheck: Option<tokio::time::Instant> = None;
         loop {
             self.shared.bump();
             self.dispatch_queued().await;
@@ -131,7 +135,14 @@ impl EventLoop {
                 Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
-                _ = watcher.changed() => {}
+                _ = watcher.changed() => {
+                    // The write that woke us may not be committed yet (a WAL
+                    // append comes before its commit); look again shortly.
+                    recheck = Some(tokio::time::Instant::now() + RECHECK_AFTER_CHANGE);
+                }
+                _ = tokio::time::sleep_until(recheck.unwrap_or_else(tokio::time::Instant::now)), if recheck.is_some() => {
+                    recheck = None;
+                }
                 _ = monitor_tick.tick() => {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
