@@ -98,7 +98,13 @@ fn doctor_reports_gateway_scope_overdue_unknown_stuck_and_journal_faults() {
     let h = Hermes::new()
         .with_bus(Bus::None)
         .with_env("HERMES_CRON_JOURNAL", "delete");
-    h.add("late", "every 1m", &["--shell"], &["echo late >> late.out"]);
+    let out = h.dir().join("late.out");
+    h.add(
+        "late",
+        "every 1m",
+        &["--shell"],
+        &[&format!("echo late >> {}", out.display())],
+    );
     // A claimed row whose claimer died before dispatching it (stuck), then a
     // later tick resolves an earlier one as unknown.
     let crashed = h.run_command({
