@@ -408,3 +408,29 @@ fn prune_keeps_the_newest_rows_and_outputs_and_never_active_ones() {
         assert!(std::path::Path::new(row["output_path"].as_str().unwrap()).exists());
     }
 }
+
+#[test]
+fn logs_prints_the_output_and_follow_waits_for_the_end() {
+    let h = Hermes::new().with_bus(Bus::None);
+    let gate = h.dir().join("gate");
+    let script = format!(
+        "echo one; while [ ! -e {g} ]; do sleep 0.05; done; echo two",
+        g = gate.display()
+    );
+    h.add("chatty", "every 1h", &[], &["sh", "-c", &script]);
+    let out = h.run(&["run", "chatty"]);
+    out.ok();
+    let id = support::cli::execution_id_in(&out.stdout);
+    let follow = h.start(&["logs", &id, "--follow"]);
+    // The run is still going: `logs` (without --follow) shows what is there so far.
+    let partial = wait_for("the first line", PATIENCE, || {
+        let o = h.run(&["logs", &id]);
+        o.stdout.contains("one").then_some(o.stdout)
+    });
+    assert!(!partial.contains("two"), "{partial}");
+    std::fs::write(&gate, "").unwrap();
+    let followed = follow.finish(PATIENCE);
+    assert_eq!(followed.code(), Some(0), "{followed:#?}");
+    assert_eq!(followed.stdout, "one\ntwo\n");
+    assert_eq!(h.run(&["logs", "nope"]).code(), Some(2));
+}
