@@ -61,6 +61,47 @@ fn every_second_for_thirty_seconds_no_missed_or_doubled_slots() {
     }
 }
 
+/// `@reboot` jobs fire once per gateway start (source `reboot`), a paused one
+/// never does, and jobs on a clock are not touched by the start.
+#[test]
+fn reboot_jobs_fire_once_per_gateway_start() {
+    let h = TestHome::new();
+    let marks = h.path("booted.txt");
+    let line = format!("echo boot >> {}", marks.display());
+    h.add("at-boot", "@reboot", &["--shell"], &[&line]);
+    h.add("paused-boot", "@reboot", &[], &["true"]);
+    h.cli_ok(&["pause", "paused-boot"]);
+    h.add("yearly", "0 0 1 1 *", &[], &["true"]);
+
+    for start in 1..=2usize {
+        let mut gw = h.start_gateway();
+        gw.wait_ready();
+        h.wait_for(
+            &format!("the @reboot job's run after start {start}"),
+            Duration::from_secs(60),
+            || {
+                let rows = h.runs_of("at-boot");
+                (rows.len() == start && rows.iter().all(|r| r["terminal"] == true)).then_some(())
+            },
+        );
+        assert_eq!(gw.stop().code(), Some(0), "{}", h.diag());
+    }
+
+    let rows = h.runs_of("at-boot");
+    assert_eq!(rows.len(), 2, "{rows:?}\n{}", h.diag());
+    for r in &rows {
+        assert_eq!(r["source"], "reboot", "{r}");
+        assert_eq!(r["state"], "succeeded", "{r}\n{}", h.diag());
+    }
+    let ran = std::fs::read_to_string(&marks).unwrap_or_default();
+    assert_eq!(ran.lines().count(), 2, "the @reboot job ran {ran:?}");
+    assert!(
+        h.runs_of("paused-boot").is_empty(),
+        "a paused @reboot job fired"
+    );
+    assert!(h.runs_of("yearly").is_empty(), "a clock job fired at start");
+}
+
 /// An idle gateway (nothing due, monitor period 300 s) wakes when another
 /// process adds a job: the `in 2s` job runs long before any timer would
 /// have woken the loop.

@@ -20,10 +20,7 @@ pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<St
         cur = e.source();
     }
     let code = sqlite.and_then(|e| e.sqlite_error_code());
-    if matches!(
-        code,
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    ) {
+    if sqlite.is_some_and(is_busy) {
         return Some(format!(
             "another process held the database's write lock for longer than the busy timeout ({} ms, {})",
             super::open::busy_timeout().as_millis(),
@@ -39,6 +36,14 @@ pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<St
         ));
     }
     None
+}
+
+/// SQLITE_BUSY or SQLITE_LOCKED: another connection holds a lock we need.
+pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn free_bytes(dir: &Path) -> Option<u64> {

@@ -111,9 +111,8 @@ impl Db {
         };
         conn.busy_timeout(busy)
             .map_err(|e| configure("busy_timeout", e))?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", requested, |row| row.get(0))
-            .map_err(|e| configure("journal_mode", e))?;
+        let mode =
+            set_journal_mode(&conn, requested, busy).map_err(|e| configure("journal_mode", e))?;
         let journal = if mode.eq_ignore_ascii_case("wal") {
             JournalMode::Wal
         } else {
@@ -286,6 +285,28 @@ fn requested_journal() -> Result<&'static str, DbError> {
             "delete" => Ok("delete"),
             _ => Err(DbError::BadJournalEnv(v)),
         },
+    }
+}
+
+/// `PRAGMA journal_mode = ...`, retried on SQLITE_BUSY until `busy` has
+/// passed. Switching a database into or out of WAL takes an exclusive lock
+/// without consulting the busy handler, so processes opening a new home at
+/// the same moment would otherwise fail at once with "database is locked".
+fn set_journal_mode(
+    conn: &Connection,
+    requested: &str,
+    busy: Duration,
+) -> rusqlite::Result<String> {
+    let start = crate::clock::monotonic();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", requested, |row| row.get(0)) {
+            Err(e) if super::explain::is_busy(&e) && crate::clock::elapsed(start) < busy => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            done => return done,
+        }
     }
 }
 

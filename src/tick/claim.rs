@@ -332,10 +332,7 @@ pub fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimReport, 
         ctx,
         report: ClaimReport::default(),
     };
-    for job in store::list_jobs(&tx, false)? {
-        if job.schedule != crate::schedule::Schedule::Reboot {
-            continue;
-        }
+    for job in store::reboot_jobs(&tx)? {
         let running = ledger::active_runs_for_job(&tx, &job.id)?;
         w.single(&job, running, Some(ctx.now), 1, Source::Reboot)?;
     }

@@ -1,7 +1,7 @@
 //! Row 6: memory.
 //!
-//! 6a: the real gateway (scoped), idle with 10,000 jobs defined (none due in
-//! the next hour): `VmRSS` and `VmHWM` from `/proc/<pid>/status` 3 s after it
+//! 6a: the real gateway (scoped), idle with 10,000 jobs defined, each a cron
+//! expression (`0 8 * * *`, the daily briefing; none due in the next hour): `VmRSS` and `VmHWM` from `/proc/<pid>/status` 3 s after it
 //! said ready, over several boots. Peer, read at the same moments: the
 //! systemd user manager the timers would live in (its `VmRSS`, with whatever
 //! units it holds now).
@@ -57,7 +57,7 @@ async fn gateway_idle(
     let dir = setup.fresh_dir(&format!("memory-{jobs}"))?;
     let (home, mut db) = fresh_home(&dir)?;
     if jobs > 0 {
-        let template = job("idle", "every 1d", &["/usr/local/bin/job", "--nightly"])?;
+        let template = job("idle", "0 8 * * *", &["/usr/local/bin/job", "--nightly"])?;
         let later = wall_ms() + 3_600_000;
         insert_jobs(&mut db, &template, jobs, |i, j| {
             j.next_run_at = Some(hermes_cron::db::from_ms(later + i as i64 * 1000));
