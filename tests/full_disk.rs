@@ -204,8 +204,13 @@ fn the_gateway_survives_a_full_disk_and_recovers_when_space_returns() {
             .contains("heartbeat file has not been rewritten"),
         "the text says why\n{text}"
     );
-    // A few slots pass with the disk full; the gateway keeps running.
-    std::thread::sleep(Duration::from_secs(2));
+    // Slots come due with the disk full: their claims fail, and the gateway
+    // keeps running.
+    wait_for(
+        "two claim passes to fail on the full disk",
+        PATIENCE,
+        || (common::gateway::count(&gw.stderr(), "disk is full") >= 2).then_some(()),
+    );
     assert!(
         gw.exited().is_none(),
         "the gateway died on a full disk\n{}",

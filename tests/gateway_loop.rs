@@ -11,6 +11,9 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Duration;
 
+/// Gateway log filter that shows the loop going to sleep.
+const LOOP_DEBUG: &str = "info,hermes_cron::daemon::event_loop=debug";
+
 fn instant(row: &Value, key: &str) -> chrono::DateTime<chrono::FixedOffset> {
     chrono::DateTime::parse_from_rfc3339(&s(row, key))
         .unwrap_or_else(|e| panic!("{key} of {row} is not RFC 3339: {e}"))
@@ -109,10 +112,12 @@ fn reboot_jobs_fire_once_per_gateway_start() {
 fn idle_gateway_wakes_when_a_job_is_added() {
     let h = TestHome::new();
     h.write_config("cron:\n  heartbeat_interval_s: 300\n");
-    let mut gw = h.start_gateway_with(&[("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000")]);
+    let mut gw = h.start_gateway_with(&[
+        ("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000"),
+        ("HERMES_CRON_LOG", LOOP_DEBUG),
+    ]);
     gw.wait_ready();
-    // Let the loop reach its idle sleep.
-    std::thread::sleep(Duration::from_millis(500));
+    gw.wait_log("idle: no job due", Duration::from_secs(30));
     assert!(h.runs().is_empty());
     h.add("wake", "in 2s", &[], &["sh", "-c", "echo woke"]);
     let row = h.wait_for(
@@ -295,7 +300,7 @@ fn gateway_pause_is_not_worker_silence() {
     // The gateway wakes first (its missed monitor round runs at once), the
     // worker a moment later.
     cont(gateway);
-    std::thread::sleep(Duration::from_millis(700));
+    gw.wait_log("did not run for", Duration::from_secs(30));
     cont(worker);
     let done = h.wait_terminal(&s(&row, "id"), Duration::from_secs(60));
     assert_eq!(done["state"], "succeeded", "{done}\n{}", h.diag());

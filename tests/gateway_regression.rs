@@ -156,9 +156,15 @@ fn a_change_from_a_connection_that_stays_open_wakes_the_gateway() {
     h.write_config("cron:\n  heartbeat_interval_s: 300\n");
     // A job far in the future; the gateway sleeps toward it.
     let id = h.add("later", "every 1d", &[], &["sh", "-c", "echo woke"]);
-    let mut gw = h.start_gateway_with(&[("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000")]);
+    let mut gw = h.start_gateway_with(&[
+        ("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000"),
+        (
+            "HERMES_CRON_LOG",
+            "info,hermes_cron::daemon::event_loop=debug",
+        ),
+    ]);
     gw.wait_ready();
-    std::thread::sleep(Duration::from_millis(300));
+    gw.wait_log("sleeping until", Duration::from_secs(30));
     // Another process makes it due in a moment and keeps its connection.
     let conn = rusqlite::Connection::open(h.home.join("cron/cron.db")).unwrap();
     conn.busy_timeout(Duration::from_secs(10)).unwrap();

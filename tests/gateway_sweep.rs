@@ -6,6 +6,7 @@
 mod gateway_support;
 
 use gateway_support::{TestHome, s, systemctl};
+use hermes_cron::clock::{Clock, SystemClock};
 use hermes_cron::process::{ProcessIdentity, signal_session};
 use nix::sys::signal::Signal;
 use serde_json::Value;
@@ -79,7 +80,12 @@ fn make_stale_rows(h: &TestHome) -> (String, [String; 4], StopUnits) {
 
     // A gateway that claims the due one-shot and dies right after the commit
     // (its sweep sees the three runs alive and leaves their rows alone).
-    std::thread::sleep(Duration::from_millis(1200));
+    let shown: Value =
+        serde_json::from_str(&h.cli_ok(&["show", "orphan-claim", "--json"])).unwrap();
+    let due_at = chrono::DateTime::parse_from_rfc3339(&s(&shown, "next_run_at")).unwrap();
+    h.wait_for("the one-shot to be due", Duration::from_secs(30), || {
+        (SystemClock::real().now() >= due_at).then_some(())
+    });
     let mut crashing = h.start_gateway_with(&[("HERMES_CRON_CRASH_AT", "after_claim_commit")]);
     let status = crashing.wait_exit(Duration::from_secs(30));
     assert_eq!(

@@ -4,7 +4,7 @@ use super::args::SpawnArgs;
 use super::context::Ctx;
 use super::fail::{Exit, failure, usage};
 use crate::clock::monotonic;
-use crate::db::Db;
+use crate::db::{Db, DbWatcher};
 use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::exit;
 use crate::ids::ExecutionId;
@@ -25,6 +25,32 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Blocks until the ledger may have changed or [`RECHECK`] passed: the waits
+/// below wake on the worker's own writes, and look again on the period only
+/// for what no write announces (the worker died without recording).
+struct LedgerChanges {
+    rt: tokio::runtime::Runtime,
+    watcher: DbWatcher,
+}
+
+/// How often a wait looks again with no database change.
+const RECHECK: Duration = Duration::from_millis(250);
+
+impl LedgerChanges {
+    fn watch(ctx: &Ctx) -> anyhow::Result<LedgerChanges> {
+        let rt = runtime()?;
+        let dir = ctx.home.cron_dir();
+        let watcher = rt
+            .block_on(async { DbWatcher::new(&dir) })
+            .unwrap_or_else(|_| DbWatcher::disabled());
+        Ok(LedgerChanges { rt, watcher })
+    }
+
+    fn next(&mut self) {
+        self.rt.block_on(self.watcher.next_look(RECHECK));
+    }
+}
+
 /// Wait until the row is terminal. The worker is our child: reap it, and if
 /// it is gone while the row is not terminal, settle the row: still `claimed`
 /// by us (`claimer`), the worker never adopted it; else the dead-owner check.
@@ -35,6 +61,7 @@ fn wait_terminal(
     claimer: &str,
     mut child: Option<Child>,
 ) -> anyhow::Result<Execution> {
+    let mut changes = LedgerChanges::watch(ctx)?;
     let mut exited_at = None;
     loop {
         let (row, _) = ledger::get_execution(db.conn(), id)?
@@ -65,7 +92,7 @@ fn wait_terminal(
         {
             resolve_dead_owners(db, ctx.now())?;
         }
-        std::thread::sleep(Duration::from_millis(25));
+        changes.next();
     }
 }
 
@@ -80,6 +107,7 @@ fn wait_adopted(
     claimer: &str,
     mut child: Child,
 ) -> anyhow::Result<()> {
+    let mut changes = LedgerChanges::watch(ctx)?;
     let deadline = monotonic() + ADOPT_WAIT;
     while monotonic() < deadline {
         let (row, _) = ledger::get_execution(db.conn(), id)?
@@ -93,7 +121,7 @@ fn wait_adopted(
             resolve_unadopted(db, id, claimer, child.id(), &how, ctx.now())?;
             break;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        changes.next();
     }
     Ok(())
 }

@@ -14,10 +14,10 @@ use super::settle::{Settled, settle_reaped};
 use super::signals::StopRequests;
 use super::state::{Shared, TickSummary};
 use super::upkeep::Upkeep;
-use super::wake::DbWatcher;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
+use crate::db::{DbWatcher, RECHECK_AFTER_CHANGE};
 use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ledger::{self, ExecState};
@@ -33,9 +33,6 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// The longest sleep without looking again, even with nothing due.
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
-/// After a change notification, the loop looks at the database once more
-/// this much later: the notification can precede the commit it announces.
-const RECHECK_AFTER_CHANGE: Duration = Duration::from_millis(50);
 /// Dispatches in flight at once (D-Bus calls overlap; forks do not).
 const DISPATCH_CONCURRENCY: usize = 32;
 
@@ -115,10 +112,12 @@ impl EventLoop {
             let now = self.clock.now();
             let deadline = match self.next_due() {
                 Ok(Some(at)) => {
+                    tracing::debug!("sleeping until {at}");
                     self.shared.set_doing(format!("sleeping until {at}"));
                     deadline_for(at, now)
                 }
                 Ok(None) => {
+                    tracing::debug!("idle: no job due");
                     self.shared.set_doing("idle: no job due");
                     tokio::time::Instant::now() + MAX_SLEEP
                 }

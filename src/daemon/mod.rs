@@ -17,7 +17,6 @@ mod signals;
 mod stall;
 mod state;
 mod upkeep;
-mod wake;
 mod watchdog;
 
 pub use gateway::{Deps, WEDGE_ENV, run, run_with};

@@ -22,7 +22,7 @@ use super::held::{Attach, HeldWorker, WorkerCall};
 use super::worker_bin::{WorkerNotFound, locate_worker};
 use crate::clock::monotonic;
 use crate::config::Config;
-use crate::db::Db;
+use crate::db::{Db, DbWatcher};
 use crate::home::Home;
 use crate::ledger::{self, DispatchMode, ExecState, Execution, Outcome};
 use crate::process::{ProcessIdentity, signal_pid};
@@ -329,6 +329,13 @@ impl Launcher {
                 let _ = signal_pid(pid, Signal::SIGTERM);
             }
         }
+        // Woken by the rows' writes; looked at again on a period for a worker
+        // that died without writing.
+        let mut changes = db
+            .path()
+            .parent()
+            .and_then(|dir| DbWatcher::new(dir).ok())
+            .unwrap_or_else(DbWatcher::disabled);
         let deadline = monotonic() + crate::process::kill_grace() + Duration::from_secs(5);
         for run in old {
             while monotonic() < deadline {
@@ -341,7 +348,7 @@ impl Launcher {
                 if done {
                     break;
                 }
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                changes.next_look(Duration::from_millis(100)).await;
             }
         }
     }

@@ -1,15 +1,22 @@
-//! Waking the loop when another process changes the database (a job added,
-//! edited, paused or removed; a worker finishing): inotify on the cron
-//! directory, for writes to `cron.db` and its WAL. Events only prompt the loop
-//! to look again (one indexed query); they carry no meaning of their own, so a
-//! burst of them costs one look. Where inotify is unavailable the loop still
-//! looks again on its monitor period.
+//! Noticing that another process changed the database (a job added, edited,
+//! paused or removed; a worker adopting or finishing its row): inotify on the
+//! cron directory, for writes to `cron.db` and its WAL. The gateway's loop
+//! and the CLI's waits (`run`, `run --wait`, overlap `replace`) use it instead
+//! of polling. Events only prompt a look (one indexed query); they carry no
+//! meaning of their own, so a burst of them costs one look. Where inotify is
+//! unavailable the watcher never fires and callers look again on their own
+//! period.
 
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::path::Path;
+use std::time::Duration;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
+
+/// After a change notification, look at the database once more this much
+/// later: the notification (a WAL append) can precede the commit it announces.
+pub const RECHECK_AFTER_CHANGE: Duration = Duration::from_millis(50);
 
 /// The inotify instance, as a raw descriptor tokio can register.
 struct Watch(Inotify);
@@ -23,6 +30,8 @@ impl AsRawFd for Watch {
 /// A source of "the database may have changed" wake-ups.
 pub struct DbWatcher {
     inner: Option<AsyncFd<Watch>>,
+    /// The last [`next_look`](Self::next_look) ended on a change.
+    woken_by_change: bool,
 }
 
 impl DbWatcher {
@@ -42,12 +51,31 @@ impl DbWatcher {
             .map_err(|e| {
                 nix::Error::from_raw(e.into_parts().1.raw_os_error().unwrap_or(libc::EIO))
             })?;
-        Ok(DbWatcher { inner: Some(fd) })
+        Ok(DbWatcher {
+            inner: Some(fd),
+            woken_by_change: false,
+        })
     }
 
     /// A watcher that never fires.
     pub fn disabled() -> DbWatcher {
-        DbWatcher { inner: None }
+        DbWatcher {
+            inner: None,
+            woken_by_change: false,
+        }
+    }
+
+    /// Until the caller should look at the database again: a change, or
+    /// `limit` passed (for what no write announces, such as a process that
+    /// died). Right after a change, at most [`RECHECK_AFTER_CHANGE`]: the
+    /// change that woke the last look may not have been visible yet.
+    pub async fn next_look(&mut self, limit: Duration) {
+        let limit = if self.woken_by_change {
+            limit.min(RECHECK_AFTER_CHANGE)
+        } else {
+            limit
+        };
+        self.woken_by_change = tokio::time::timeout(limit, self.changed()).await.is_ok();
     }
 
     /// Wait for a change to the database files, then drain what is pending.
