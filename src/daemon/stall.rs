@@ -9,7 +9,7 @@ use crate::ledger::{self, DispatchMode, ExecState, Execution, LedgerError, Outco
 use crate::process::{Owner, kill_grace, signal_session};
 use crate::schedule::Instant;
 use crate::systemd::UnitManager;
-use crate::worker::retry_at;
+use crate::worker::retry_under;
 use nix::sys::signal::Signal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,13 +60,7 @@ pub async fn stop_stalled(
         ),
         now,
     );
-    outcome.retry_at = retry_at(
-        ExecState::TimedOut,
-        row.attempt,
-        spec.retries,
-        Duration::from_secs(spec.retry_backoff_s),
-        now,
-    );
+    outcome.retry_at = retry_under(spec, ExecState::TimedOut, row.attempt, now);
     if !ledger::resolve(
         db.conn(),
         &row.id,

@@ -12,8 +12,7 @@ use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution, LedgerError, Outcome};
 use crate::process::signal_name;
 use crate::schedule::Instant;
-use crate::worker::retry_at;
-use std::time::Duration;
+use crate::worker::retry_under;
 
 /// The reason code of a row whose worker ended before adopting it.
 pub const WORKER_EXITED: &str = "worker_exited";
@@ -54,13 +53,7 @@ pub fn resolve_unadopted(
         "worker pid {worker_pid} ended ({how}) before adopting the row; the command never started"
     );
     let mut outcome = Outcome::with_reason(ExecState::Failed, WORKER_EXITED, reason.clone(), now);
-    outcome.retry_at = retry_at(
-        ExecState::Failed,
-        row.attempt,
-        spec.retries,
-        Duration::from_secs(spec.retry_backoff_s),
-        now,
-    );
+    outcome.retry_at = retry_under(&spec, ExecState::Failed, row.attempt, now);
     if !ledger::resolve(db.conn(), id, ExecState::Claimed, Some(launcher), &outcome)? {
         return Ok(None);
     }

@@ -9,5 +9,5 @@ mod patience;
 mod run;
 mod supervise;
 
-pub use outcome::{Ending, Exit, judge, retry_at, retry_delay};
+pub use outcome::{Ending, Exit, judge, retry_delay, retry_under};
 pub use run::{WorkerArgs, run};

@@ -1,6 +1,6 @@
 //! Pure judgement of how a run ended, and when its retry is owed.
 
-use crate::ledger::ExecState;
+use crate::ledger::{ExecState, RunSpec};
 use crate::process::signal_name;
 use crate::schedule::Instant;
 use std::time::Duration;
@@ -80,6 +80,22 @@ pub fn retry_at(
     }
     let delay = chrono::Duration::from_std(retry_delay(base, attempt)).ok()?;
     Some(finished + delay)
+}
+
+/// [`retry_at`] under the occurrence's own policy (its `retries` and backoff).
+pub fn retry_under(
+    spec: &RunSpec,
+    state: ExecState,
+    attempt: u32,
+    finished: Instant,
+) -> Option<Instant> {
+    retry_at(
+        state,
+        attempt,
+        spec.retries,
+        Duration::from_secs(spec.retry_backoff_s),
+        finished,
+    )
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use super::capture::spawn_capture;
 use super::go::{Go, wait_for_go};
-use super::outcome::{judge, retry_at};
+use super::outcome::{judge, retry_under};
 use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
 use crate::clock::{Clock, SystemClock};
@@ -174,13 +174,7 @@ fn execute(
                 format!("cannot start {program:?}: {e}"),
                 clock.now(),
             );
-            outcome.retry_at = retry_at(
-                ExecState::Failed,
-                row.attempt,
-                spec.retries,
-                Duration::from_secs(spec.retry_backoff_s),
-                clock.now(),
-            );
+            outcome.retry_at = retry_under(spec, ExecState::Failed, row.attempt, clock.now());
             let record = |_attempt| ledger::finish(db.conn(), id, &me, &outcome);
             if let Err(e) = patience::retry("record the outcome", |m| say(id.as_str(), m), record) {
                 say(
@@ -234,13 +228,7 @@ fn execute(
         max_rss_kb: Some(done.max_rss_kb),
         output_bytes: Some(captured.stored),
         output_truncated: Some(captured.truncated),
-        retry_at: retry_at(
-            state,
-            row.attempt,
-            spec.retries,
-            Duration::from_secs(spec.retry_backoff_s),
-            finished,
-        ),
+        retry_at: retry_under(spec, state, row.attempt, finished),
         ..Outcome::default()
     };
     // A full disk: make room by cutting this run's own output, once.
