@@ -1,6 +1,11 @@
 //! hermes-cron: a cron scheduler and worker launcher.
 //!
+//! The IO around the pure core (`hermes_cron_core`, re-exported here under
+//! the same module names): the ledger and the job store in SQLite, the
+//! claim, the dispatcher and the systemd edge, the worker, the gateway.
 //! See ARCHITECTURE.md for the module map and the path of one occurrence.
+
+pub use hermes_cron_core::{exit, ids, import, job, schedule, text, text_enum};
 
 pub mod cli;
 pub mod clock;
@@ -9,22 +14,16 @@ pub mod crash;
 pub mod daemon;
 pub mod db;
 pub mod dispatch;
-pub mod exit;
 pub mod fsutil;
 pub mod home;
-pub mod ids;
-pub mod import;
-pub mod job;
+pub mod host_zone;
 pub mod ledger;
 pub mod logging;
 pub mod ops;
 pub mod process;
-pub mod schedule;
 pub mod spawn;
 pub mod store;
 pub mod sweep;
 pub mod systemd;
-pub mod text;
-pub mod text_enum;
 pub mod tick;
 pub mod worker;

@@ -47,7 +47,7 @@ impl Ctx {
             Some(name) => {
                 schedule::parse_zone(&name).map_err(|e| usage(format!("timezone: {e}")))?
             }
-            None => schedule::system_zone(),
+            None => crate::host_zone::system_zone(),
         })
     }
 

@@ -28,7 +28,7 @@ fn capability_now() -> Capability {
             Capability {
                 mode: "degraded".into(),
                 cause: Some(c.code),
-                detail: Some(c.detail),
+                detail: Some(crate::dispatch::capability_detail(&bus)),
             }
         }
         Err(e) => Capability {

@@ -118,8 +118,10 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
     }
     let config = loaded.config;
     let zone = match &config.timezone {
-        Some(name) => schedule::parse_zone(name).unwrap_or_else(|_| schedule::system_zone()),
-        None => schedule::system_zone(),
+        Some(name) => {
+            schedule::parse_zone(name).unwrap_or_else(|_| crate::host_zone::system_zone())
+        }
+        None => crate::host_zone::system_zone(),
     };
     lifecycle::record(&home, "start", clock.now(), None, None);
     tracing::info!(home = %home.root().display(), pid = std::process::id(), "gateway starting");

@@ -10,7 +10,7 @@ use super::stall::{STALL_INTERVALS, is_stalled, stop_stalled};
 use super::state::{Capability, Shared};
 use crate::clock::monotonic;
 use crate::db::Db;
-use crate::dispatch::{Launcher, cause_of};
+use crate::dispatch::{Launcher, capability_detail, cause_of};
 use crate::ledger::{self, ExecState, Outcome};
 use crate::schedule::Instant;
 use crate::sweep::{ProcLiveness, judge_active};
@@ -211,7 +211,7 @@ pub async fn probe(launcher: &Launcher) -> Capability {
                 Capability {
                     mode: "degraded".into(),
                     cause: Some(c.code),
-                    detail: Some(c.detail),
+                    detail: Some(capability_detail(&bus)),
                 }
             }
         },

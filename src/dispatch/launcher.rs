@@ -17,7 +17,7 @@
 //! [`ZbusTimeouts`]), so tests of a wedged manager finish quickly. Production
 //! leaves it unset; values outside 1..=600000 are ignored.
 
-use super::decide::{Cause, Requirement, Verdict, decide};
+use super::fix::{cause, cause_of};
 use super::held::{Attach, HeldWorker, WorkerCall};
 use super::worker_bin::{WorkerNotFound, locate_worker};
 use crate::clock::monotonic;
@@ -31,6 +31,7 @@ use crate::systemd::{
     BusCause, BusEnv, ScopeSpec, UnitManager, ZbusTimeouts, ZbusUnitManager, scope_unit_name,
 };
 use crate::tick::ClaimedRun;
+use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
 use nix::sys::signal::Signal;
 use std::path::PathBuf;
 use std::process::Child;
@@ -109,14 +110,6 @@ impl std::fmt::Debug for Launcher {
     }
 }
 
-/// A bus cause as stored on the row.
-pub fn cause_of(c: &BusCause) -> Cause {
-    Cause {
-        code: c.code().to_string(),
-        detail: super::decide::personalize(&c.to_string()),
-    }
-}
-
 impl Launcher {
     /// A launcher using the session bus found in this process's environment.
     pub fn from_env(home: &Home, config: &Config) -> Result<Launcher, WorkerNotFound> {
@@ -192,10 +185,7 @@ impl Launcher {
             return Err(cause);
         }
         let Some(manager) = &self.manager else {
-            return Err(Cause {
-                code: "disabled".into(),
-                detail: "scopes are disabled for this launcher".into(),
-            });
+            return Err(cause("disabled", "scopes are disabled for this launcher"));
         };
         let unit = scope_unit_name(&run.job_name, run.id.as_str());
         let held = HeldWorker::spawn(
@@ -203,10 +193,7 @@ impl Launcher {
             &self.call(run, DispatchMode::Scoped, None, Some(&unit)),
             Attach::Detached,
         )
-        .map_err(|e| Cause {
-            code: "spawn_failed".into(),
-            detail: format!("cannot spawn the worker: {e}"),
-        })?;
+        .map_err(|e| cause("spawn_failed", format!("cannot spawn the worker: {e}")))?;
         crate::crash::point("after_worker_spawn");
         let timeout = Duration::from_secs(run.spec.timeout_s);
         let spec = ScopeSpec {
@@ -227,10 +214,10 @@ impl Launcher {
                         crate::crash::point("after_go");
                         Ok((child, unit))
                     }
-                    Err(e) => Err(Cause {
-                        code: "release_failed".into(),
-                        detail: format!("cannot release the worker: {e}"),
-                    }),
+                    Err(e) => Err(cause(
+                        "release_failed",
+                        format!("cannot release the worker: {e}"),
+                    )),
                 }
             }
             Err(bus) => {
@@ -282,9 +269,9 @@ impl Launcher {
             }
             Err(cause) => Err(cause),
         };
-        match decide(attempt, required) {
-            Verdict::Scoped => unreachable!("a scoped verdict returns above"),
-            Verdict::Degraded(cause) => {
+        match place(attempt, required) {
+            Placement::Scoped => unreachable!("a scoped verdict returns above"),
+            Placement::Degraded(cause) => {
                 warn_degraded_once(&cause);
                 self.spawn_plain(
                     db,
@@ -295,7 +282,7 @@ impl Launcher {
                     now,
                 )
             }
-            Verdict::Refused { cause, message } => {
+            Placement::Refused { cause, message } => {
                 let mut outcome = Outcome::with_reason(
                     ExecState::Refused,
                     "scope_unavailable",
@@ -402,7 +389,7 @@ fn warn_degraded_once(cause: &Cause) {
         tracing::warn!(
             cause = %cause.code,
             "running jobs degraded (not restart-safe: a gateway restart kills them): {}",
-            super::decide::with_fix(&cause.detail)
+            cause.explained()
         );
     }
 }

@@ -1,11 +1,10 @@
 //! Reading the ledger: one row, filtered lists newest first, the active rows
 //! the tick and the sweep look at, and the retries that are owed.
 
-use super::model::{DispatchMode, ExecState, Execution, Source};
-use super::spec::RunSpec;
 use crate::db::{from_ms, to_ms};
 use crate::ids::{ExecutionId, JobId};
 use crate::schedule::Instant;
+use hermes_cron_core::run::{DispatchMode, ExecState, Execution, RunSpec, Source};
 use rusqlite::{Connection, Row, params};
 
 const COLUMNS: &str = "id, job_id, job_name, scheduled_for, attempt, source, state, reason_code,
@@ -29,8 +28,10 @@ fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
     };
     let mode: Option<String> = row.get("dispatch_mode")?;
     Ok(Execution {
-        id: row.get("id")?,
-        job_id: row.get::<_, Option<JobId>>("job_id")?,
+        id: ExecutionId::from_string(row.get::<_, String>("id")?),
+        job_id: row
+            .get::<_, Option<String>>("job_id")?
+            .map(JobId::from_string),
         job_name: row.get("job_name")?,
         scheduled_for: ms("scheduled_for")?,
         attempt: row.get("attempt")?,
@@ -77,7 +78,7 @@ pub fn get_execution(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS}, spec FROM executions WHERE id = ?1"
     ))?;
-    let mut rows = stmt.query([id])?;
+    let mut rows = stmt.query([id.as_str()])?;
     let Some(row) = rows.next()? else {
         return Ok(None);
     };
@@ -117,7 +118,7 @@ pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec
              ORDER BY id DESC LIMIT ?5"
         ),
         params![
-            job_id,
+            job_id.as_ref().map(JobId::as_str),
             job_name,
             f.state.map(|s| s.as_str()),
             f.since.map(to_ms),
@@ -148,7 +149,7 @@ pub fn active_runs_for_job(conn: &Connection, job: &JobId) -> rusqlite::Result<V
             "SELECT {COLUMNS} FROM executions
              WHERE state IN ('claimed', 'running') AND job_id = ?1 ORDER BY id"
         ),
-        [job],
+        [job.as_str()],
     )
 }
 

@@ -5,12 +5,11 @@
 //! somebody else moved the row first, and the caller backs off. Terminal rows
 //! are also frozen by a trigger (see `db::migrations`).
 
-use super::model::{DispatchMode, ExecState, Source};
-use super::spec::RunSpec;
 use crate::db::to_ms;
 use crate::ids::{ExecutionId, JobId};
 use crate::process::Owner;
 use crate::schedule::Instant;
+use hermes_cron_core::run::{DispatchMode, ExecState, RunSpec, Source};
 use rusqlite::{Connection, params};
 
 /// Failed to write the ledger.
@@ -67,8 +66,8 @@ pub fn insert_row(conn: &Connection, row: &NewRow<'_>) -> Result<bool, LedgerErr
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
-                row.id,
-                row.job_id,
+                row.id.as_str(),
+                row.job_id.map(|j| j.as_str()),
                 row.job_name,
                 row.scheduled_for.map(to_ms),
                 row.attempt,
@@ -115,7 +114,7 @@ pub fn adopt(
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
-                id,
+                id.as_str(),
                 expected_owner,
                 a.worker.to_string(),
                 a.worker.process.pid,
@@ -126,26 +125,6 @@ pub fn adopt(
                 to_ms(a.started_at),
             ])
         })
-        .map_err(sql_err(id))?;
-    Ok(n == 1)
-}
-
-/// Note how a claimed row is being dispatched, before its worker adopts it
-/// (so a sweep can find the scope of a worker that died before adopting).
-pub fn record_dispatch(
-    conn: &Connection,
-    id: &ExecutionId,
-    owner: &str,
-    mode: DispatchMode,
-    cause: Option<&str>,
-    unit: Option<&str>,
-) -> Result<bool, LedgerError> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE executions SET dispatch_mode = ?3, dispatch_cause = ?4, unit = ?5
-             WHERE id = ?1 AND state = 'claimed' AND owner = ?2",
-        )
-        .and_then(|mut stmt| stmt.execute(params![id, owner, mode.as_str(), cause, unit]))
         .map_err(sql_err(id))?;
     Ok(n == 1)
 }
@@ -162,7 +141,7 @@ pub fn heartbeat(
             "UPDATE executions SET heartbeat_at = ?3
              WHERE id = ?1 AND state = 'running' AND owner = ?2",
         )
-        .and_then(|mut stmt| stmt.execute(params![id, owner.to_string(), to_ms(at)]))
+        .and_then(|mut stmt| stmt.execute(params![id.as_str(), owner.to_string(), to_ms(at)]))
         .map_err(sql_err(id))?;
     Ok(n == 1)
 }
@@ -283,7 +262,7 @@ fn resolve_in(
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
-                id,
+                id.as_str(),
                 from.as_str(),
                 expected_owner,
                 state.as_str(),
@@ -307,7 +286,7 @@ fn resolve_in(
             "INSERT OR IGNORE INTO retry_queue (execution_id, job_id, due_at)
                  SELECT id, job_id, ?2 FROM executions WHERE id = ?1 AND job_id IS NOT NULL",
         )?
-        .execute(params![id, to_ms(at)])?;
+        .execute(params![id.as_str(), to_ms(at)])?;
     }
     Ok(n == 1)
 }

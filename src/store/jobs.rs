@@ -148,7 +148,7 @@ fn encode(job: &Job) -> Encoded {
 fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
     Ok(conn.prepare_cached(sql)?.execute(params![
-        job.id,
+        job.id.as_str(),
         job.name,
         job.schedule_text,
         job.schedule.canonical(),
@@ -213,7 +213,7 @@ pub fn update_job_schedule_state(
 ) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE jobs SET next_run_at = ?2, anchor = ?3, state = ?4 WHERE id = ?1")?
         .execute(params![
-            id,
+            id.as_str(),
             next_run_at.map(to_ms),
             to_ms(anchor),
             state.as_str()
@@ -226,7 +226,7 @@ pub fn get_job(conn: &Connection, id: &JobId) -> Result<Option<Job>, StoreError>
     Ok(query_jobs(
         conn,
         &format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"),
-        [id],
+        [id.as_str()],
     )?
     .pop())
 }
@@ -302,6 +302,6 @@ pub fn next_due_at(conn: &Connection) -> Result<Option<Instant>, StoreError> {
 
 /// Remove a job. Its ledger rows stay for history. Returns false when it was gone.
 pub fn delete_job(conn: &Connection, id: &JobId) -> Result<bool, StoreError> {
-    conn.execute("DELETE FROM retry_queue WHERE job_id = ?1", [id])?;
-    Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id])? == 1)
+    conn.execute("DELETE FROM retry_queue WHERE job_id = ?1", [id.as_str()])?;
+    Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id.as_str()])? == 1)
 }

@@ -130,6 +130,21 @@ impl BusCause {
         )
     }
 
+    /// What is wrong, without the fix: the `Display` text up to `; fix:`.
+    pub fn problem(&self) -> String {
+        let text = self.to_string();
+        match text.split_once("; fix: ") {
+            Some((problem, _)) => problem.to_string(),
+            None => text,
+        }
+    }
+
+    /// The fix an operator can apply (placeholders `<user>`, `<uid>` not
+    /// filled in), for the causes whose message carries one.
+    pub fn fix(&self) -> Option<&'static str> {
+        self.is_unavailable().then_some(FIX_TEXT)
+    }
+
     /// The D-Bus error name when the manager refused the call.
     pub fn error_name(&self) -> Option<&str> {
         match self {
@@ -199,6 +214,17 @@ mod tests {
             assert!(text.contains("loginctl enable-linger"), "{text}");
             assert!(text.contains("DBUS_SESSION_BUS_ADDRESS"), "{text}");
             assert!(text.contains("XDG_RUNTIME_DIR"), "{text}");
+        }
+    }
+
+    #[test]
+    fn problem_and_fix_make_up_the_message() {
+        for cause in all() {
+            let text = cause.to_string();
+            match cause.fix() {
+                Some(fix) => assert_eq!(text, format!("{}; fix: {fix}", cause.problem())),
+                None => assert_eq!(text, cause.problem()),
+            }
         }
     }
 

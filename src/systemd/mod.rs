@@ -1,15 +1,15 @@
 //! The systemd/D-Bus edge: transient user scopes for workers.
 //!
-//! The dispatcher uses [`UnitManager`] (implemented by [`ZbusUnitManager`]) and the pure
-//! helpers; nothing else in the crate sees zbus.
+//! The dispatcher uses [`UnitManager`] (implemented by [`ZbusUnitManager`]); nothing else
+//! in the crate sees zbus. Unit names and scope properties are pure data, in
+//! `hermes_cron_core::scope`.
 //!
 //! | file | owns |
 //! |---|---|
-//! | `escape.rs` | unit names (`systemd-escape` compatible, 255-byte cap) and safe descriptions |
 //! | `bus.rs` | locating the session bus from the environment and the uid |
 //! | `cause.rs` | [`BusCause`]: what went wrong and the fix, with stable codes |
 //! | `proxy.rs` | the hand-written `org.freedesktop.systemd1.Manager` proxy (crate-private) |
-//! | `manager.rs` | [`UnitManager`], [`ScopeSpec`], the pure [`scope_properties`] |
+//! | `manager.rs` | [`UnitManager`], the seam the dispatcher sees |
 //! | `map_error.rs` | zbus errors to [`BusCause`] (the table is there) |
 //! | `zbus_manager.rs` | [`ZbusUnitManager`]: connection reuse, timeouts, `JobRemoved` matching |
 //!
@@ -20,7 +20,6 @@
 
 mod bus;
 mod cause;
-mod escape;
 mod manager;
 mod map_error;
 mod proxy;
@@ -28,8 +27,9 @@ mod zbus_manager;
 
 pub use bus::{AddressSource, BusAddress, BusEnv, locate_bus};
 pub use cause::{BusCause, FIX_TEXT};
-pub use escape::{
-    DESCRIPTION_MAX, UNIT_NAME_MAX, escape_unit_component, sanitize_description, scope_unit_name,
+pub use hermes_cron_core::scope::{
+    DESCRIPTION_MAX, ScopeSpec, UNIT_NAME_MAX, escape_unit_component, sanitize_description,
+    scope_unit_name,
 };
-pub use manager::{ScopeSpec, UnitFuture, UnitManager, UnitProcess, scope_properties};
+pub use manager::{UnitFuture, UnitManager, UnitProcess};
 pub use zbus_manager::{ZbusTimeouts, ZbusUnitManager};

@@ -24,16 +24,19 @@
 
 use super::bus::{BusAddress, BusEnv, locate_bus};
 use super::cause::BusCause;
-use super::manager::{ScopeSpec, UnitFuture, UnitManager, UnitProcess, scope_properties};
+use super::manager::{UnitFuture, UnitManager, UnitProcess};
 use super::map_error::{NO_SUCH_UNIT, NOT_REFERENCED, cause_from_zbus, error_name, is_disconnect};
 use super::proxy::{JobRemovedStream, ManagerProxy};
 use crate::clock::monotonic;
 use futures_util::StreamExt;
+use hermes_cron_core::scope::ScopeSpec;
+use hermes_cron_core::scope::{PropValue, scope_properties};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::{Instant as TokioInstant, timeout, timeout_at};
+use zbus::Variant;
 use zbus::proxy::CacheProperties;
 use zbus::{Connection, OwnedObjectPath};
 
@@ -125,7 +128,7 @@ impl ZbusUnitManager {
             })??;
 
         let what = format!("calling StartTransientUnit for {}", spec.name);
-        let props = scope_properties(spec);
+        let props = variants(scope_properties(spec));
         let call = session
             .proxy
             .start_transient_unit(&spec.name, "fail", &props, &[]);
@@ -341,5 +344,58 @@ impl UnitManager for ZbusUnitManager {
 
     fn release_unit<'a>(&'a self, name: &'a str) -> UnitFuture<'a, ()> {
         Box::pin(ZbusUnitManager::release_unit(self, name))
+    }
+}
+
+/// The properties as the D-Bus variants `StartTransientUnit` takes: `au`,
+/// `s`, `b` and `t`.
+fn variants(props: Vec<(&'static str, PropValue)>) -> Vec<(&'static str, Variant<'static>)> {
+    props
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                PropValue::Pids(pids) => Variant::from(pids),
+                PropValue::Text(text) => Variant::from(text),
+                PropValue::Flag(flag) => Variant::from(flag),
+                PropValue::U64(n) => Variant::from(n),
+            };
+            (name, value)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn property_values_have_the_signatures_systemd_expects() {
+        let spec = ScopeSpec {
+            pids: vec![42, 43],
+            runtime_max: Some(std::time::Duration::from_secs(1)),
+            memory_max: Some(1),
+            cpu_weight: Some(1),
+            tasks_max: Some(1),
+            ..ScopeSpec::default()
+        };
+        let signatures: Vec<(String, String)> = variants(scope_properties(&spec))
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.value_signature().to_string()))
+            .collect();
+        let expected = [
+            ("PIDs", "au"),
+            ("CollectMode", "s"),
+            ("AddRef", "b"),
+            ("Description", "s"),
+            ("RuntimeMaxUSec", "t"),
+            ("MemoryMax", "t"),
+            ("CPUWeight", "t"),
+            ("TasksMax", "t"),
+        ];
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
+        assert_eq!(signatures, expected);
     }
 }

@@ -9,7 +9,6 @@
 //! logged while the lock or the transaction is held.
 
 use super::lock::{LockError, TickLock, TryLock};
-use super::plan::{Decision, PlanInput, plan_job};
 use crate::config::Config;
 use crate::db::Db;
 use crate::home::Home;
@@ -19,6 +18,7 @@ use crate::ledger::{self, ExecState, Execution, NewRow, RunSpec, Source};
 use crate::process::Owner;
 use crate::schedule::{Instant, Tz};
 use crate::store::{self, StoreError};
+use hermes_cron_core::plan::{PlanInput, SlotFate, plan_job};
 use rusqlite::Transaction;
 use std::collections::HashMap;
 
@@ -135,12 +135,12 @@ impl Writer<'_, '_> {
         source: Source,
     ) -> Result<(), ClaimError> {
         let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
-            Decision::Skipped {
+            SlotFate::Skipped {
                 code: "overlap",
                 reason: "the previous run of this job is still going (overlap skip)".into(),
             }
         } else {
-            Decision::Run { source }
+            SlotFate::Run { source }
         };
         let replace = replaced(job, running);
         let spec = RunSpec::of_job(job, &self.ctx.config.cron);
@@ -162,18 +162,18 @@ impl Writer<'_, '_> {
         spec: &RunSpec,
         scheduled_for: Option<Instant>,
         attempt: u32,
-        decision: Decision,
+        decision: SlotFate,
         base: Source,
         replace: &[Execution],
     ) -> Result<(), ClaimError> {
         let id = ExecutionId::generate();
         let owner = self.ctx.owner.to_string();
         let (state, source, code, reason) = match &decision {
-            Decision::Run { source } => (ExecState::Claimed, *source, None, None),
-            Decision::Missed { code, reason } => {
+            SlotFate::Run { source } => (ExecState::Claimed, *source, None, None),
+            SlotFate::Missed { code, reason } => {
                 (ExecState::Missed, base, Some(*code), Some(reason.clone()))
             }
-            Decision::Skipped { code, reason } => {
+            SlotFate::Skipped { code, reason } => {
                 (ExecState::Skipped, base, Some(*code), Some(reason.clone()))
             }
         };
@@ -271,7 +271,7 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
                 &spec,
                 Some(slot.scheduled_for),
                 1,
-                slot.decision,
+                slot.fate,
                 Source::Schedule,
                 &replace,
             )?;
@@ -282,7 +282,7 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
     for retry in ledger::due_retries(tx, ctx.now, MAX_JOBS_PER_PASS)? {
         tx.execute(
             "DELETE FROM retry_queue WHERE execution_id = ?1",
-            [&retry.failed.id],
+            [retry.failed.id.as_str()],
         )?;
         let Some(job_id) = retry.failed.job_id.clone() else {
             continue;

@@ -1,15 +1,15 @@
 //! One claim pass: under `cron/.tick.lock`, find due occurrences and insert
 //! their rows in one transaction; dispatch happens after the lock is released.
+//! The planning is pure (`hermes_cron_core::plan`).
 
 mod claim;
 mod lock;
-mod plan;
 
 pub use claim::{
     ClaimContext, ClaimError, ClaimReport, ClaimedRun, NotRun, claim_due, claim_manual,
     claim_reboot,
 };
-pub use lock::{LockError, TickLock, TryLock};
-pub use plan::{
-    Decision, JobPlan, MAX_SLOTS_PER_PASS, ON_TIME, PlanInput, PlannedSlot, misfire_grace, plan_job,
+pub use hermes_cron_core::plan::{
+    JobPlan, MAX_SLOTS_PER_PASS, ON_TIME, PlanInput, PlannedSlot, SlotFate, misfire_grace, plan_job,
 };
+pub use lock::{LockError, TickLock, TryLock};

@@ -4,9 +4,9 @@
 //! `fuzz_corpus_replays_clean`). A check panics on a violated property.
 
 use chrono::{DateTime, TimeDelta};
-use hermes_cron::config::{ConfigError, load_bytes};
-use hermes_cron::import::{ImportPlan, detect_and_parse};
-use hermes_cron::schedule::{Instant, Schedule, Tz, parse_duration, parse_zone};
+use hermes_cron_core::config::{ConfigError, load_bytes};
+use hermes_cron_core::import::{ImportPlan, detect_and_parse};
+use hermes_cron_core::schedule::{Instant, Schedule, Tz, parse_duration, parse_zone};
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -19,7 +19,7 @@
 //!   of older ones beyond that is reported in the oldest row's reason.
 
 use crate::job::{CatchUp, Job, JobState, Overlap};
-use crate::ledger::Source;
+use crate::run::Source;
 use crate::schedule::{Instant, Schedule, Tz};
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ pub fn misfire_grace(period: Option<Duration>) -> Duration {
 
 /// What to do with one slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub enum SlotFate {
     Run { source: Source },
     Missed { code: &'static str, reason: String },
     Skipped { code: &'static str, reason: String },
@@ -48,7 +48,7 @@ pub enum Decision {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedSlot {
     pub scheduled_for: Instant,
-    pub decision: Decision,
+    pub fate: SlotFate,
 }
 
 /// Everything a claim pass needs to know about a due job.
@@ -156,19 +156,19 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         |slot: Instant, limit: Duration| late(slot).to_std().map(|l| l <= limit).unwrap_or(true);
     let newest_on_time = within(newest, on_time);
 
-    let missed = |code: &'static str, why: String| Decision::Missed { code, reason: why };
-    let mut decisions: Vec<Decision> = Vec::with_capacity(due.len());
+    let missed = |code: &'static str, why: String| SlotFate::Missed { code, reason: why };
+    let mut decisions: Vec<SlotFate> = Vec::with_capacity(due.len());
     let count = due.len();
     for (i, &slot) in due.iter().enumerate() {
         let is_newest = i + 1 == count;
         let d = match input.catch_up {
-            _ if is_newest && count == 1 && newest_on_time => Decision::Run {
+            _ if is_newest && count == 1 && newest_on_time => SlotFate::Run {
                 source: Source::Schedule,
             },
             CatchUp::Once => {
                 if within(newest, grace) {
                     if is_newest {
-                        Decision::Run {
+                        SlotFate::Run {
                             source: Source::CatchUp,
                         }
                     } else {
@@ -193,7 +193,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
             }
             CatchUp::Skip => {
                 if is_newest && newest_on_time {
-                    Decision::Run {
+                    SlotFate::Run {
                         source: Source::Schedule,
                     }
                 } else {
@@ -213,7 +213,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
                     } else {
                         Source::CatchUp
                     };
-                    Decision::Run { source }
+                    SlotFate::Run { source }
                 } else {
                     missed(
                         "catch_up_limit",
@@ -228,7 +228,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         decisions.push(d);
     }
     if omitted > 0
-        && let Some(Decision::Missed { reason, .. }) = decisions.first_mut()
+        && let Some(SlotFate::Missed { reason, .. }) = decisions.first_mut()
     {
         reason.push_str(&format!(
             "; about {omitted} older slots were missed and not listed"
@@ -247,7 +247,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         .zip(decisions)
         .map(|(scheduled_for, decision)| {
             let decision = match decision {
-                Decision::Run { .. } if overlap_blocks => Decision::Skipped {
+                SlotFate::Run { .. } if overlap_blocks => SlotFate::Skipped {
                     code: "overlap",
                     reason: "the previous run of this job is still going (overlap skip)".into(),
                 },
@@ -255,7 +255,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
             };
             PlannedSlot {
                 scheduled_for,
-                decision,
+                fate: decision,
             }
         })
         .collect();
@@ -302,13 +302,13 @@ mod tests {
     fn runs(p: &JobPlan) -> usize {
         p.slots
             .iter()
-            .filter(|s| matches!(s.decision, Decision::Run { .. }))
+            .filter(|s| matches!(s.fate, SlotFate::Run { .. }))
             .count()
     }
     fn missed(p: &JobPlan, code: &str) -> usize {
         p.slots
             .iter()
-            .filter(|s| matches!(&s.decision, Decision::Missed { code: c, .. } if *c == code))
+            .filter(|s| matches!(&s.fate, SlotFate::Missed { code: c, .. } if *c == code))
             .count()
     }
 
@@ -323,8 +323,8 @@ mod tests {
         );
         assert_eq!(runs(&p), 1);
         assert_eq!(
-            p.slots[0].decision,
-            Decision::Run {
+            p.slots[0].fate,
+            SlotFate::Run {
                 source: Source::Schedule
             }
         );
@@ -339,8 +339,8 @@ mod tests {
         assert_eq!(runs(&p), 1);
         assert_eq!(missed(&p, "collapsed"), 4);
         assert_eq!(
-            p.slots[4].decision,
-            Decision::Run {
+            p.slots[4].fate,
+            SlotFate::Run {
                 source: Source::CatchUp
             }
         );
@@ -369,8 +369,8 @@ mod tests {
         let job = hourly(at(9, 30));
         let p = plan(&job, at(10, 0), CatchUp::Once, true);
         assert!(matches!(
-            p.slots[0].decision,
-            Decision::Skipped {
+            p.slots[0].fate,
+            SlotFate::Skipped {
                 code: "overlap",
                 ..
             }
@@ -390,8 +390,8 @@ mod tests {
         assert_eq!(p.slots.len(), MAX_SLOTS_PER_PASS);
         assert_eq!(runs(&p), 1);
         assert!(p.next_run_at.unwrap() > now);
-        match &p.slots[0].decision {
-            Decision::Missed { reason, .. } => assert!(reason.contains("older slots"), "{reason}"),
+        match &p.slots[0].fate {
+            SlotFate::Missed { reason, .. } => assert!(reason.contains("older slots"), "{reason}"),
             d => panic!("{d:?}"),
         }
     }

@@ -104,9 +104,10 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// A claimed manual row with every optional field empty, for tests.
-    #[cfg(test)]
-    pub(crate) fn sample() -> Execution {
+    /// A claimed manual row with every optional field empty, for tests
+    /// (feature `testing`).
+    #[cfg(any(test, feature = "testing"))]
+    pub fn sample() -> Execution {
         Execution {
             id: ExecutionId::generate(),
             job_id: None,

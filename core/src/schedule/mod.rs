@@ -1,8 +1,7 @@
 //! Schedules: the grammar, the zone, and the pure fire computation.
 //!
-//! No clock reads and no IO in this module, except [`system_zone`], which reads
-//! the host's zone configuration (`system_zone.rs`). Every function takes `now`,
-//! `after` and the zone as arguments.
+//! No clock reads and no IO: every function takes `now`, `after` and the zone
+//! as arguments. (The host's own zone is found by the main crate.)
 //!
 //! ## Map
 //! - `types.rs`: [`Schedule`], [`Fire`], [`DstNote`], [`Instant`]; thin methods.
@@ -11,7 +10,7 @@
 //! - `phrase.rs`: `daily at 8am` and friends, compiled to cron.
 //! - `interval.rs`: `every 5m`, anchored periods. `oneshot.rs`: `in 30s`, ISO instants.
 //! - `fires.rs`: the DST policy and `next_after` for cron (`wall.rs`: wall <-> instant).
-//! - `duration.rs`, `zone.rs`, `system_zone.rs`, `describe.rs`, `error.rs`.
+//! - `duration.rs`, `zone.rs`, `describe.rs`, `error.rs`.
 //!
 //! ## DST policy (decided in `fires.rs`, where it is documented in full)
 //! A wall time inside a spring-forward gap runs once at the first real instant
@@ -31,7 +30,6 @@ mod grammar;
 mod interval;
 mod oneshot;
 mod phrase;
-mod system_zone;
 mod types;
 mod wall;
 mod zone;
@@ -45,6 +43,5 @@ pub use chrono_tz::Tz;
 pub use cron_expr::CronSchedule;
 pub use duration::{format_duration, parse_duration};
 pub use error::ScheduleError;
-pub use system_zone::system_zone;
 pub use types::{DstNote, Fire, Instant, Schedule};
 pub use zone::parse_zone;

@@ -1,13 +1,13 @@
 //! The host's zone: `TZ`, else `/etc/timezone`, else the target of the
-//! `/etc/localtime` link, else UTC. The only IO in the schedule module, and
-//! only in [`system_zone`]; the readers of each source are pure and tested.
+//! `/etc/localtime` link, else UTC. The IO is in [`system_zone`] only; the
+//! readers of each source are pure and tested.
 //!
 //! A source that is present but names no known zone is skipped (glibc would
 //! fall back to UTC for a bad `TZ`; the next source is a better guess here).
 //! POSIX rule strings such as `CET-1CEST,M3.5.0` are not zone names and are
 //! skipped the same way.
 
-use super::zone::parse_zone;
+use crate::schedule::parse_zone;
 use chrono_tz::Tz;
 use std::path::Path;
 

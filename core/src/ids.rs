@@ -1,10 +1,10 @@
-//! Identifiers: UUIDv7 (time ordered), as newtypes that store as TEXT.
+//! Identifiers: UUIDv7 (time ordered), as newtypes. The ledger stores them as
+//! TEXT (`as_str` to bind, `from_string` to read back).
 //!
 //! Ids take their time part from the real clock (uuid's `now_v7`, monotonic
 //! within a process) even when tests move `clock::Clock`: ids order rows by
 //! when they were really written, which is what `runs` lists by.
 
-use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use std::fmt;
 
 macro_rules! id_type {
@@ -33,17 +33,6 @@ macro_rules! id_type {
             }
         }
 
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0.as_bytes())))
-            }
-        }
-
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                String::column_result(value).map($name)
-            }
-        }
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -36,8 +36,9 @@ impl Source {
 
 /// A validated document: the config, its warnings, and each key's source in
 /// the order of the key table.
-pub(crate) struct Validated {
-    pub(crate) loaded: Loaded,
+pub struct Validated {
+    /// The config and its warnings.
+    pub loaded: Loaded,
     pub(crate) sources: Vec<(&'static KeySpec, Source)>,
     pub(crate) unknown: Vec<String>,
 }

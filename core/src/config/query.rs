@@ -1,0 +1,48 @@
+//! `config get|show`: effective values and where they came from. Read-only.
+//!
+//! Both work on a [`Validated`] file, so they refuse exactly what `load` refuses
+//! and print the default for a value `load` would warn about.
+//! Representations: an unbounded `cron.max_parallel_jobs` prints `unbounded`,
+//! an unset `timezone` prints `system`; `set` and the file accept both words.
+
+use super::model::ConfigError;
+use super::suggest::require;
+use super::validate::Validated;
+
+/// The effective value of `key` as text (the default when unset).
+///
+/// `cron.max_parallel_jobs` without a limit prints `unbounded`; `timezone`
+/// without a zone prints `system`. `set` accepts both words back.
+pub fn get(validated: &Validated, key: &str) -> Result<String, ConfigError> {
+    let spec = require(key)?;
+    Ok(spec.current(&validated.loaded.config).render())
+}
+
+/// Every key with its effective value and where it came from, as YAML-ish text.
+///
+/// One line per key in table order, `key: value  # source`, columns aligned;
+/// the source is `default`, `file`, or `file (invalid, default used)`. Unknown
+/// keys follow as `# unknown key, ignored: NAME` lines. Without the comments
+/// the text is a valid config that loads to the same values.
+pub fn show(validated: &Validated) -> String {
+    let rows: Vec<(String, String, &str)> = validated
+        .sources
+        .iter()
+        .map(|(spec, source)| {
+            let value = spec.current(&validated.loaded.config).render();
+            (format!("{}:", spec.name), value, source.label())
+        })
+        .collect();
+    let key_width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+    let value_width = rows.iter().map(|(_, v, _)| v.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for (key, value, source) in rows {
+        text.push_str(&format!(
+            "{key:<key_width$} {value:<value_width$}  # {source}\n"
+        ));
+    }
+    for name in &validated.unknown {
+        text.push_str(&format!("# unknown key, ignored: {name}\n"));
+    }
+    text
+}

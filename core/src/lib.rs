@@ -1,0 +1,20 @@
+//! hermes-cron's pure core.
+//!
+//! Everything here takes `now`, zones and data as arguments: no clock reads
+//! (see `.clippy.toml`), no filesystem, no processes, no D-Bus, no SQL. The
+//! crate's dependencies keep it that way (no tokio, zbus, rusqlite, nix or
+//! libc); the main crate `hermes_cron` is the IO around it. See
+//! ARCHITECTURE.md, "Crates".
+
+pub mod config;
+pub mod exit;
+pub mod ids;
+pub mod import;
+pub mod job;
+pub mod placement;
+pub mod plan;
+pub mod run;
+pub mod schedule;
+pub mod scope;
+pub mod text;
+pub mod text_enum;

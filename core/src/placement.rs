@@ -1,0 +1,125 @@
+//! The pure dispatch decision: scoped when the scope was made; otherwise
+//! degraded, unless a restart-safe scope is required, then refused.
+//!
+//! The edge (the main crate's `dispatch`) tries the scope and turns what
+//! went wrong into a [`Cause`]; [`place`] only weighs it against the
+//! [`Requirement`].
+
+use crate::run::DispatchMode;
+
+/// Why no scope could be made, as stored on the row (`dispatch_cause`) and
+/// shown to the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cause {
+    /// Stable snake_case code, e.g. `no_address`, `socket_missing`, `call_refused`.
+    pub code: String,
+    /// What is wrong, in a sentence, without the fix.
+    pub problem: String,
+    /// What the operator can do about it, when anything.
+    pub fix: Option<String>,
+}
+
+impl Cause {
+    /// The problem followed by its fix: what a refusal or the degraded
+    /// warning says.
+    pub fn explained(&self) -> String {
+        match &self.fix {
+            Some(fix) => format!("{}; fix: {fix}", self.problem),
+            None => self.problem.clone(),
+        }
+    }
+}
+
+/// Who demands a restart-safe scope for this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// Degrading is allowed.
+    None,
+    /// `cron.require_restart_safe_scope: true`.
+    Config,
+    /// The job was added with `--require-scope`.
+    Job,
+    /// `spawn --require-scope` (kanban workers): always fail closed.
+    Spawn,
+}
+
+impl Requirement {
+    fn describe(self) -> &'static str {
+        match self {
+            Requirement::None => "",
+            Requirement::Config => "cron.require_restart_safe_scope is true",
+            Requirement::Job => "the job was added with --require-scope",
+            Requirement::Spawn => "spawn --require-scope always fails closed",
+        }
+    }
+}
+
+/// Where a run goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Into the scope that was made.
+    Scoped,
+    /// Detached, without a scope (not restart-safe).
+    Degraded(Cause),
+    /// Nowhere: a scope was required.
+    Refused { cause: Cause, message: String },
+}
+
+impl Placement {
+    /// The mode the run is started in (None for a refusal).
+    pub fn mode(&self) -> Option<DispatchMode> {
+        match self {
+            Placement::Scoped => Some(DispatchMode::Scoped),
+            Placement::Degraded(_) => Some(DispatchMode::Degraded),
+            Placement::Refused { .. } => None,
+        }
+    }
+}
+
+/// Place a run from its scope attempt (`Ok` = created) and the requirement.
+pub fn place(scope: Result<(), Cause>, required: Requirement) -> Placement {
+    match (scope, required) {
+        (Ok(()), _) => Placement::Scoped,
+        (Err(cause), Requirement::None) => Placement::Degraded(cause),
+        (Err(cause), req) => Placement::Refused {
+            message: format!(
+                "refused: a restart-safe scope is required ({}) but none could be made: {}",
+                req.describe(),
+                cause.explained()
+            ),
+            cause,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cause() -> Cause {
+        Cause {
+            code: "no_address".into(),
+            problem: "no bus".into(),
+            fix: Some("run `loginctl enable-linger ann`".into()),
+        }
+    }
+
+    #[test]
+    fn degrades_only_when_allowed() {
+        assert_eq!(place(Ok(()), Requirement::Spawn), Placement::Scoped);
+        assert_eq!(
+            place(Err(cause()), Requirement::None),
+            Placement::Degraded(cause())
+        );
+        for req in [Requirement::Config, Requirement::Job, Requirement::Spawn] {
+            match place(Err(cause()), req) {
+                Placement::Refused { message, .. } => {
+                    assert!(message.contains("loginctl enable-linger"), "{message}");
+                    assert!(message.contains("no bus; fix: "), "{message}");
+                    assert_eq!(message.matches("enable-linger").count(), 1, "{message}");
+                }
+                v => panic!("{v:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The config file on disk: [`load`], [`get`], [`show`], [`set`] and
+//! [`unset`] read or write `config.yaml` and leave the parsing, validation and
+//! editing to `hermes_cron_core::config`. Writes are atomic and 0600
+//! (`crate::fsutil`).
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use hermes_cron_core::config::{self as pure, ConfigError, Loaded, Validated};
+
+/// Load `path`; a missing file means every default.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    Ok(read(path)?.loaded)
+}
+
+/// Load `path`, keeping where each value came from.
+fn read(path: &Path) -> Result<Validated, ConfigError> {
+    pure::validated(path, read_bytes(path)?.as_deref())
+}
+
+/// The file's bytes, or None when it does not exist.
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The effective value of `key` as text (the default when unset).
+pub fn get(path: &Path, key: &str) -> Result<String, ConfigError> {
+    pure::get(&read(path)?, key)
+}
+
+/// Every key with its effective value and where it came from.
+pub fn show(path: &Path) -> Result<String, ConfigError> {
+    Ok(pure::show(&read(path)?))
+}
+
+/// Validate `value` for `key`, then write it, keeping every other key.
+pub fn set(path: &Path, key: &str, value: &str) -> Result<(), ConfigError> {
+    let text = pure::set(path, read_bytes(path)?.as_deref(), key, value)?;
+    write_atomic(path, &text)
+}
+
+/// Remove `key` so its default applies again; writes nothing when the file
+/// does not mention it.
+pub fn unset(path: &Path, key: &str) -> Result<(), ConfigError> {
+    if let Some(text) = pure::unset(path, read_bytes(path)?.as_deref(), key)? {
+        write_atomic(path, &text)?;
+    }
+    Ok(())
+}
+
+/// Write the config atomically, as a config error.
+fn write_atomic(path: &Path, text: &str) -> Result<(), ConfigError> {
+    crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| ConfigError::Io {
+        path: e.path,
+        source: e.source,
+    })
+}
+
+#[cfg(test)]
+mod edit_tests;
+#[cfg(test)]
+mod load_tests;
+#[cfg(test)]
+mod query_tests;

@@ -1,0 +1,254 @@
+//! Tests of `set` and `unset` through the real file.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::super::*;
+use hermes_cron_core::config::Config;
+
+fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.yaml");
+    fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap()
+}
+
+fn invalid_message(err: ConfigError) -> String {
+    match err {
+        ConfigError::Invalid(message) => message,
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+fn dir_names(path: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+const KEEP: &str = "# my settings\ngateway.loop_watchdog_max_strikes: 4  # four\n";
+
+#[test]
+fn set_refuses_nan_and_leaves_the_file_byte_identical() {
+    let (_dir, path) = file(KEEP);
+    let key = "gateway.loop_watchdog_max_strikes";
+    for value in [
+        "nan", ".nan", ".inf", "-.inf", "0", "1001", "-1", "2.5", "abc", "1e300", "", "[1]",
+    ] {
+        let message = invalid_message(set(&path, key, value).unwrap_err());
+        assert!(message.contains(key), "{message}");
+        assert!(message.contains(&format!("`{value}`")), "{message}");
+        assert!(message.contains("from 1 to 1000"), "{message}");
+    }
+    assert_eq!(read(&path), KEEP);
+    assert_eq!(dir_names(&path), ["config.yaml"]);
+}
+
+#[test]
+fn set_refuses_bad_booleans_zones_and_unparsable_values() {
+    let (_dir, path) = file(KEEP);
+    for (key, value) in [
+        ("cron.catch_up_missed", "yes"),
+        ("cron.catch_up_missed", "1"),
+        ("timezone", "Mars/Olympus"),
+        ("timezone", "5"),
+        ("cron.max_parallel_jobs", "0"),
+        ("cron.output_max_bytes", "1023"),
+        ("cron.output_retention", "'unterminated"),
+        ("cron.output_retention", "a: b"),
+    ] {
+        let message = invalid_message(set(&path, key, value).unwrap_err());
+        assert!(
+            message.contains(key) && message.contains(value),
+            "{message}"
+        );
+    }
+    assert_eq!(read(&path), KEEP);
+}
+
+#[test]
+fn set_refuses_unknown_keys_naming_close_ones() {
+    let (_dir, path) = file(KEEP);
+    let message = invalid_message(set(&path, "cron.max_paralel_jobs", "2").unwrap_err());
+    assert!(message.contains("`cron.max_paralel_jobs`"), "{message}");
+    assert!(
+        message.contains("did you mean `cron.max_parallel_jobs`"),
+        "{message}"
+    );
+    assert!(message.contains("valid keys:"), "{message}");
+    assert_eq!(read(&path), KEEP);
+}
+
+#[test]
+fn set_never_clobbers_a_malformed_file() {
+    let text = "cron: [1, 2\n# precious\n";
+    let (_dir, path) = file(text);
+    let err = set(&path, "cron.output_retention", "5").unwrap_err();
+    assert!(matches!(err, ConfigError::Syntax { .. }), "{err:?}");
+    assert!(matches!(
+        unset(&path, "cron.output_retention"),
+        Err(ConfigError::Syntax { .. })
+    ));
+    assert_eq!(read(&path), text);
+    let (_dir, path) = file("- a list\n");
+    assert!(set(&path, "cron.output_retention", "5").is_err());
+    assert_eq!(read(&path), "- a list\n");
+}
+
+#[test]
+fn set_keeps_unrelated_and_unknown_keys() {
+    let (_dir, path) = file(
+        "model: gpt\ncron:\n  output_retention: 5\n  mystery: [1, 2]\nplugins:\n  a: {b: c}\n",
+    );
+    set(&path, "cron.heartbeat_interval_s", "7").unwrap();
+    let value: serde_yaml::Value = serde_yaml::from_str(&read(&path)).unwrap();
+    assert_eq!(value["model"], "gpt");
+    assert_eq!(value["cron"]["output_retention"], 5);
+    assert_eq!(value["cron"]["mystery"][1], 2);
+    assert_eq!(value["cron"]["heartbeat_interval_s"], 7);
+    assert_eq!(value["plugins"]["a"]["b"], "c");
+    let keys: Vec<&str> = value
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .filter_map(|k| k.as_str())
+        .collect();
+    assert_eq!(keys, ["model", "cron", "plugins"]);
+}
+
+#[test]
+fn set_updates_the_dotted_form_when_present_else_nested() {
+    let (_dir, path) =
+        file("gateway.loop_watchdog_max_strikes: 4\ngateway: {loop_watchdog: true}\n");
+    set(&path, "gateway.loop_watchdog_max_strikes", "6").unwrap();
+    set(&path, "gateway.loop_watchdog_probe_timeout_s", "20").unwrap();
+    let value: serde_yaml::Value = serde_yaml::from_str(&read(&path)).unwrap();
+    assert_eq!(value["gateway.loop_watchdog_max_strikes"], 6);
+    assert!(value["gateway"].get("loop_watchdog_max_strikes").is_none());
+    assert_eq!(value["gateway"]["loop_watchdog_probe_timeout_s"], 20);
+    // A section that is not a mapping is left alone; the dotted form is written.
+    let (_dir, path) = file("cron: off\n");
+    set(&path, "cron.output_retention", "9").unwrap();
+    assert_eq!(read(&path), "cron: off\ncron.output_retention: 9\n");
+    assert_eq!(load(&path).unwrap().config.cron.output_retention, 9);
+}
+
+#[test]
+fn set_creates_the_file_0600_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("home").join("config.yaml");
+    set(&path, "cron.max_parallel_jobs", "4").unwrap();
+    assert_eq!(read(&path), "cron:\n  max_parallel_jobs: 4\n");
+    let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let dir_mode = fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(dir_mode & 0o777, 0o700);
+    set(&path, "cron.output_retention", "8").unwrap();
+    assert_eq!(dir_names(&path), ["config.yaml"]);
+}
+
+#[test]
+fn set_writes_canonical_values() {
+    let (_dir, path) = file("");
+    set(&path, "gateway.loop_watchdog_probe_interval_s", "30.0").unwrap();
+    set(&path, "cron.max_parallel_jobs", "unbounded").unwrap();
+    set(&path, "timezone", "system").unwrap();
+    assert_eq!(
+        read(&path),
+        "gateway:\n  loop_watchdog_probe_interval_s: 30\ncron:\n  max_parallel_jobs: null\ntimezone: null\n"
+    );
+    assert!(load(&path).unwrap().warnings.is_empty());
+}
+
+#[test]
+fn every_key_round_trips_through_set_and_get() {
+    let (_dir, path) = file("");
+    let values = [
+        ("timezone", "America/New_York"),
+        ("cron.require_restart_safe_scope", "true"),
+        ("cron.catch_up_missed", "false"),
+        ("cron.max_parallel_jobs", "100000"),
+        ("cron.script_timeout_seconds", "2592000"),
+        ("cron.output_retention", "1"),
+        ("cron.output_max_bytes", "1073741824"),
+        ("cron.ledger_retention", "10000000"),
+        ("cron.heartbeat_interval_s", "300"),
+        ("gateway.loop_watchdog", "false"),
+        ("gateway.loop_watchdog_probe_interval_s", "3600"),
+        ("gateway.loop_watchdog_probe_timeout_s", "600"),
+        ("gateway.loop_watchdog_max_strikes", "1000"),
+    ];
+    assert_eq!(values.len(), key_table().len());
+    for (key, value) in values {
+        set(&path, key, value).unwrap();
+        assert_eq!(get(&path, key).unwrap(), value, "{key}");
+    }
+    let loaded = load(&path).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    for (key, value) in values {
+        assert_eq!(get(&path, key).unwrap(), value, "{key} after all sets");
+    }
+    for (key, _) in values {
+        unset(&path, key).unwrap();
+    }
+    assert_eq!(load(&path).unwrap().config, Config::default());
+    assert_eq!(read(&path), "{}\n");
+    for (key, word) in [
+        ("cron.max_parallel_jobs", "unbounded"),
+        ("timezone", "system"),
+    ] {
+        set(&path, key, word).unwrap();
+        assert_eq!(get(&path, key).unwrap(), word);
+    }
+}
+
+#[test]
+fn unset_removes_both_forms_and_an_emptied_section() {
+    let (_dir, path) = file(
+        "other: 1\ngateway.loop_watchdog_max_strikes: 5\ngateway:\n  loop_watchdog_max_strikes: 4\n",
+    );
+    unset(&path, "gateway.loop_watchdog_max_strikes").unwrap();
+    assert_eq!(read(&path), "other: 1\n");
+    assert_eq!(
+        get(&path, "gateway.loop_watchdog_max_strikes").unwrap(),
+        "3"
+    );
+    let (_dir, path) = file("cron:\n  output_retention: 5\n  heartbeat_interval_s: 9\n");
+    unset(&path, "cron.output_retention").unwrap();
+    assert_eq!(read(&path), "cron:\n  heartbeat_interval_s: 9\n");
+}
+
+#[test]
+fn unset_of_an_absent_key_is_a_no_op() {
+    let (_dir, path) = file(KEEP);
+    unset(&path, "cron.output_retention").unwrap();
+    assert_eq!(read(&path), KEEP);
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("config.yaml");
+    unset(&missing, "timezone").unwrap();
+    assert!(!missing.exists());
+}
+
+#[test]
+fn unset_removes_a_present_unknown_key_and_refuses_an_absent_one() {
+    let (_dir, path) = file("cron:\n  stale: 1\n  output_retention: 5\nlegacy: x\n");
+    unset(&path, "cron.stale").unwrap();
+    unset(&path, "legacy").unwrap();
+    assert_eq!(read(&path), "cron:\n  output_retention: 5\n");
+    let message = invalid_message(unset(&path, "cron.output_retentoin").unwrap_err());
+    assert!(
+        message.contains("did you mean `cron.output_retention`"),
+        "{message}"
+    );
+}

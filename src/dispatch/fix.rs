@@ -1,0 +1,67 @@
+//! The fix for running without a user systemd manager, filled in for this
+//! process (`<user>`, `<uid>`), and a bus failure as the [`Cause`] the pure
+//! placement and the ledger row carry.
+
+use crate::systemd::{BusCause, FIX_TEXT};
+use hermes_cron_core::placement::Cause;
+
+/// `text` with `<user>` and `<uid>` filled in for this process.
+pub fn personalize(text: &str) -> String {
+    let uid = nix::unistd::getuid();
+    let user = std::env::var("USER")
+        .ok()
+        .or_else(|| {
+            nix::unistd::User::from_uid(uid)
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
+        .unwrap_or_else(|| "<user>".into());
+    text.replace("<user>", &user)
+        .replace("<uid>", &uid.to_string())
+}
+
+/// The fix for running without a user systemd manager.
+pub fn fix_text() -> String {
+    personalize(FIX_TEXT)
+}
+
+/// A cause of ours (not from the bus), with the usual fix.
+pub fn cause(code: &str, problem: impl Into<String>) -> Cause {
+    Cause {
+        code: code.into(),
+        problem: problem.into(),
+        fix: Some(fix_text()),
+    }
+}
+
+/// A bus failure as a cause: its problem, and the fix whether or not the
+/// bus message names one (every way of not getting a scope has the same
+/// remedy).
+pub fn cause_of(c: &BusCause) -> Cause {
+    cause(c.code(), personalize(&c.problem()))
+}
+
+/// What `status` shows for a bus failure: its message, fix included where
+/// the bus cause carries one.
+pub fn capability_detail(c: &BusCause) -> String {
+    personalize(&c.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fix_in_a_bus_cause_is_personalized() {
+        let c = cause_of(&BusCause::NoAddress);
+        let text = c.explained();
+        assert!(text.contains("loginctl enable-linger"), "{text}");
+        assert!(
+            !text.contains("<user>") && !text.contains("<uid>"),
+            "{text}"
+        );
+        assert_eq!(text.matches("enable-linger").count(), 1, "{text}");
+        assert_eq!(capability_detail(&BusCause::NoAddress), text);
+    }
+}
