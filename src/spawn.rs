@@ -9,8 +9,8 @@ use crate::dispatch::{Attach, Cause, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ids::ExecutionId;
 use crate::job::{Env, Resources};
-use crate::ledger::{self, DispatchMode, ExecState, NewRow, RunSpec, Source};
-use crate::process::{Owner, OwnerRole};
+use crate::ledger::{self, DispatchMode, NewClaim, Occurrence, RunSpec, Source};
+use crate::process::OwnerRole;
 use crate::tick::ClaimedRun;
 use std::path::PathBuf;
 use std::process::Child;
@@ -98,30 +98,27 @@ pub async fn spawn_worker(
         require_scope: req.require_scope,
     };
     let id = ExecutionId::generate();
-    let owner = Owner::current(OwnerRole::Cli);
+    let owner = crate::process::owner(OwnerRole::Cli);
     let now = clock.now();
-    ledger::insert_row(
+    ledger::claim(
         db.conn(),
-        &NewRow {
-            id: id.clone(),
-            job_id: None,
-            job_name: &req.name,
-            scheduled_for: None,
-            attempt: 1,
-            source: Source::Spawn,
-            state: ExecState::Claimed,
-            reason_code: None,
-            reason: None,
-            spec: &spec,
-            owner: Some(owner),
-            dispatch_mode: None,
-            dispatch_cause: None,
+        &NewClaim {
+            occurrence: Occurrence {
+                id: &id,
+                job_id: None,
+                job_name: &req.name,
+                scheduled_for: None,
+                attempt: 1,
+                source: Source::Spawn,
+                spec: &spec,
+                at: now,
+            },
+            owner,
             output_path: Some(
                 home.output_file("spawn", id.as_str())
                     .to_string_lossy()
                     .into_owned(),
             ),
-            now,
         },
     )?;
     let run = ClaimedRun {
@@ -132,7 +129,7 @@ pub async fn spawn_worker(
         attempt: 1,
         source: Source::Spawn,
         spec,
-        owner: owner.to_string(),
+        owner,
         replace: Vec::new(),
     };
     let asked = if req.require_scope {

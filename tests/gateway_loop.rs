@@ -158,12 +158,12 @@ fn stalled_worker_is_stopped_recorded_timed_out_and_retried() {
             .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
     });
     let pid = first["pid"].as_u64().unwrap() as u32;
-    let worker = hermes_cron::process::ProcessIdentity::of(pid).expect("worker alive");
+    let worker = hermes_cron::process::identity_of(pid).expect("worker alive");
     // Whatever happens, do not leave a stopped worker behind.
     struct Unstop(hermes_cron::process::ProcessIdentity);
     impl Drop for Unstop {
         fn drop(&mut self) {
-            if self.0.is_alive() {
+            if hermes_cron::process::is_alive(&self.0) {
                 hermes_cron::process::signal_session(&self.0, Signal::SIGKILL);
             }
         }
@@ -187,7 +187,7 @@ fn stalled_worker_is_stopped_recorded_timed_out_and_retried() {
     h.wait_for(
         "the stalled worker to be gone",
         Duration::from_secs(30),
-        || (!worker.is_alive()).then_some(()),
+        || (!hermes_cron::process::is_alive(&worker)).then_some(()),
     );
     assert!(gw.log().contains("stalled worker stopped"), "{}", gw.log());
     assert_eq!(gw.stop().code(), Some(0));

@@ -26,7 +26,7 @@ impl Drop for StopUnits {
 /// The live identity of a running row's worker.
 fn worker_of(row: &Value) -> ProcessIdentity {
     let pid = row["pid"].as_u64().expect("a running row has a pid") as u32;
-    ProcessIdentity::of(pid).expect("the worker is alive")
+    hermes_cron::process::identity_of(pid).expect("the worker is alive")
 }
 
 /// Stale rows made with the real binaries:
@@ -113,7 +113,12 @@ fn make_stale_rows(h: &TestHome) -> (String, [String; 4], StopUnits) {
     h.wait_for(
         "the three workers to be dead",
         Duration::from_secs(30),
-        || (!w_gone.is_alive() && !w_left.is_alive() && !w_degraded.is_alive()).then_some(()),
+        || {
+            (![&w_gone, &w_left, &w_degraded]
+                .iter()
+                .any(|w| hermes_cron::process::is_alive(w)))
+            .then_some(())
+        },
     );
     // A worker that dies right after adopting (`spawn` sweeps nothing
     // itself, so the claimed row above stays as it is).

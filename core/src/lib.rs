@@ -13,6 +13,7 @@ pub mod import;
 pub mod job;
 pub mod placement;
 pub mod plan;
+pub mod reconcile;
 pub mod run;
 pub mod schedule;
 pub mod scope;

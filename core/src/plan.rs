@@ -19,7 +19,7 @@
 //!   of older ones beyond that is reported in the oldest row's reason.
 
 use crate::job::{CatchUp, Job, JobState, Overlap};
-use crate::run::Source;
+use crate::run::{ReasonCode, Source};
 use crate::schedule::{Instant, Schedule, Tz};
 use std::time::Duration;
 
@@ -40,8 +40,8 @@ pub fn misfire_grace(period: Option<Duration>) -> Duration {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SlotFate {
     Run { source: Source },
-    Missed { code: &'static str, reason: String },
-    Skipped { code: &'static str, reason: String },
+    Missed { code: ReasonCode, reason: String },
+    Skipped { code: ReasonCode, reason: String },
 }
 
 /// One slot and its fate.
@@ -156,7 +156,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         |slot: Instant, limit: Duration| late(slot).to_std().map(|l| l <= limit).unwrap_or(true);
     let newest_on_time = within(newest, on_time);
 
-    let missed = |code: &'static str, why: String| SlotFate::Missed { code, reason: why };
+    let missed = |code: ReasonCode, why: String| SlotFate::Missed { code, reason: why };
     let mut decisions: Vec<SlotFate> = Vec::with_capacity(due.len());
     let count = due.len();
     for (i, &slot) in due.iter().enumerate() {
@@ -173,7 +173,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
                         }
                     } else {
                         missed(
-                            "collapsed",
+                            ReasonCode::Collapsed,
                             format!(
                                 "collapsed into the catch-up run of the {} slot (catch-up once)",
                                 newest.format("%Y-%m-%dT%H:%M:%SZ")
@@ -182,7 +182,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
                     }
                 } else {
                     missed(
-                        "outside_grace",
+                        ReasonCode::OutsideGrace,
                         format!(
                             "late by {}, beyond the misfire grace of {} (catch-up once)",
                             human(late(slot)),
@@ -198,7 +198,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
                     }
                 } else {
                     missed(
-                        "outside_grace",
+                        ReasonCode::OutsideGrace,
                         format!(
                             "late by {}; catch-up skip runs nothing late",
                             human(late(slot))
@@ -216,7 +216,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
                     SlotFate::Run { source }
                 } else {
                     missed(
-                        "catch_up_limit",
+                        ReasonCode::CatchUpLimit,
                         format!(
                             "catch-up all runs at most the newest {} missed slots",
                             CatchUp::ALL_LIMIT
@@ -248,7 +248,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         .map(|(scheduled_for, decision)| {
             let decision = match decision {
                 SlotFate::Run { .. } if overlap_blocks => SlotFate::Skipped {
-                    code: "overlap",
+                    code: ReasonCode::Overlap,
                     reason: "the previous run of this job is still going (overlap skip)".into(),
                 },
                 d => d,
@@ -305,7 +305,7 @@ mod tests {
             .filter(|s| matches!(s.fate, SlotFate::Run { .. }))
             .count()
     }
-    fn missed(p: &JobPlan, code: &str) -> usize {
+    fn missed(p: &JobPlan, code: ReasonCode) -> usize {
         p.slots
             .iter()
             .filter(|s| matches!(&s.fate, SlotFate::Missed { code: c, .. } if *c == code))
@@ -337,7 +337,7 @@ mod tests {
         let p = plan(&job, at(14, 10), CatchUp::Once, false);
         assert_eq!(p.slots.len(), 5);
         assert_eq!(runs(&p), 1);
-        assert_eq!(missed(&p, "collapsed"), 4);
+        assert_eq!(missed(&p, ReasonCode::Collapsed), 4);
         assert_eq!(
             p.slots[4].fate,
             SlotFate::Run {
@@ -351,7 +351,7 @@ mod tests {
     fn five_hours_ahead_skip_and_all() {
         let job = hourly(at(9, 50));
         let p = plan(&job, at(14, 10), CatchUp::Skip, false);
-        assert_eq!((runs(&p), missed(&p, "outside_grace")), (0, 5));
+        assert_eq!((runs(&p), missed(&p, ReasonCode::OutsideGrace)), (0, 5));
         let p = plan(&job, at(14, 10), CatchUp::All, false);
         assert_eq!(runs(&p), 5);
     }
@@ -361,7 +361,7 @@ mod tests {
         let job = hourly(at(9, 50));
         // Newest slot 14:00 is 45 min old; hourly grace is 30 min.
         let p = plan(&job, at(14, 45), CatchUp::Once, false);
-        assert_eq!((runs(&p), missed(&p, "outside_grace")), (0, 5));
+        assert_eq!((runs(&p), missed(&p, ReasonCode::OutsideGrace)), (0, 5));
     }
 
     #[test]
@@ -371,7 +371,7 @@ mod tests {
         assert!(matches!(
             p.slots[0].fate,
             SlotFate::Skipped {
-                code: "overlap",
+                code: ReasonCode::Overlap,
                 ..
             }
         ));

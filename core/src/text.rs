@@ -1,4 +1,5 @@
-//! Text for terminals: names made safe for one line of a table or a log.
+//! Text for terminals: names made safe for one line of a table or a log,
+//! and errors with their causes.
 
 /// `text` on one line: control characters shown escaped (`\n`), cut to
 /// `max` characters with an ellipsis.
@@ -21,6 +22,22 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// An error and every cause under it, `: `-separated (what anyhow's `{:#}`
+/// prints), for logs and messages: `failed to open the ledger: disk full`.
+pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'a));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,5 +46,18 @@ mod tests {
     fn escapes_and_cuts() {
         assert_eq!(one_line("a\nb", 10), "a\\nb");
         assert_eq!(one_line("abcdef", 4), "abc…");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("failed to open the ledger")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn chains_print_every_cause_once() {
+        let e = Outer(std::io::Error::other("disk full"));
+        assert_eq!(
+            Chain(&e).to_string(),
+            "failed to open the ledger: disk full"
+        );
     }
 }

@@ -10,10 +10,10 @@ use crate::exit;
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution};
 use crate::process::{Owner, OwnerRole};
+use crate::reconcile;
 use crate::schedule;
 use crate::spawn::{SpawnError, SpawnRequest, spawn_worker};
 use crate::store;
-use crate::sweep::{describe_wait_status, resolve_dead_owners, resolve_unadopted};
 use crate::tick::{ClaimContext, claim_manual};
 use nix::sys::signal::{SigHandler, Signal, signal};
 use std::process::Child;
@@ -58,7 +58,7 @@ fn wait_terminal(
     ctx: &Ctx,
     db: &Db,
     id: &ExecutionId,
-    claimer: &str,
+    claimer: Owner,
     mut child: Option<Child>,
 ) -> anyhow::Result<Execution> {
     let mut changes = LedgerChanges::watch(ctx)?;
@@ -78,19 +78,12 @@ fn wait_terminal(
         {
             exited_at = Some(monotonic());
             let how = std::os::unix::process::ExitStatusExt::into_raw(status);
-            resolve_unadopted(
-                db,
-                id,
-                claimer,
-                c.id(),
-                &describe_wait_status(how),
-                ctx.now(),
-            )?;
+            reconcile::reaped(db, id, claimer, c.id(), how, ctx.now())?;
         }
         if exited_at
             .is_some_and(|t| monotonic().saturating_duration_since(t) > Duration::from_secs(1))
         {
-            resolve_dead_owners(db, ctx.now())?;
+            reconcile::sweep(db, ctx.now())?;
         }
         changes.next();
     }
@@ -104,7 +97,7 @@ fn wait_adopted(
     ctx: &Ctx,
     db: &Db,
     id: &ExecutionId,
-    claimer: &str,
+    claimer: Owner,
     mut child: Child,
 ) -> anyhow::Result<()> {
     let mut changes = LedgerChanges::watch(ctx)?;
@@ -117,8 +110,7 @@ fn wait_adopted(
         }
         if let Some(status) = child.try_wait()? {
             let how = std::os::unix::process::ExitStatusExt::into_raw(status);
-            let how = describe_wait_status(how);
-            resolve_unadopted(db, id, claimer, child.id(), &how, ctx.now())?;
+            reconcile::reaped(db, id, claimer, child.id(), how, ctx.now())?;
             break;
         }
         changes.next();
@@ -148,13 +140,13 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
     let zone = ctx.fallback_zone()?;
     let launcher = Launcher::from_env(&ctx.home, &config)?;
     let mut db = ctx.open_db()?;
-    resolve_dead_owners(&db, ctx.now())?;
+    reconcile::sweep(&db, ctx.now())?;
     let job = store::resolve_job(db.conn(), key)?;
     let claim_ctx = ClaimContext {
         home: &ctx.home,
         config: &config,
         fallback_zone: zone,
-        owner: Owner::current(OwnerRole::Cli),
+        owner: crate::process::owner(OwnerRole::Cli),
         now: ctx.now(),
     };
     let report = claim_manual(&mut db, &claim_ctx, &job)?;
@@ -199,7 +191,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         Dispatched::NotSpawned { message } => return Err(failure(message)),
     };
     if !(wait || foreground) {
-        wait_adopted(ctx, &db, &claimed.id, &claimed.owner, child)?;
+        wait_adopted(ctx, &db, &claimed.id, claimed.owner, child)?;
         return Ok(exit::OK);
     }
     if foreground {
@@ -211,7 +203,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
             let _ = signal(Signal::SIGTERM, SigHandler::SigIgn);
         }
     }
-    let row = wait_terminal(ctx, &db, &claimed.id, &claimed.owner, Some(child))?;
+    let row = wait_terminal(ctx, &db, &claimed.id, claimed.owner, Some(child))?;
     eprintln!("{}", describe_end(&row));
     Ok(if row.state == ExecState::Succeeded {
         exit::OK

@@ -4,8 +4,8 @@ use super::context::Ctx;
 use super::fail::failure;
 use super::render::{Table, cell, utc};
 use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
-use crate::process::{Owner, OwnerRole};
-use crate::sweep::resolve_dead_owners;
+use crate::process::OwnerRole;
+use crate::reconcile;
 use crate::tick::{ClaimContext, claim_due};
 use serde_json::json;
 
@@ -23,12 +23,12 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     let launcher = Launcher::from_env(&ctx.home, &config)?;
     let mut db = ctx.open_db()?;
     let now = ctx.now();
-    let resolved = resolve_dead_owners(&db, now)?;
+    let resolved = reconcile::sweep(&db, now)?;
     let claim_ctx = ClaimContext {
         home: &ctx.home,
         config: &config,
         fallback_zone: zone,
-        owner: Owner::current(OwnerRole::Cli),
+        owner: crate::process::owner(OwnerRole::Cli),
         now,
     };
     let report = claim_due(&mut db, &claim_ctx).map_err(|e| {
@@ -102,7 +102,10 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         };
         let resolved: Vec<_> = resolved
             .iter()
-            .map(|r| json!({ "id": r.execution.id, "job_name": r.execution.job_name, "reason_code": r.reason_code, "reason": r.reason }))
+            .filter_map(|r| {
+                let (_, code, reason) = r.judgement.recorded()?;
+                Some(json!({ "id": r.row.id, "job_name": r.row.job_name, "reason_code": code, "reason": reason }))
+            })
             .collect();
         println!(
             "{}",
@@ -158,11 +161,14 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         ]);
     }
     for r in &resolved {
+        let Some((state, _, reason)) = r.judgement.recorded() else {
+            continue;
+        };
         table.row(vec![
-            r.execution.id.to_string(),
-            cell(&r.execution.job_name, 32),
-            "unknown".into(),
-            r.reason.clone(),
+            r.row.id.to_string(),
+            cell(&r.row.job_name, 32),
+            state.to_string(),
+            reason.to_string(),
         ]);
     }
     if !started.is_empty() || !report.not_run.is_empty() || !resolved.is_empty() {

@@ -10,7 +10,6 @@
 
 use super::monitor::Monitor;
 use super::runs::{Runs, reap_children};
-use super::settle::{Settled, settle_reaped};
 use super::signals::StopRequests;
 use super::state::{Shared, TickSummary};
 use super::upkeep::Upkeep;
@@ -22,8 +21,10 @@ use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ledger::{self, ExecState};
 use crate::process::Owner;
+use crate::reconcile::{self, Settled};
 use crate::schedule::{Instant, Tz};
 use crate::store;
+use crate::text::Chain;
 use crate::tick::{ClaimContext, ClaimReport, ClaimedRun, claim_due};
 use futures_util::StreamExt;
 use std::collections::VecDeque;
@@ -184,7 +185,7 @@ impl EventLoop {
                 self.claim_failures += 1;
                 let backoff =
                     Duration::from_millis(500 * 2u64.saturating_pow(self.claim_failures.min(6)));
-                let msg = format!("{:#}", anyhow::Error::from(e));
+                let msg = Chain(&e).to_string();
                 tracing::error!(retry_in = ?backoff, "claim failed: {msg}");
                 self.shared.set_tick(TickSummary {
                     at: Some(now),
@@ -288,7 +289,7 @@ impl EventLoop {
             let Some(t) = self.runs.reaped(pid) else {
                 continue;
             };
-            match settle_reaped(&self.db, &t.id, pid, status, &self.owner, self.clock.now()) {
+            match reconcile::reaped(&self.db, &t.id, self.owner, pid, status, self.clock.now()) {
                 Ok(Settled::Finished(r)) => {
                     tracing::info!(
                         job = %r.job_name, execution = %r.id, state = %r.state,
@@ -296,17 +297,14 @@ impl EventLoop {
                         "finished"
                     );
                 }
-                Ok(Settled::Resolved {
-                    row,
-                    state,
-                    code,
-                    reason,
-                }) => {
-                    tracing::warn!(job = %row.job_name, execution = %row.id, state = %state, reason = code, "worker exited without an outcome: {reason}");
+                Ok(Settled::Resolved(r)) => {
+                    if let Some((state, code, reason)) = r.judgement.recorded() {
+                        tracing::warn!(job = %r.row.job_name, execution = %r.row.id, state = %state, reason = %code, "worker exited without an outcome: {reason}");
+                    }
                 }
                 Ok(Settled::Untouched) => {}
                 Err(e) => {
-                    tracing::error!(execution = %t.id, "failed to settle a reaped worker's run: {:#}", anyhow::Error::from(e));
+                    tracing::error!(execution = %t.id, "failed to settle a reaped worker's run: {}", Chain(&e));
                 }
             }
             if let (Some(unit), Some(m)) = (&t.unit, self.launcher.manager()) {
@@ -322,19 +320,7 @@ impl EventLoop {
     pub fn abandon_queue(&mut self) {
         let now = self.clock.now();
         for run in self.queue.drain(..) {
-            let outcome = ledger::Outcome::with_reason(
-                ExecState::Missed,
-                "gateway_stopped",
-                "the gateway stopped before dispatching it; it never ran",
-                now,
-            );
-            let _ = ledger::resolve(
-                self.db.conn(),
-                &run.id,
-                ExecState::Claimed,
-                Some(&run.owner),
-                &outcome,
-            );
+            let _ = ledger::abandoned(self.db.conn(), &run.id, &run.owner, now);
         }
     }
 }

@@ -26,10 +26,12 @@ use crate::db::DbWatcher;
 use crate::dispatch::Launcher;
 use crate::exit;
 use crate::home::Home;
-use crate::process::{Owner, OwnerRole};
+use crate::ledger::ExecState;
+use crate::process::OwnerRole;
+use crate::reconcile::{self, Judgement};
 use crate::schedule::{self, Tz};
-use crate::sweep::{Verdict, startup_sweep};
 use crate::systemd::UnitManager;
+use crate::text::Chain;
 use crate::tick::{ClaimContext, claim_reboot};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -242,24 +244,26 @@ async fn serve(
     }
     let launcher =
         Launcher::with_manager(home, &config, manager.clone()).map_err(|e| e.to_string())?;
-    let owner = Owner::current(OwnerRole::Gateway);
+    let owner = crate::process::owner(OwnerRole::Gateway);
 
     shared.set_doing("startup sweep");
-    let report = startup_sweep(&db, manager.as_deref(), clock.now())
+    let report = reconcile::startup_sweep(&db, manager.as_deref(), clock.now())
         .await
-        .map_err(|e| format!("startup sweep failed: {:#}", anyhow::Error::from(e)))?;
+        .map_err(|e| format!("startup sweep failed: {}", Chain(&e)))?;
     let mut runs = Runs::default();
-    for (row, verdict) in &report.rows {
-        match verdict {
-            Verdict::Adopted { note } => {
+    for (row, judgement) in &report.rows {
+        match judgement {
+            Judgement::Alive { note } if row.state == ExecState::Running => {
                 runs.add_adopted(row);
                 tracing::info!(job = %row.job_name, execution = %row.id, "adopted: {note}");
             }
-            Verdict::Unknown { code, reason } => {
-                tracing::warn!(job = %row.job_name, execution = %row.id, reason = code, "resolved unknown: {reason}")
-            }
-            Verdict::LeftAlone { note } => {
+            Judgement::Alive { note } => {
                 tracing::info!(execution = %row.id, "left alone: {note}")
+            }
+            j => {
+                if let Some((_, code, reason)) = j.recorded() {
+                    tracing::warn!(job = %row.job_name, execution = %row.id, reason = %code, "resolved unknown: {reason}")
+                }
             }
         }
     }

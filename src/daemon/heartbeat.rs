@@ -7,7 +7,6 @@ use super::state::{Capability, Shared, TickSummary};
 use crate::clock::Clock;
 use crate::fsutil::write_atomic;
 use crate::home::Home;
-use crate::process::ProcessIdentity;
 use crate::schedule::Instant;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,7 +78,7 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("heartbeat".into())
         .spawn(move || {
-            let me = ProcessIdentity::current();
+            let me = crate::process::current();
             let started_at = clock.now();
             let mut last_counter = u64::MAX;
             let mut changed_at = started_at;

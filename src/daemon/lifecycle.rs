@@ -2,7 +2,6 @@
 //! reason (`signal`, `loop_liveness_watchdog`, `fatal: ...`).
 
 use crate::home::Home;
-use crate::process::ProcessIdentity;
 use crate::schedule::Instant;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -23,7 +22,7 @@ pub struct LifecycleLine {
 
 /// Append one line (best effort: a full disk must not stop an exit).
 pub fn record(home: &Home, event: &str, at: Instant, reason: Option<&str>, exit_code: Option<i32>) {
-    let me = ProcessIdentity::current();
+    let me = crate::process::current();
     let line = LifecycleLine {
         event: event.into(),
         at,

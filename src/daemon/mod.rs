@@ -12,7 +12,6 @@ mod lifecycle;
 mod monitor;
 mod notify;
 mod runs;
-mod settle;
 mod signals;
 mod stall;
 mod state;

@@ -6,14 +6,14 @@
 
 use super::notify::Notifier;
 use super::runs::Runs;
-use super::stall::{STALL_INTERVALS, is_stalled, stop_stalled};
+use super::stall;
 use super::state::{Capability, Shared};
 use crate::clock::monotonic;
 use crate::db::Db;
 use crate::dispatch::{Launcher, capability_detail, cause_of};
-use crate::ledger::{self, ExecState, Outcome};
+use crate::reconcile::{self, Judgement, STALL_INTERVALS, Watch};
 use crate::schedule::Instant;
-use crate::sweep::{ProcLiveness, judge_active};
+use crate::text::Chain;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -109,32 +109,24 @@ impl Monitor {
     /// Adopted runs are not our children: follow them through the ledger.
     async fn watch_adopted(&self, db: &Db, launcher: &Launcher, runs: &mut Runs, now: Instant) {
         for t in runs.adopted() {
-            let row = ledger::get_execution(db.conn(), &t.id)
-                .ok()
-                .flatten()
-                .map(|(r, _)| r);
-            let done = match row {
-                None => true,
-                Some(r) if r.state.is_terminal() => {
-                    tracing::info!(job = %r.job_name, execution = %r.id, state = %r.state, "adopted run finished");
+            let done = match reconcile::watched(db, &t.id, now) {
+                Ok(Watch::Running) => false,
+                Ok(Watch::Ended(row)) => {
+                    if let Some(r) = row {
+                        tracing::info!(job = %r.job_name, execution = %r.id, state = %r.state, "adopted run finished");
+                    }
                     true
                 }
-                Some(r) => match judge_active(&r, &ProcLiveness::default()) {
-                    Some((code, reason)) => {
-                        let outcome =
-                            Outcome::with_reason(ExecState::Unknown, code, reason.clone(), now);
-                        let _ = ledger::resolve(
-                            db.conn(),
-                            &r.id,
-                            r.state,
-                            r.owner.as_deref(),
-                            &outcome,
-                        );
-                        tracing::warn!(job = %r.job_name, execution = %r.id, "adopted run ended without an outcome: {reason}");
-                        true
+                Ok(Watch::Resolved(r)) => {
+                    if let Judgement::Orphaned { reason, .. } = &r.judgement {
+                        tracing::warn!(job = %r.row.job_name, execution = %r.row.id, "adopted run ended without an outcome: {reason}");
                     }
-                    None => false,
-                },
+                    true
+                }
+                Err(e) => {
+                    tracing::error!(execution = %t.id, "failed to look at an adopted run: {}", Chain(&e));
+                    false
+                }
             };
             if done {
                 runs.remove(&t.id);
@@ -146,33 +138,14 @@ impl Monitor {
     }
 
     async fn stop_stalled_runs(&self, db: &Db, launcher: &Launcher, now: Instant) {
-        let Ok(active) = ledger::active_runs(db.conn()) else {
-            return;
-        };
-        for row in active.iter().filter(|r| r.state == ExecState::Running) {
-            // A cheap first cut with the shortest interval a spec can have
-            // (1 s), then the row's own interval from its spec.
-            if !is_stalled(row, Duration::from_secs(1), now, self.watching_since) {
-                continue;
-            }
-            let Ok(Some((row, spec))) = ledger::get_execution(db.conn(), &row.id) else {
-                continue;
-            };
-            let interval = Duration::from_secs(spec.heartbeat_interval_s.max(1));
-            if !is_stalled(&row, interval, now, self.watching_since)
-                || judge_active(&row, &ProcLiveness::default()).is_some()
-            {
-                continue;
-            }
-            match stop_stalled(db, launcher.manager(), &row, &spec, now).await {
-                Ok(true) => {
-                    tracing::warn!(job = %row.job_name, execution = %row.id, pid = row.pid.unwrap_or_default(), "stalled worker stopped; recorded timed_out (stalled)")
-                }
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::error!(execution = %row.id, "failed to record a stalled run: {e:#}")
+        match reconcile::stalled(db, now, self.watching_since) {
+            Ok(resolved) => {
+                for r in resolved {
+                    stall::stop(launcher.manager(), &r.row).await;
+                    tracing::warn!(job = %r.row.job_name, execution = %r.row.id, pid = r.row.pid.unwrap_or_default(), "stalled worker stopped; recorded timed_out (stalled)");
                 }
             }
+            Err(e) => tracing::error!("failed to record a stalled run: {}", Chain(&e)),
         }
     }
 }
@@ -182,13 +155,15 @@ impl Monitor {
 /// died before adopting it. Nobody else resolves them while the gateway
 /// lives, and overlap `skip` would skip their job until the next restart.
 fn resolve_orphans(db: &Db, now: Instant) {
-    match crate::sweep::resolve_dead_owners(db, now) {
+    match reconcile::sweep(db, now) {
         Ok(resolved) => {
             for r in resolved {
-                tracing::warn!(job = %r.execution.job_name, execution = %r.execution.id, reason = r.reason_code, "resolved unknown: {}", r.reason);
+                if let Judgement::Orphaned { code, reason } = &r.judgement {
+                    tracing::warn!(job = %r.row.job_name, execution = %r.row.id, reason = %code, "resolved unknown: {reason}");
+                }
             }
         }
-        Err(e) => tracing::error!("failed to resolve rows of dead owners: {e:#}"),
+        Err(e) => tracing::error!("failed to resolve rows of dead owners: {}", Chain(&e)),
     }
 }
 

@@ -24,8 +24,8 @@ use crate::clock::monotonic;
 use crate::config::Config;
 use crate::db::{Db, DbWatcher};
 use crate::home::Home;
-use crate::ledger::{self, DispatchMode, ExecState, Execution, Outcome};
-use crate::process::{ProcessIdentity, signal_pid};
+use crate::ledger::{self, DispatchMode, ExecState, Execution};
+use crate::process::{identity_of, signal_pid};
 use crate::schedule::Instant;
 use crate::systemd::{
     BusCause, BusEnv, ScopeSpec, UnitManager, ZbusTimeouts, ZbusUnitManager, scope_unit_name,
@@ -283,19 +283,13 @@ impl Launcher {
                 )
             }
             Placement::Refused { cause, message } => {
-                let mut outcome = Outcome::with_reason(
-                    ExecState::Refused,
-                    "scope_unavailable",
-                    message.clone(),
-                    now,
-                );
-                outcome.dispatch_cause = Some(cause.code.clone());
-                ledger::resolve(
+                ledger::refuse(
                     db.conn(),
                     &run.id,
-                    ExecState::Claimed,
-                    Some(&run.owner),
-                    &outcome,
+                    &run.owner,
+                    &cause.code,
+                    message.clone(),
+                    now,
                 )?;
                 Ok(Dispatched::Refused { cause, message })
             }
@@ -330,7 +324,7 @@ impl Launcher {
                 let done = row.is_none_or(|(r, _)| {
                     r.state.is_terminal()
                         || (r.state == ExecState::Running
-                            && r.pid.is_some_and(|p| ProcessIdentity::of(p).is_none()))
+                            && r.pid.is_some_and(|p| identity_of(p).is_none()))
                 });
                 if done {
                     break;
@@ -367,16 +361,7 @@ impl Launcher {
             }
             Err(e) => {
                 let message = format!("cannot start the worker {}: {e}", self.worker.display());
-                let mut outcome =
-                    Outcome::with_reason(ExecState::Failed, "spawn_failed", message.clone(), now);
-                outcome.dispatch_mode = Some(mode);
-                ledger::resolve(
-                    db.conn(),
-                    &run.id,
-                    ExecState::Claimed,
-                    Some(&run.owner),
-                    &outcome,
-                )?;
+                ledger::spawn_failed(db.conn(), &run.id, &run.owner, mode, message.clone(), now)?;
                 Ok(Dispatched::NotSpawned { message })
             }
         }

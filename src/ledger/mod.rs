@@ -1,15 +1,34 @@
-//! The execution ledger: one row per occurrence, every state change a
-//! compare-and-set on the expected prior state and owner. The vocabulary
-//! (states, sources, modes, the row, the run spec) is `hermes_cron_core::run`.
+//! The execution ledger: one row per occurrence, and the only code that
+//! changes one. Each change is a named move (`insert.rs`: [`claim`],
+//! [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
+//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`])
+//! that fixes the states it starts from and compare-and-sets on the state and
+//! owner the caller last saw. Every move into a terminal state passes
+//! `terminal.rs`, which also queues owed retries (`retry.rs`) and is the one
+//! point that observes rows becoming terminal. `retention.rs` deletes old
+//! terminal rows. The vocabulary (states, moves, reasons, owners, the row) is
+//! `hermes_cron_core::run`.
 
+mod error;
+mod insert;
+mod moves;
 mod read;
-mod write;
+mod retention;
+mod retry;
+mod savepoint;
+mod terminal;
 
-pub use hermes_cron_core::run::{DispatchMode, ExecState, Execution, RunSpec, Source};
-pub use read::{
-    ActiveRun, DueRetry, RunFilter, active_runs, active_runs_for_job, due_retries, get_execution,
-    list_executions, next_retry_at,
+pub use error::LedgerError;
+pub use hermes_cron_core::run::{
+    DispatchMode, ExecState, Execution, Exit, Finished, Move, ReasonCode, RowOwner, RunEnd,
+    RunSpec, Source,
 };
-pub use write::{
-    Adoption, LedgerError, NewRow, Outcome, adopt, finish, heartbeat, insert_row, resolve,
+pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
+pub use moves::{
+    Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, spawn_failed, stalled,
+    unadopted,
 };
+pub use read::{RunFilter, active_runs, active_runs_for_job, get_execution, list_executions};
+pub use retention::prune_rows;
+pub use retry::{DueRetry, due_retries, next_retry_at, take as take_retry};
+pub use terminal::Entered;

@@ -1,16 +1,27 @@
-//! Reading the ledger: one row, filtered lists newest first, the active rows
-//! the tick and the sweep look at, and the retries that are owed.
+//! Reading the ledger: one row, filtered lists newest first, and the active
+//! rows the claim and the reconciler look at.
 
 use crate::db::{from_ms, to_ms};
 use crate::ids::{ExecutionId, JobId};
 use crate::schedule::Instant;
-use hermes_cron_core::run::{DispatchMode, ExecState, Execution, RunSpec, Source};
+use hermes_cron_core::run::{
+    DispatchMode, ExecState, Execution, ReasonCode, RowOwner, RunSpec, Source,
+};
 use rusqlite::{Connection, Row, params};
 
 const COLUMNS: &str = "id, job_id, job_name, scheduled_for, attempt, source, state, reason_code,
     reason, owner, claimed_by, dispatch_mode, dispatch_cause, unit, pid, pid_start, claimed_at, started_at,
     finished_at, heartbeat_at, exit_code, signal, duration_ms, max_rss_kb, output_path,
     output_bytes, output_truncated";
+
+/// The row's columns as `e.<column>`, for queries that join.
+pub(super) fn columns_of(table: &str) -> String {
+    COLUMNS
+        .split(',')
+        .map(|c| format!("{table}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 fn parse_col<T: std::str::FromStr<Err = String>>(row: &Row<'_>, col: &str) -> rusqlite::Result<T> {
     let text: String = row.get(col)?;
@@ -19,7 +30,7 @@ fn parse_col<T: std::str::FromStr<Err = String>>(row: &Row<'_>, col: &str) -> ru
     })
 }
 
-fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
+pub(super) fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
     let ms = |col: &str| -> rusqlite::Result<Option<Instant>> {
         Ok(row.get::<_, Option<i64>>(col)?.map(from_ms))
     };
@@ -37,10 +48,16 @@ fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
         attempt: row.get("attempt")?,
         source: parse_col::<Source>(row, "source")?,
         state: parse_col::<ExecState>(row, "state")?,
-        reason_code: row.get("reason_code")?,
+        // A code this version does not know (a newer writer) reads as none;
+        // the reason text still says why.
+        reason_code: row
+            .get::<_, Option<String>>("reason_code")?
+            .and_then(|c| c.parse::<ReasonCode>().ok()),
         reason: row.get("reason")?,
-        owner: row.get("owner")?,
-        claimed_by: row.get("claimed_by")?,
+        owner: row.get::<_, Option<String>>("owner")?.map(RowOwner::stored),
+        claimed_by: row
+            .get::<_, Option<String>>("claimed_by")?
+            .map(RowOwner::stored),
         dispatch_mode: mode.and_then(|m| m.parse::<DispatchMode>().ok()),
         dispatch_cause: row.get("dispatch_cause")?,
         unit: row.get("unit")?,
@@ -127,11 +144,8 @@ pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec
     )
 }
 
-/// A claimed or running row, with what the tick and the sweep need to judge it.
-pub type ActiveRun = Execution;
-
 /// Every claimed or running row.
-pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<ActiveRun>> {
+pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<Execution>> {
     collect(
         conn,
         &format!(
@@ -142,7 +156,7 @@ pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<ActiveRun>> {
 }
 
 /// Claimed or running rows of one job.
-pub fn active_runs_for_job(conn: &Connection, job: &JobId) -> rusqlite::Result<Vec<ActiveRun>> {
+pub fn active_runs_for_job(conn: &Connection, job: &JobId) -> rusqlite::Result<Vec<Execution>> {
     collect(
         conn,
         &format!(
@@ -151,50 +165,4 @@ pub fn active_runs_for_job(conn: &Connection, job: &JobId) -> rusqlite::Result<V
         ),
         [job.as_str()],
     )
-}
-
-/// A retry that is owed now.
-#[derive(Clone, Debug)]
-pub struct DueRetry {
-    /// The failed attempt.
-    pub failed: Execution,
-    pub due_at: Instant,
-}
-
-/// Retries whose backoff has passed, oldest first. A paused job's retries
-/// wait in the queue until it is resumed.
-pub fn due_retries(
-    conn: &Connection,
-    now: Instant,
-    limit: usize,
-) -> rusqlite::Result<Vec<DueRetry>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {cols}, q.due_at AS due_at FROM retry_queue q
-         JOIN executions e ON e.id = q.execution_id
-         JOIN jobs j ON j.id = q.job_id AND j.state != 'paused'
-         WHERE q.due_at <= ?1 ORDER BY q.due_at LIMIT ?2",
-        cols = COLUMNS
-            .split(',')
-            .map(|c| format!("e.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))?;
-    let rows = stmt.query_map(params![to_ms(now), limit as i64], |row| {
-        Ok(DueRetry {
-            failed: execution_from_row(row)?,
-            due_at: from_ms(row.get("due_at")?),
-        })
-    })?;
-    rows.collect()
-}
-
-/// When the earliest owed retry is due.
-pub fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Instant>> {
-    let ms: Option<i64> = conn
-        .prepare_cached(
-            "SELECT MIN(q.due_at) FROM retry_queue q
-             JOIN jobs j ON j.id = q.job_id AND j.state != 'paused'",
-        )?
-        .query_row([], |r| r.get(0))?;
-    Ok(ms.map(from_ms))
 }

@@ -65,11 +65,10 @@ pub fn judge_gateway(beat: Option<&Heartbeat>, alive: bool, now: Instant) -> Gat
 
 /// Whether the process that wrote `beat` is alive.
 pub fn writer_alive(beat: &Heartbeat) -> bool {
-    ProcessIdentity {
+    crate::process::is_alive(&ProcessIdentity {
         pid: beat.pid,
         start: beat.start_time,
-    }
-    .is_alive()
+    })
 }
 
 fn human_ms(ms: i64) -> String {

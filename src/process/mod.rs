@@ -6,10 +6,10 @@ mod session;
 mod signals;
 mod workers;
 
-pub use identity::{Owner, OwnerRole, ProcessIdentity};
+pub use hermes_cron_core::run::{Owner, OwnerRole, ProcessIdentity, signal_name};
+pub use identity::{current, identity_of, is_alive, owner};
 pub use session::{session_members, signal_session};
 pub use signals::{
-    KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_name, signal_pid,
-    unblock_all_signals,
+    KILL_GRACE, KILL_GRACE_ENV, kill_grace, signal_group, signal_pid, unblock_all_signals,
 };
 pub use workers::live_workers;

@@ -3,8 +3,9 @@
 //! group of its own) and the job's children share that session unless they
 //! left it on purpose.
 
-use super::identity::ProcessIdentity;
+use super::identity::identity_of;
 use super::signals::signal_pid;
+use hermes_cron_core::run::ProcessIdentity;
 use nix::sys::signal::Signal;
 
 /// The session id (field 6 of `/proc/<pid>/stat`) of `pid`.
@@ -31,7 +32,7 @@ pub fn session_members(sid: u32) -> Vec<u32> {
 /// that is still some session's id), so a pid that now belongs to another
 /// process means the session is empty: nothing is signalled.
 pub fn signal_session(leader: &ProcessIdentity, sig: Signal) -> usize {
-    let reused = ProcessIdentity::of(leader.pid).is_some_and(|now| now.start != leader.start);
+    let reused = identity_of(leader.pid).is_some_and(|now| now.start != leader.start);
     if reused {
         return 0;
     }

@@ -62,21 +62,12 @@ pub fn unblock_all_signals() -> std::io::Result<()> {
     }
 }
 
-/// The name of a signal number, e.g. 15 -> `SIGTERM`.
-pub fn signal_name(sig: i32) -> String {
-    Signal::try_from(sig)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| format!("signal {sig}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_and_refuses_init() {
-        assert_eq!(signal_name(15), "SIGTERM");
-        assert_eq!(signal_name(99), "signal 99");
+    fn refuses_init() {
         assert_eq!(signal_group(1, Signal::SIGTERM), Err(Errno::EINVAL));
         assert_eq!(signal_pid(0, Signal::SIGTERM), Err(Errno::EINVAL));
     }

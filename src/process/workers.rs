@@ -5,7 +5,8 @@
 //! adopting compare-and-set the row is still `claimed` under its launcher,
 //! which may already be dead. Sweeps ask here before calling such a row dead.
 
-use super::identity::ProcessIdentity;
+use super::identity::{identity_of, is_alive};
+use hermes_cron_core::run::ProcessIdentity;
 use std::collections::HashMap;
 
 /// The execution id a worker command line names, if it names one. The
@@ -37,8 +38,8 @@ pub fn live_workers() -> HashMap<String, ProcessIdentity> {
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
             continue;
         };
-        if let (Some(exec), Some(id)) = (execution_of(&cmdline), ProcessIdentity::of(pid))
-            && id.is_alive()
+        if let (Some(exec), Some(id)) = (execution_of(&cmdline), identity_of(pid))
+            && is_alive(&id)
         {
             out.insert(exec, id);
         }

@@ -14,7 +14,9 @@ use crate::db::Db;
 use crate::home::Home;
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, Job, Overlap};
-use crate::ledger::{self, ExecState, Execution, NewRow, RunSpec, Source};
+use crate::ledger::{
+    self, ExecState, Execution, NewClaim, NewNotRun, Occurrence, ReasonCode, RunSpec, Source,
+};
 use crate::process::Owner;
 use crate::schedule::{Instant, Tz};
 use crate::store::{self, StoreError};
@@ -47,7 +49,7 @@ pub struct ClaimedRun {
     pub source: Source,
     pub spec: RunSpec,
     /// The claimer, which the worker must find as the row's owner.
-    pub owner: String,
+    pub owner: Owner,
     /// Runs to stop before this one starts (overlap `replace`).
     pub replace: Vec<Execution>,
 }
@@ -60,7 +62,7 @@ pub struct NotRun {
     pub job_name: String,
     pub scheduled_for: Option<Instant>,
     pub state: ExecState,
-    pub reason_code: String,
+    pub reason_code: ReasonCode,
     pub reason: String,
 }
 
@@ -123,6 +125,15 @@ struct Writer<'t, 'c> {
     report: ClaimReport,
 }
 
+/// One slot of a job and its fate.
+struct Slot {
+    scheduled_for: Option<Instant>,
+    attempt: u32,
+    fate: SlotFate,
+    /// The source of its row unless the fate names one.
+    base: Source,
+}
+
 impl Writer<'_, '_> {
     /// One occurrence outside the plan (manual, retry, `@reboot`): it runs
     /// unless a previous run is active and the job's overlap policy is `skip`.
@@ -134,9 +145,9 @@ impl Writer<'_, '_> {
         attempt: u32,
         source: Source,
     ) -> Result<(), ClaimError> {
-        let decision = if !running.is_empty() && job.overlap == Overlap::Skip {
+        let fate = if !running.is_empty() && job.overlap == Overlap::Skip {
             SlotFate::Skipped {
-                code: "overlap",
+                code: ReasonCode::Overlap,
                 reason: "the previous run of this job is still going (overlap skip)".into(),
             }
         } else {
@@ -144,95 +155,90 @@ impl Writer<'_, '_> {
         };
         let replace = replaced(job, running);
         let spec = RunSpec::of_job(job, &self.ctx.config.cron);
-        self.row(
-            job,
-            &spec,
+        let slot = Slot {
             scheduled_for,
             attempt,
-            decision,
-            source,
-            &replace,
-        )
+            fate,
+            base: source,
+        };
+        self.row(job, &spec, slot, &replace)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn row(
         &mut self,
         job: &Job,
         spec: &RunSpec,
-        scheduled_for: Option<Instant>,
-        attempt: u32,
-        decision: SlotFate,
-        base: Source,
+        slot: Slot,
         replace: &[Execution],
     ) -> Result<(), ClaimError> {
         let id = ExecutionId::generate();
-        let owner = self.ctx.owner.to_string();
-        let (state, source, code, reason) = match &decision {
-            SlotFate::Run { source } => (ExecState::Claimed, *source, None, None),
-            SlotFate::Missed { code, reason } => {
-                (ExecState::Missed, base, Some(*code), Some(reason.clone()))
-            }
-            SlotFate::Skipped { code, reason } => {
-                (ExecState::Skipped, base, Some(*code), Some(reason.clone()))
-            }
+        let source = match (&slot.fate, slot.attempt > 1) {
+            (_, true) => Source::Retry,
+            (SlotFate::Run { source }, false) => *source,
+            _ => slot.base,
         };
-        let source = if attempt > 1 { Source::Retry } else { source };
-        let claimed = state == ExecState::Claimed;
-        let output_path = claimed.then(|| {
-            self.ctx
-                .home
-                .output_file(job.id.as_str(), id.as_str())
-                .to_string_lossy()
-                .into_owned()
-        });
-        let inserted = ledger::insert_row(
-            self.tx,
-            &NewRow {
-                id: id.clone(),
-                job_id: Some(&job.id),
-                job_name: &job.name,
-                scheduled_for,
-                attempt,
-                source,
-                state,
-                reason_code: code,
-                reason: reason.clone(),
-                spec,
-                owner: claimed.then_some(self.ctx.owner),
-                dispatch_mode: None,
-                dispatch_cause: None,
-                output_path,
-                now: self.ctx.now,
-            },
-        )?;
-        if !inserted {
+        let occurrence = Occurrence {
+            id: &id,
+            job_id: Some(&job.id),
+            job_name: &job.name,
+            scheduled_for: slot.scheduled_for,
+            attempt: slot.attempt,
+            source,
+            spec,
+            at: self.ctx.now,
+        };
+        let (state, code, reason) = match slot.fate {
+            SlotFate::Run { .. } => {
+                let output_path = self
+                    .ctx
+                    .home
+                    .output_file(job.id.as_str(), id.as_str())
+                    .to_string_lossy()
+                    .into_owned();
+                let claim = NewClaim {
+                    occurrence,
+                    owner: self.ctx.owner,
+                    output_path: Some(output_path),
+                };
+                if !ledger::claim(self.tx, &claim)? {
+                    self.report.conflicts += 1;
+                    return Ok(());
+                }
+                self.report.claimed.push(ClaimedRun {
+                    id,
+                    job_id: Some(job.id.clone()),
+                    job_name: job.name.clone(),
+                    scheduled_for: slot.scheduled_for,
+                    attempt: slot.attempt,
+                    source,
+                    spec: spec.clone(),
+                    owner: self.ctx.owner,
+                    replace: replace.to_vec(),
+                });
+                return Ok(());
+            }
+            SlotFate::Missed { code, reason } => (ExecState::Missed, code, reason),
+            SlotFate::Skipped { code, reason } => (ExecState::Skipped, code, reason),
+        };
+        let not_run = NewNotRun {
+            occurrence,
+            state,
+            reason_code: code,
+            reason: reason.clone(),
+        };
+        if !ledger::not_run(self.tx, &not_run)? {
             self.report.conflicts += 1;
             return Ok(());
         }
-        if claimed {
-            self.report.claimed.push(ClaimedRun {
-                id,
-                job_id: Some(job.id.clone()),
-                job_name: job.name.clone(),
-                scheduled_for,
-                attempt,
-                source,
-                spec: spec.clone(),
-                owner,
-                replace: replace.to_vec(),
-            });
-        } else {
-            self.report.not_run.push(NotRun {
-                id,
-                job_id: Some(job.id.clone()),
-                job_name: job.name.clone(),
-                scheduled_for,
-                state,
-                reason_code: code.unwrap_or_default().to_string(),
-                reason: reason.unwrap_or_default(),
-            });
-        }
+        self.report.not_run.push(NotRun {
+            id,
+            job_id: Some(job.id.clone()),
+            job_name: job.name.clone(),
+            scheduled_for: slot.scheduled_for,
+            state,
+            reason_code: code,
+            reason,
+        });
         Ok(())
     }
 }
@@ -265,25 +271,20 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
         });
         let spec = RunSpec::of_job(&job, &ctx.config.cron);
         let replace = replaced(&job, running);
-        for slot in plan.slots {
-            w.row(
-                &job,
-                &spec,
-                Some(slot.scheduled_for),
-                1,
-                slot.fate,
-                Source::Schedule,
-                &replace,
-            )?;
+        for planned in plan.slots {
+            let slot = Slot {
+                scheduled_for: Some(planned.scheduled_for),
+                attempt: 1,
+                fate: planned.fate,
+                base: Source::Schedule,
+            };
+            w.row(&job, &spec, slot, &replace)?;
         }
         store::update_job_schedule_state(tx, &job.id, plan.next_run_at, plan.anchor, &plan.state)?;
     }
 
     for retry in ledger::due_retries(tx, ctx.now, MAX_JOBS_PER_PASS)? {
-        tx.execute(
-            "DELETE FROM retry_queue WHERE execution_id = ?1",
-            [retry.failed.id.as_str()],
-        )?;
+        ledger::take_retry(tx, &retry.failed.id)?;
         let Some(job_id) = retry.failed.job_id.clone() else {
             continue;
         };

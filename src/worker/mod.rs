@@ -4,10 +4,8 @@
 
 mod capture;
 mod go;
-mod outcome;
 mod patience;
 mod run;
 mod supervise;
 
-pub use outcome::{Ending, Exit, judge, retry_delay, retry_under};
 pub use run::{WorkerArgs, run};

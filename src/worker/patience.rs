@@ -11,7 +11,7 @@
 
 use crate::clock::monotonic;
 use crate::ledger::LedgerError;
-use rusqlite::ErrorCode;
+use crate::text::Chain;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
@@ -24,12 +24,6 @@ pub const ROOM_FOR_THE_LEDGER: u64 = 1024 * 1024;
 
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
-
-/// Whether `e` is SQLite saying the disk is full.
-pub fn is_disk_full(e: &LedgerError) -> bool {
-    let LedgerError::Sql { source, .. } = e;
-    matches!(source.sqlite_error_code(), Some(ErrorCode::DiskFull))
-}
 
 /// Run `op` until it succeeds or [`LEDGER_PATIENCE`] has passed; `op` gets
 /// the attempt number (1, 2, ...). The first failure is reported once
@@ -53,9 +47,9 @@ pub fn retry<T>(
             Err(e) if start.elapsed() >= LEDGER_PATIENCE => return Err(e),
             Err(e) => {
                 if attempt == 1 {
-                    let LedgerError::Sql { source, .. } = &e;
                     say(format!(
-                        "cannot {what} yet ({e}: {source}); retrying for up to {}s",
+                        "cannot {what} yet ({}); retrying for up to {}s",
+                        Chain(&e),
                         LEDGER_PATIENCE.as_secs()
                     ));
                 }
@@ -127,17 +121,5 @@ mod tests {
         assert_eq!(got.unwrap(), 3);
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(said[0].contains("database or disk is full"), "{said:?}");
-    }
-
-    #[test]
-    fn knows_a_full_disk() {
-        let full = LedgerError::Sql {
-            id: "x".into(),
-            source: rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
-                None,
-            ),
-        };
-        assert!(is_disk_full(&full));
     }
 }

@@ -7,7 +7,6 @@
 
 use super::capture::spawn_capture;
 use super::go::{Go, wait_for_go};
-use super::outcome::{judge, retry_under};
 use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
 use crate::clock::{Clock, SystemClock};
@@ -15,8 +14,12 @@ use crate::db::Db;
 use crate::exit;
 use crate::home::{Home, ensure_private_dir};
 use crate::ids::ExecutionId;
-use crate::ledger::{self, Adoption, DispatchMode, ExecState, Execution, Outcome, RunSpec};
+use crate::ledger::{
+    self, Adoption, DispatchMode, ExecState, Execution, Finished, RowOwner, RunSpec,
+};
 use crate::process::{Owner, OwnerRole, kill_grace};
+use crate::text::Chain;
+use hermes_cron_core::run::judge;
 use nix::sys::signal::{SigHandler, Signal, signal};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -68,7 +71,7 @@ pub fn run(args: WorkerArgs) -> i32 {
     let db = match Db::open(&home.db_file()) {
         Ok(db) => db,
         Err(e) => {
-            say(&args.execution, format!("{e}: {}", error_chain(&e)));
+            say(&args.execution, Chain(&e).to_string());
             return exit::WORKER_LEDGER;
         }
     };
@@ -84,13 +87,14 @@ pub fn run(args: WorkerArgs) -> i32 {
             return exit::WORKER_LEDGER;
         }
     };
-    let me = Owner::current(OwnerRole::Worker);
+    let me = crate::process::owner(OwnerRole::Worker);
     crate::crash::point("worker_before_adopt");
+    let claimer = row.owner.clone().unwrap_or_else(|| RowOwner::stored(""));
     let adopt = |_attempt| {
         ledger::adopt(
             db.conn(),
             &id,
-            row.owner.as_deref().unwrap_or_default(),
+            &claimer,
             &Adoption {
                 worker: me,
                 mode: args.mode,
@@ -106,7 +110,7 @@ pub fn run(args: WorkerArgs) -> i32 {
             Err(e) => {
                 say(
                     &args.execution,
-                    format!("cannot adopt the row: {e}: {}", error_chain(&e)),
+                    format!("cannot adopt the row: {}", Chain(&e)),
                 );
                 return exit::WORKER_LEDGER;
             }
@@ -122,22 +126,12 @@ pub fn run(args: WorkerArgs) -> i32 {
     execute(&db, &clock, &id, &row, &spec, me, args.tee)
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = Vec::new();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        parts.push(s.to_string());
-        cur = s.source();
-    }
-    parts.join(": ")
-}
-
 fn open_output(row: &Execution) -> Result<Option<File>, String> {
     let Some(path) = row.output_path.as_deref().map(PathBuf::from) else {
         return Ok(None);
     };
     if let Some(dir) = path.parent() {
-        ensure_private_dir(dir).map_err(|e| format!("{e}: {}", error_chain(&e)))?;
+        ensure_private_dir(dir).map_err(|e| Chain(&e).to_string())?;
     }
     OpenOptions::new()
         .write(true)
@@ -168,18 +162,12 @@ fn execute(
         Ok(pair) => pair,
         Err(e) => {
             let program = spec.command().first().cloned().unwrap_or_default();
-            let mut outcome = Outcome::with_reason(
-                ExecState::Failed,
-                "exec_failed",
-                format!("cannot start {program:?}: {e}"),
-                clock.now(),
-            );
-            outcome.retry_at = retry_under(spec, ExecState::Failed, row.attempt, clock.now());
-            let record = |_attempt| ledger::finish(db.conn(), id, &me, &outcome);
+            let finished = Finished::not_started(format!("cannot start {program:?}: {e}"));
+            let record = |_attempt| ledger::finish(db.conn(), id, &me, &finished, clock.now());
             if let Err(e) = patience::retry("record the outcome", |m| say(id.as_str(), m), record) {
                 say(
                     id.as_str(),
-                    format!("cannot record the outcome: {e}: {}", error_chain(&e)),
+                    format!("cannot record the outcome: {}", Chain(&e)),
                 );
                 return exit::WORKER_LEDGER;
             }
@@ -200,44 +188,28 @@ fn execute(
     drop(child);
     let captured = join_capture(capture);
     crate::crash::point("worker_before_finish");
-    let (state, code, reason) = judge(&done.ending, knobs.timeout.unwrap_or_default());
-    let finished = clock.now();
-    let mut reason = reason;
+    let end = judge(&done.ending, knobs.timeout.unwrap_or_default());
+    let succeeded = end.state() == ExecState::Succeeded;
     if captured.write_failed {
         notes.push("writing the output file failed (disk full?); output truncated".into());
     }
-    if !notes.is_empty() {
-        let joined = notes.join("; ");
-        reason = Some(match reason {
-            Some(r) => format!("{r}; {joined}"),
-            None => joined,
-        });
-    }
-    let (exit_code, signal) = match done.ending.exit {
-        super::Exit::Code(c) => (Some(c), None),
-        super::Exit::Signal(s) => (None, Some(s)),
-    };
-    let mut outcome = Outcome {
-        state: Some(state),
-        reason_code: code.map(str::to_string),
-        reason,
-        finished_at: Some(finished),
-        exit_code,
-        signal,
+    let mut finished = Finished {
+        end,
+        exit: Some(done.ending.exit),
         duration_ms: Some(done.duration.as_millis() as u64),
         max_rss_kb: Some(done.max_rss_kb),
         output_bytes: Some(captured.stored),
         output_truncated: Some(captured.truncated),
-        retry_at: retry_under(spec, state, row.attempt, finished),
-        ..Outcome::default()
+        notes,
     };
+    let at = clock.now();
     // A full disk: make room by cutting this run's own output, once.
     let mut cut = false;
     let record = |_attempt| {
-        let result = ledger::finish(db.conn(), id, &me, &outcome);
+        let result = ledger::finish(db.conn(), id, &me, &finished, at);
         if let Err(e) = &result
             && !cut
-            && patience::is_disk_full(e)
+            && e.is_disk_full()
         {
             cut = true;
             if let Some(kept) = row
@@ -245,15 +217,11 @@ fn execute(
                 .as_deref()
                 .and_then(|p| patience::cut_output(std::path::Path::new(p)))
             {
-                let note = format!(
+                finished.output_bytes = Some(kept.min(captured.stored));
+                finished.output_truncated = Some(true);
+                finished.notes.push(format!(
                     "the disk was full: the output was cut to {kept} bytes to record this outcome"
-                );
-                outcome.output_bytes = Some(kept.min(captured.stored));
-                outcome.output_truncated = Some(true);
-                outcome.reason = Some(match outcome.reason.take() {
-                    Some(r) => format!("{r}; {note}"),
-                    None => note,
-                });
+                ));
             }
         }
         result
@@ -267,16 +235,12 @@ fn execute(
         Err(e) => {
             say(
                 id.as_str(),
-                format!("cannot record the outcome: {e}: {}", error_chain(&e)),
+                format!("cannot record the outcome: {}", Chain(&e)),
             );
             return exit::WORKER_LEDGER;
         }
     }
-    if state == ExecState::Succeeded {
-        exit::OK
-    } else {
-        exit::FAILURE
-    }
+    if succeeded { exit::OK } else { exit::FAILURE }
 }
 
 /// Wait for the output thread, but not forever: a job's background process

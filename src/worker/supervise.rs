@@ -7,9 +7,9 @@
 //! mask survives exec and `Command` does not reset it), then waits
 //! for them synchronously with `sigtimedwait`: no handlers, no races.
 
-use super::outcome::{Ending, Exit};
 use crate::clock::monotonic;
 use crate::process::signal_group;
+use hermes_cron_core::run::{Ending, Exit};
 use nix::sys::signal::{SigSet, Signal};
 use std::time::{Duration, Instant};
 

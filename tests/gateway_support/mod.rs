@@ -364,7 +364,7 @@ impl Drop for TestHome {
             }
             if let (Some(pid), Some(start)) = (row.pid, row.pid_start) {
                 let who = hermes_cron::process::ProcessIdentity { pid, start };
-                if who.is_alive() {
+                if hermes_cron::process::is_alive(&who) {
                     hermes_cron::process::signal_session(&who, nix::sys::signal::Signal::SIGKILL);
                 }
             }

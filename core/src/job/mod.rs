@@ -1,11 +1,15 @@
-//! Job definitions: the data, its policies, and the pure validation of user input.
+//! Job definitions: the data, its policies (overlap, catch-up, retry), and
+//! the pure validation of user input (`flags.rs`: `add`/`edit` flags into a
+//! [`JobInput`]).
 
+mod flags;
 mod model;
 mod policy;
 mod redact;
-mod spec;
+mod retry;
 
+pub use flags::{JobError, JobInput, parse_bytes, parse_env, validate_name};
 pub use model::{Env, Job, JobState, Resources};
 pub use policy::{CatchUp, Overlap};
 pub use redact::{is_secret_name, redacted_env};
-pub use spec::{JobError, JobInput, parse_bytes, parse_env, validate_name};
+pub use retry::{RetryPolicy, retry_delay};

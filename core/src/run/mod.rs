@@ -1,9 +1,20 @@
 //! The vocabulary of one occurrence's run, shared by the ledger, the claim,
-//! the dispatcher and the worker: states, sources, dispatch modes, the row,
-//! and the run spec snapshot.
+//! the dispatcher, the reconciler and the worker: states and the moves
+//! between them, sources, dispatch modes, reason codes, owners, the row, the
+//! run spec snapshot, and how a run ended.
 
+mod outcome;
+mod owner;
+mod reason;
+mod signal;
 mod spec;
 mod state;
+mod transition;
 
+pub use outcome::{Ending, Exit, Finished, RunEnd, judge};
+pub use owner::{Owner, OwnerRole, ProcessIdentity, RowOwner};
+pub use reason::ReasonCode;
+pub use signal::signal_name;
 pub use spec::RunSpec;
 pub use state::{DispatchMode, ExecState, Execution, Source};
+pub use transition::Move;

@@ -2,7 +2,7 @@
 //! the row, so an edit between the claim and the start cannot change what
 //! this occurrence does.
 
-use crate::job::{Env, Job, Resources};
+use crate::job::{Env, Job, Resources, RetryPolicy};
 use std::path::PathBuf;
 
 /// The command and limits of one occurrence.
@@ -50,6 +50,14 @@ impl RunSpec {
             vec!["/bin/sh".into(), "-c".into(), self.argv.join(" ")]
         } else {
             self.argv.clone()
+        }
+    }
+
+    /// The occurrence's retry policy (its job's, at claim time).
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            retries: self.retries,
+            backoff: std::time::Duration::from_secs(self.retry_backoff_s),
         }
     }
 

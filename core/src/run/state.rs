@@ -1,5 +1,7 @@
 //! The ledger's vocabulary: states, sources, dispatch modes, and a row.
 
+use super::owner::RowOwner;
+use super::reason::ReasonCode;
 use crate::ids::{ExecutionId, JobId};
 use crate::schedule::Instant;
 
@@ -79,12 +81,13 @@ pub struct Execution {
     pub attempt: u32,
     pub source: Source,
     pub state: ExecState,
-    pub reason_code: Option<String>,
+    pub reason_code: Option<ReasonCode>,
     pub reason: Option<String>,
+    /// Who may move the row on: its claimer, then its worker.
     #[serde(skip)]
-    pub owner: Option<String>,
-    /// The process that claimed the row (`role:pid:start`).
-    pub claimed_by: Option<String>,
+    pub owner: Option<RowOwner>,
+    /// The process that claimed the row.
+    pub claimed_by: Option<RowOwner>,
     pub dispatch_mode: Option<DispatchMode>,
     pub dispatch_cause: Option<String>,
     pub unit: Option<String>,

@@ -9,7 +9,7 @@ use hermes_cron::host_zone::system_zone;
 use hermes_cron::ids::{ExecutionId, JobId};
 use hermes_cron::job::{Env, Job, JobInput, Resources};
 use hermes_cron::ledger::{RunSpec, Source};
-use hermes_cron::process::{Owner, OwnerRole};
+use hermes_cron::process::OwnerRole;
 use hermes_cron::schedule::{Instant, Tz};
 use hermes_cron::store;
 use hermes_cron::tick::{ClaimContext, ClaimedRun};
@@ -77,7 +77,7 @@ pub fn stub_run() -> ClaimedRun {
             resources: Resources::default(),
             require_scope: false,
         },
-        owner: Owner::current(OwnerRole::Cli).to_string(),
+        owner: hermes_cron::process::owner(OwnerRole::Cli),
         replace: Vec::new(),
     }
 }
@@ -135,7 +135,7 @@ pub fn claim_ctx<'a>(home: &'a Home, config: &'a Config, now: Instant) -> ClaimC
         home,
         config,
         fallback_zone: zone(),
-        owner: Owner::current(OwnerRole::Cli),
+        owner: hermes_cron::process::owner(OwnerRole::Cli),
         now,
     }
 }

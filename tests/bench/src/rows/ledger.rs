@@ -21,9 +21,10 @@ use hermes_cron::home::Home;
 use hermes_cron::ids::{ExecutionId, JobId};
 use hermes_cron::job::{Env, Resources};
 use hermes_cron::ledger::{
-    self, Adoption, DispatchMode, ExecState, NewRow, Outcome, RunFilter, RunSpec, Source,
+    self, Adoption, DispatchMode, Finished, NewClaim, Occurrence, RunFilter, RunSpec, Source,
 };
-use hermes_cron::process::{Owner, OwnerRole};
+use hermes_cron::ledger::{Exit, RunEnd};
+use hermes_cron::process::OwnerRole;
 use std::time::Duration;
 
 /// Rows per second per batch; sizes in bytes.
@@ -65,38 +66,32 @@ fn spec() -> RunSpec {
 /// `(job_id, scheduled_for, attempt)` unique.
 fn write_one(db: &Db, home: &Home, job: &JobId, spec: &RunSpec, slot: i64) -> Result<(), String> {
     let conn = db.conn();
-    let claimer = Owner::current(OwnerRole::Gateway);
-    let worker = Owner::current(OwnerRole::Worker);
+    let claimer = hermes_cron::process::owner(OwnerRole::Gateway);
+    let worker = hermes_cron::process::owner(OwnerRole::Worker);
     let now = wall_now();
     let id = ExecutionId::generate();
     let unit = format!("hermes-cron-daily\\x2dbriefing-{id}.scope");
     let output = home.output_file(job.as_str(), id.as_str());
     let err = |e: ledger::LedgerError| e.to_string();
-    ledger::insert_row(
-        conn,
-        &NewRow {
-            id: id.clone(),
+    let claim = NewClaim {
+        occurrence: Occurrence {
+            id: &id,
             job_id: Some(job),
             job_name: "daily-briefing",
             scheduled_for: Some(hermes_cron::db::from_ms(slot)),
             attempt: 1,
             source: Source::Schedule,
-            state: ExecState::Claimed,
-            reason_code: None,
-            reason: None,
             spec,
-            owner: Some(claimer),
-            dispatch_mode: None,
-            dispatch_cause: None,
-            output_path: Some(output.to_string_lossy().into_owned()),
-            now,
+            at: now,
         },
-    )
-    .map_err(err)?;
+        owner: claimer,
+        output_path: Some(output.to_string_lossy().into_owned()),
+    };
+    ledger::claim(conn, &claim).map_err(err)?;
     ledger::adopt(
         conn,
         &id,
-        &claimer.to_string(),
+        &claimer.into(),
         &Adoption {
             worker,
             mode: DispatchMode::Scoped,
@@ -106,17 +101,16 @@ fn write_one(db: &Db, home: &Home, job: &JobId, spec: &RunSpec, slot: i64) -> Re
         },
     )
     .map_err(err)?;
-    let outcome = Outcome {
-        state: Some(ExecState::Succeeded),
-        finished_at: Some(now),
-        exit_code: Some(0),
+    let finished = Finished {
+        end: RunEnd::Succeeded,
+        exit: Some(Exit::Code(0)),
         duration_ms: Some(1234),
         max_rss_kb: Some(14_336),
         output_bytes: Some(2048),
         output_truncated: Some(false),
-        ..Outcome::default()
+        notes: Vec::new(),
     };
-    if !ledger::finish(conn, &id, &worker, &outcome).map_err(err)? {
+    if !ledger::finish(conn, &id, &worker, &finished, now).map_err(err)? {
         return Err("finish lost its compare-and-set".into());
     }
     Ok(())

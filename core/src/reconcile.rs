@@ -1,0 +1,474 @@
+//! The one judgement of an active row whose owner may be gone: given the row
+//! and the evidence (is its owner alive, by pid and start time; is a worker
+//! started for it alive; did we reap its worker; what its scope holds; how
+//! long it has been silent), what should happen to it. Pure: the evidence is
+//! gathered by the main crate's `reconcile` (from `/proc`, the bus, `wait`),
+//! which then calls the named ledger move the [`Judgement`] names.
+//!
+//! The rules, in order:
+//! 1. A terminal row is [`Judgement::Ended`].
+//! 2. A row still `claimed` by the launcher that reaped its worker: the worker
+//!    ended before adopting it, the command never started: `unadopted`.
+//! 3. At a gateway's start, a `running` row with a scope: the scope's process
+//!    list decides when it can (adopt, or `worker_died`).
+//! 4. An owner that cannot be read: `no_owner`.
+//! 5. A live owner: the row is left to it (a `running` row is watched), unless
+//!    it has been silent for [`STALL_INTERVALS`] heartbeat intervals: `stalled`.
+//! 6. A dead claimer of a `claimed` row: left alone while a worker started
+//!    for the row lives (it will adopt it, or exit on EOF), else `claimer_died`.
+//! 7. A dead worker of a `running` row: `gateway_restart` when it ran degraded
+//!    under a gateway that is gone too, else `worker_died`.
+
+use crate::run::{
+    DispatchMode, ExecState, Execution, Owner, OwnerRole, ProcessIdentity, ReasonCode,
+};
+use crate::schedule::{Instant, format_duration};
+use std::time::Duration;
+
+/// Heartbeat intervals of silence that make a live worker stalled.
+pub const STALL_INTERVALS: u32 = 3;
+
+/// Answers whether a process is alive.
+pub trait Liveness {
+    /// Whether this very process (pid and start time) is alive.
+    fn alive(&self, owner: &Owner) -> bool;
+    /// A live worker process started for `execution` (it may not have
+    /// adopted its row yet).
+    fn worker_for(&self, execution: &str) -> Option<ProcessIdentity>;
+}
+
+/// We reaped the worker of the row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reaped {
+    /// Who launched (and reaped) it: the row's claimer if it never adopted.
+    pub by: Owner,
+    pub pid: u32,
+    /// How it ended, in words (`exit 3`, `SIGKILL`).
+    pub how: String,
+}
+
+/// What the user manager says about a row's scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScopeSeen {
+    /// The unit exists and holds these pids.
+    Holds(Vec<u32>),
+    /// No such unit.
+    Gone,
+}
+
+/// How long silence may last, for the stall check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Silence {
+    /// The row's own heartbeat interval.
+    pub interval: Duration,
+    pub now: Instant,
+    /// When the checker last resumed watching after a gap in its own running
+    /// (a suspend, a stop): nobody's silence counts from before it.
+    pub watching_since: Option<Instant>,
+}
+
+/// The evidence about one row beyond the liveness of processes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Evidence {
+    pub reaped: Option<Reaped>,
+    /// At a gateway's start: its scope, when the manager could be asked.
+    pub scope: Option<ScopeSeen>,
+    /// Check for a stall.
+    pub silence: Option<Silence>,
+}
+
+/// What to do with a row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Judgement {
+    /// Already terminal: nothing to do.
+    Ended,
+    /// Its owner (or a worker started for it) lives: leave it; a `running`
+    /// row is watched to its end.
+    Alive { note: String },
+    /// `unadopted`: failed (`worker_exited`), retried per policy.
+    Unadopted { reason: String },
+    /// `orphaned`: unknown, never retried.
+    Orphaned { code: ReasonCode, reason: String },
+    /// `stalled`: timed out (`stalled`); the caller stops the worker.
+    Stalled { reason: String },
+}
+
+impl Judgement {
+    /// The state, reason code and reason a moving judgement records (None
+    /// for one that moves nothing).
+    pub fn recorded(&self) -> Option<(ExecState, ReasonCode, &str)> {
+        match self {
+            Judgement::Ended | Judgement::Alive { .. } => None,
+            Judgement::Unadopted { reason } => {
+                Some((ExecState::Failed, ReasonCode::WorkerExited, reason))
+            }
+            Judgement::Orphaned { code, reason } => Some((ExecState::Unknown, *code, reason)),
+            Judgement::Stalled { reason } => {
+                Some((ExecState::TimedOut, ReasonCode::Stalled, reason))
+            }
+        }
+    }
+}
+
+/// Whether `row` (running) has been silent too long. Silence is counted
+/// from its last heartbeat, but not from before `watching_since`.
+pub fn is_stalled(row: &Execution, silence: &Silence) -> bool {
+    let Some(last) = row.heartbeat_at.or(row.started_at) else {
+        return false;
+    };
+    let last = silence.watching_since.map_or(last, |w| last.max(w));
+    (silence.now - last)
+        .to_std()
+        .is_ok_and(|silent| silent > silence.interval * STALL_INTERVALS)
+}
+
+/// Judge `row` from the evidence.
+pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
+    if row.state.is_terminal() {
+        return Judgement::Ended;
+    }
+    let owner = row.owner.as_ref().and_then(|o| o.owner());
+    if let Some(r) = &ev.reaped
+        && row.state == ExecState::Claimed
+        && owner == Some(r.by)
+    {
+        return Judgement::Unadopted {
+            reason: format!(
+                "worker pid {} ended ({}) before adopting the row; the command never started",
+                r.pid, r.how
+            ),
+        };
+    }
+    if let (ExecState::Running, Some(unit), Some(worker), Some(scope)) =
+        (row.state, row.unit.as_deref(), owner, &ev.scope)
+        && let Some(j) = by_scope(unit, &worker, live.alive(&worker), scope)
+    {
+        return j;
+    }
+    let Some(owner) = owner else {
+        return Judgement::Orphaned {
+            code: ReasonCode::NoOwner,
+            reason: "the row has no readable owner; nothing can be running it".into(),
+        };
+    };
+    if live.alive(&owner) {
+        if let Some(silence) = &ev.silence
+            && row.state == ExecState::Running
+            && is_stalled(row, silence)
+        {
+            return Judgement::Stalled {
+                reason: stall_reason(row, silence),
+            };
+        }
+        return Judgement::Alive {
+            note: match row.state {
+                ExecState::Claimed => format!("claimed by live {owner}"),
+                _ => format!("worker {owner} alive with the same start time"),
+            },
+        };
+    }
+    match row.state {
+        ExecState::Claimed => match live.worker_for(row.id.as_str()) {
+            // Released (or held) but not yet adopted: the worker moves the
+            // row on, or exits on EOF and a later look resolves it.
+            Some(worker) => Judgement::Alive {
+                note: format!("worker pid {} started for it lives", worker.pid),
+            },
+            None => Judgement::Orphaned {
+                code: ReasonCode::ClaimerDied,
+                reason: format!(
+                    "the {} that claimed it (pid {}) ended before a worker adopted the row; checked pid {} with start time {}: gone",
+                    owner.role.describe(),
+                    owner.process.pid,
+                    owner.process.pid,
+                    owner.process.start
+                ),
+            },
+        },
+        _ => worker_gone(row, &owner, live),
+    }
+}
+
+/// A running row's worker is dead: say what was checked, and whether the
+/// gateway that ran it degraded is gone too.
+fn worker_gone(row: &Execution, worker: &Owner, live: &dyn Liveness) -> Judgement {
+    let mut reason = format!(
+        "worker pid {} (start time {}) is gone and wrote no outcome",
+        worker.process.pid, worker.process.start
+    );
+    let claimer = row.claimed_by.as_ref().and_then(|c| c.owner());
+    if row.dispatch_mode == Some(DispatchMode::Degraded)
+        && let Some(c) = claimer.filter(|c| c.role == OwnerRole::Gateway && !live.alive(c))
+    {
+        reason.push_str(&format!(
+            "; it ran degraded (no scope) under gateway pid {}, which is gone too: a gateway restart or stop kills degraded runs",
+            c.process.pid
+        ));
+        return Judgement::Orphaned {
+            code: ReasonCode::GatewayRestart,
+            reason,
+        };
+    }
+    if let Some(unit) = &row.unit {
+        reason.push_str(&format!("; its scope was {unit}"));
+    }
+    Judgement::Orphaned {
+        code: ReasonCode::WorkerDied,
+        reason,
+    }
+}
+
+/// A running scoped row judged by its scope's process list. None: the list
+/// does not settle it (the scope is gone but the worker lives); judge by pid.
+fn by_scope(unit: &str, worker: &Owner, alive: bool, scope: &ScopeSeen) -> Option<Judgement> {
+    let pid = worker.process.pid;
+    Some(match (scope, alive) {
+        (ScopeSeen::Holds(pids), true) if pids.contains(&pid) => Judgement::Alive {
+            note: format!("scope {unit} holds worker pid {pid}"),
+        },
+        (ScopeSeen::Holds(_), true) => Judgement::Alive {
+            note: format!(
+                "worker pid {pid} alive (start time matches) though scope {unit} does not list it"
+            ),
+        },
+        (ScopeSeen::Holds(_), false) => Judgement::Orphaned {
+            code: ReasonCode::WorkerDied,
+            reason: format!(
+                "checked scope {unit}: it exists but no longer holds worker pid {pid}; the worker is gone and wrote no outcome"
+            ),
+        },
+        (ScopeSeen::Gone, false) => Judgement::Orphaned {
+            code: ReasonCode::WorkerDied,
+            reason: format!(
+                "checked scope {unit}: gone; worker pid {pid} (start time {}): gone; no outcome was written",
+                worker.process.start
+            ),
+        },
+        (ScopeSeen::Gone, true) => return None,
+    })
+}
+
+fn stall_reason(row: &Execution, silence: &Silence) -> String {
+    let silent = row
+        .heartbeat_at
+        .map(|h| format_duration((silence.now - h).to_std().unwrap_or_default()));
+    format!(
+        "no heartbeat for {} (limit: {} intervals of {}) while worker pid {} was alive; stopped",
+        silent.unwrap_or_else(|| "ever".into()),
+        STALL_INTERVALS,
+        format_duration(silence.interval),
+        row.pid.unwrap_or_default()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::RowOwner;
+    use chrono::TimeZone;
+
+    struct Dead;
+    impl Liveness for Dead {
+        fn alive(&self, _: &Owner) -> bool {
+            false
+        }
+        fn worker_for(&self, _: &str) -> Option<ProcessIdentity> {
+            None
+        }
+    }
+    struct Alive;
+    impl Liveness for Alive {
+        fn alive(&self, _: &Owner) -> bool {
+            true
+        }
+        fn worker_for(&self, _: &str) -> Option<ProcessIdentity> {
+            None
+        }
+    }
+    /// The claimer is dead but the released worker lives.
+    struct Released;
+    impl Liveness for Released {
+        fn alive(&self, _: &Owner) -> bool {
+            false
+        }
+        fn worker_for(&self, _: &str) -> Option<ProcessIdentity> {
+            Some(ProcessIdentity { pid: 99, start: 1 })
+        }
+    }
+
+    fn owner(role: OwnerRole, pid: u32) -> Owner {
+        Owner {
+            role,
+            process: ProcessIdentity { pid, start: 7 },
+        }
+    }
+
+    fn row(
+        state: ExecState,
+        owner: Owner,
+        claimed_by: Owner,
+        mode: Option<DispatchMode>,
+    ) -> Execution {
+        Execution {
+            state,
+            owner: Some(owner.into()),
+            claimed_by: Some(claimed_by.into()),
+            dispatch_mode: mode,
+            ..Execution::sample()
+        }
+    }
+
+    fn code(j: Judgement) -> ReasonCode {
+        match j {
+            Judgement::Orphaned { code, .. } => code,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn regression_a_released_worker_keeps_its_claimed_row() {
+        let cli = owner(OwnerRole::Cli, 10);
+        let j = judge(
+            &row(ExecState::Claimed, cli, cli, None),
+            &Released,
+            &Evidence::default(),
+        );
+        assert!(matches!(j, Judgement::Alive { .. }), "{j:?}");
+    }
+
+    #[test]
+    fn live_owners_are_left_alone() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let j = judge(
+            &row(ExecState::Claimed, gw, gw, None),
+            &Alive,
+            &Evidence::default(),
+        );
+        assert!(matches!(j, Judgement::Alive { .. }), "{j:?}");
+    }
+
+    #[test]
+    fn dead_claimer_and_dead_worker_are_named() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let w = owner(OwnerRole::Worker, 11);
+        let none = Evidence::default();
+        match judge(&row(ExecState::Claimed, gw, gw, None), &Dead, &none) {
+            Judgement::Orphaned { code, reason } => {
+                assert_eq!(code, ReasonCode::ClaimerDied);
+                assert!(reason.contains("pid 10"), "{reason}");
+            }
+            j => panic!("{j:?}"),
+        }
+        match judge(
+            &row(ExecState::Running, w, gw, Some(DispatchMode::Degraded)),
+            &Dead,
+            &none,
+        ) {
+            Judgement::Orphaned { code, reason } => {
+                assert_eq!(code, ReasonCode::GatewayRestart);
+                assert!(reason.contains("gateway pid 10"), "{reason}");
+            }
+            j => panic!("{j:?}"),
+        }
+        let scoped = row(ExecState::Running, w, gw, Some(DispatchMode::Scoped));
+        assert_eq!(code(judge(&scoped, &Dead, &none)), ReasonCode::WorkerDied);
+        let mut junk = scoped.clone();
+        junk.owner = Some(RowOwner::stored("junk"));
+        assert_eq!(code(judge(&junk, &Alive, &none)), ReasonCode::NoOwner);
+    }
+
+    #[test]
+    fn a_reaped_unadopted_worker_fails_the_row_only_for_its_launcher() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let other = owner(OwnerRole::Cli, 12);
+        let claimed = row(ExecState::Claimed, gw, gw, None);
+        let reaped = |by| Evidence {
+            reaped: Some(Reaped {
+                by,
+                pid: 42,
+                how: "exit 3".into(),
+            }),
+            ..Evidence::default()
+        };
+        match judge(&claimed, &Alive, &reaped(gw)) {
+            Judgement::Unadopted { reason } => {
+                assert!(reason.contains("worker pid 42 ended (exit 3)"), "{reason}")
+            }
+            j => panic!("{j:?}"),
+        }
+        assert!(matches!(
+            judge(&claimed, &Alive, &reaped(other)),
+            Judgement::Alive { .. }
+        ));
+    }
+
+    #[test]
+    fn the_scope_decides_at_start_when_it_can() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let w = owner(OwnerRole::Worker, 11);
+        let mut r = row(ExecState::Running, w, gw, Some(DispatchMode::Scoped));
+        r.unit = Some("u.scope".into());
+        let seen = |scope| Evidence {
+            scope: Some(scope),
+            ..Evidence::default()
+        };
+        assert!(matches!(
+            judge(&r, &Alive, &seen(ScopeSeen::Holds(vec![11]))),
+            Judgement::Alive { note } if note.contains("scope u.scope holds worker pid 11")
+        ));
+        assert_eq!(
+            code(judge(&r, &Dead, &seen(ScopeSeen::Holds(vec![])))),
+            ReasonCode::WorkerDied
+        );
+        assert!(matches!(
+            judge(&r, &Dead, &seen(ScopeSeen::Gone)),
+            Judgement::Orphaned { reason, .. } if reason.starts_with("checked scope u.scope: gone")
+        ));
+        // The scope is gone but the worker lives: judged by pid.
+        assert!(matches!(
+            judge(&r, &Alive, &seen(ScopeSeen::Gone)),
+            Judgement::Alive { .. }
+        ));
+    }
+
+    #[test]
+    fn stalled_after_three_silent_intervals() {
+        let t0 = chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let mut row = Execution::sample();
+        row.heartbeat_at = Some(t0);
+        let i = Duration::from_secs(5);
+        let at = |s| t0 + chrono::Duration::seconds(s);
+        let silence = |now, since| Silence {
+            interval: i,
+            now,
+            watching_since: since,
+        };
+        assert!(!is_stalled(&row, &silence(at(15), None)));
+        assert!(is_stalled(&row, &silence(at(16), None)));
+        // The checker itself was away until t0+10: silence counts from then.
+        assert!(!is_stalled(&row, &silence(at(16), Some(at(10)))));
+        assert!(is_stalled(&row, &silence(at(26), Some(at(10)))));
+
+        let w = owner(OwnerRole::Worker, 11);
+        row.state = ExecState::Running;
+        row.owner = Some(w.into());
+        row.pid = Some(11);
+        let ev = Evidence {
+            silence: Some(silence(at(16), None)),
+            ..Evidence::default()
+        };
+        match judge(&row, &Alive, &ev) {
+            Judgement::Stalled { reason } => {
+                assert!(
+                    reason.starts_with(
+                        "no heartbeat for 16s (limit: 3 intervals of 5s) while worker pid 11"
+                    ),
+                    "{reason}"
+                )
+            }
+            j => panic!("{j:?}"),
+        }
+        // A dead worker is not stalled: it is gone.
+        assert_eq!(code(judge(&row, &Dead, &ev)), ReasonCode::WorkerDied);
+    }
+}

@@ -1,0 +1,191 @@
+//! How a run that started ended: the worker's judgement of its job's exit
+//! ([`judge`]), as an enum carrying its data ([`RunEnd`]), and the whole
+//! record the worker writes ([`Finished`]).
+
+use super::reason::ReasonCode;
+use super::signal::signal_name;
+use super::state::ExecState;
+use std::time::Duration;
+
+/// How the job's process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// The end of a job's process: the exit plus what the worker did to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ending {
+    pub exit: Exit,
+    /// The worker stopped it at the timeout.
+    pub timed_out: bool,
+    /// The worker forwarded this signal (SIGTERM/SIGINT) it received.
+    pub cancelled_by: Option<i32>,
+}
+
+/// How a run ended, with what each ending carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    Succeeded,
+    /// Exited non-zero, or killed by a signal nobody forwarded.
+    Failed {
+        exit: Exit,
+    },
+    /// Stopped at its timeout.
+    TimedOut {
+        limit: Duration,
+    },
+    /// The worker received `signal` and passed it to the job.
+    Cancelled {
+        signal: i32,
+    },
+    /// The command could not be started.
+    NotStarted {
+        message: String,
+    },
+}
+
+impl RunEnd {
+    /// The terminal state this ending is recorded as.
+    pub fn state(&self) -> ExecState {
+        match self {
+            RunEnd::Succeeded => ExecState::Succeeded,
+            RunEnd::Failed { .. } | RunEnd::NotStarted { .. } => ExecState::Failed,
+            RunEnd::TimedOut { .. } => ExecState::TimedOut,
+            RunEnd::Cancelled { .. } => ExecState::Cancelled,
+        }
+    }
+
+    /// The reason code and text (None for a success).
+    pub fn reason(&self) -> Option<(ReasonCode, String)> {
+        Some(match self {
+            RunEnd::Succeeded => return None,
+            RunEnd::Failed {
+                exit: Exit::Code(code),
+            } => (ReasonCode::ExitCode, format!("exited with status {code}")),
+            RunEnd::Failed {
+                exit: Exit::Signal(sig),
+            } => (
+                ReasonCode::Killed,
+                format!("killed by {}", signal_name(*sig)),
+            ),
+            RunEnd::TimedOut { limit } => (
+                ReasonCode::Timeout,
+                format!("stopped after the {}s timeout", limit.as_secs()),
+            ),
+            RunEnd::Cancelled { signal } => (
+                ReasonCode::Signal,
+                format!(
+                    "the worker received {} and passed it to the job",
+                    signal_name(*signal)
+                ),
+            ),
+            RunEnd::NotStarted { message } => (ReasonCode::ExecFailed, message.clone()),
+        })
+    }
+}
+
+/// Judge an ending under the run's `timeout`.
+pub fn judge(e: &Ending, timeout: Duration) -> RunEnd {
+    match (e.exit, e.timed_out, e.cancelled_by) {
+        (Exit::Code(0), false, None) => RunEnd::Succeeded,
+        (_, true, _) => RunEnd::TimedOut { limit: timeout },
+        (_, false, Some(signal)) => RunEnd::Cancelled { signal },
+        (exit, false, None) => RunEnd::Failed { exit },
+    }
+}
+
+/// Everything the worker records when its run ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finished {
+    pub end: RunEnd,
+    /// How the job's process exited (None when it never started).
+    pub exit: Option<Exit>,
+    pub duration_ms: Option<u64>,
+    pub max_rss_kb: Option<u64>,
+    /// Job output bytes stored in the output file.
+    pub output_bytes: Option<u64>,
+    pub output_truncated: Option<bool>,
+    /// What else went wrong, appended to the reason (output not captured,
+    /// the disk was full).
+    pub notes: Vec<String>,
+}
+
+impl Finished {
+    /// A command that could not be started.
+    pub fn not_started(message: String) -> Finished {
+        Finished {
+            end: RunEnd::NotStarted { message },
+            exit: None,
+            duration_ms: None,
+            max_rss_kb: None,
+            output_bytes: None,
+            output_truncated: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The reason text: the ending's, then the notes, `; `-separated.
+    pub fn reason_text(&self) -> Option<String> {
+        let mut parts: Vec<String> = self
+            .end
+            .reason()
+            .map(|(_, text)| text)
+            .into_iter()
+            .collect();
+        parts.extend(self.notes.iter().cloned());
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end(exit: Exit) -> Ending {
+        Ending {
+            exit,
+            timed_out: false,
+            cancelled_by: None,
+        }
+    }
+
+    #[test]
+    fn judges_each_ending() {
+        let t = Duration::from_secs(5);
+        assert_eq!(judge(&end(Exit::Code(0)), t).state(), ExecState::Succeeded);
+        assert_eq!(judge(&end(Exit::Code(3)), t).state(), ExecState::Failed);
+        assert_eq!(
+            judge(&end(Exit::Signal(11)), t).reason().unwrap().1,
+            "killed by SIGSEGV"
+        );
+        let timed = Ending {
+            timed_out: true,
+            ..end(Exit::Signal(15))
+        };
+        assert_eq!(judge(&timed, t).state(), ExecState::TimedOut);
+        let cancelled = Ending {
+            cancelled_by: Some(15),
+            ..end(Exit::Signal(15))
+        };
+        assert_eq!(judge(&cancelled, t).state(), ExecState::Cancelled);
+    }
+
+    #[test]
+    fn notes_follow_the_reason() {
+        let mut f = Finished::not_started("cannot start \"x\"".into());
+        assert_eq!(f.reason_text().unwrap(), "cannot start \"x\"");
+        f.end = RunEnd::Succeeded;
+        assert_eq!(f.reason_text(), None);
+        f.notes.push("output not captured".into());
+        assert_eq!(f.reason_text().unwrap(), "output not captured");
+        f.end = RunEnd::Failed {
+            exit: Exit::Code(2),
+        };
+        assert_eq!(
+            f.reason_text().unwrap(),
+            "exited with status 2; output not captured"
+        );
+    }
+}

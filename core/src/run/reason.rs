@@ -1,0 +1,76 @@
+//! Why a row is in its state: the stable reason codes stored in
+//! `executions.reason_code` and printed by `runs --json`.
+
+/// A reason code. The text forms are part of the documented `--json` output:
+/// never renamed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReasonCode {
+    /// Skipped: the previous run of the job was still going (overlap `skip`).
+    Overlap,
+    /// Missed: an older slot collapsed into a newer one (catch-up `once`).
+    Collapsed,
+    /// Missed: the slot was older than the misfire grace.
+    OutsideGrace,
+    /// Missed: beyond the newest 100 slots of catch-up `all`.
+    CatchUpLimit,
+    /// Timed out: the job's timeout.
+    Timeout,
+    /// Timed out: the worker stopped stamping its heartbeat.
+    Stalled,
+    /// Failed: the command exited non-zero.
+    ExitCode,
+    /// Failed: the command was killed by a signal nobody forwarded.
+    Killed,
+    /// Cancelled: the worker received a signal and passed it on.
+    Signal,
+    /// Failed: the command could not be started.
+    ExecFailed,
+    /// Failed: the worker could not be started.
+    SpawnFailed,
+    /// Refused: a restart-safe scope was required and none could be made.
+    ScopeUnavailable,
+    /// Unknown: the process that claimed the row died before a worker adopted it.
+    ClaimerDied,
+    /// Unknown: the worker died without writing an outcome.
+    WorkerDied,
+    /// Unknown: a degraded worker died with the gateway that started it.
+    GatewayRestart,
+    /// Missed: the gateway stopped before dispatching the claim.
+    GatewayStopped,
+    /// Failed: the worker ended before adopting its row (the command never started).
+    WorkerExited,
+    /// Unknown: the row names no owner that could be running it.
+    NoOwner,
+}
+
+crate::text_enum_impls!(ReasonCode, "reason code", {
+    Overlap => "overlap", Collapsed => "collapsed", OutsideGrace => "outside_grace",
+    CatchUpLimit => "catch_up_limit", Timeout => "timeout", Stalled => "stalled",
+    ExitCode => "exit_code", Killed => "killed", Signal => "signal", ExecFailed => "exec_failed",
+    SpawnFailed => "spawn_failed", ScopeUnavailable => "scope_unavailable",
+    ClaimerDied => "claimer_died", WorkerDied => "worker_died", GatewayRestart => "gateway_restart",
+    GatewayStopped => "gateway_stopped", WorkerExited => "worker_exited", NoOwner => "no_owner",
+});
+
+impl serde::Serialize for ReasonCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips_through_its_text() {
+        for code in ReasonCode::ALL {
+            assert_eq!(code.as_str().parse::<ReasonCode>().unwrap(), *code);
+            assert!(
+                code.as_str()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_')
+            );
+        }
+    }
+}

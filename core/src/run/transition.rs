@@ -1,0 +1,143 @@
+//! The life of a row, as named moves: which states each one starts from and
+//! which it may end in. The ledger (main crate, `ledger/`) is the only code
+//! that moves rows, one function per [`Move`], and checks every move against
+//! this table before it writes.
+//!
+//! ```text
+//!            claim                adopt                  finish
+//!   (none) --------> claimed --------------> running --------------> succeeded | failed
+//!     |                 |  refuse -> refused    |  stalled -> timed_out         | timed_out | cancelled
+//!     |                 |  spawn_failed -> failed
+//!     |                 |  unadopted -> failed  |
+//!     |                 |  abandoned -> missed  |
+//!     |                 +--- orphaned ----------+---> unknown
+//!     +--- not_run --> skipped | missed
+//! ```
+
+use super::state::ExecState;
+
+/// A named move of a ledger row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Move {
+    /// A claim inserts the occurrence's row (tick, `run`, `@reboot`, retry, `spawn`).
+    Claim,
+    /// A claim records a slot that will not run (overlap `skip`, catch-up).
+    NotRun,
+    /// The worker takes over its claimed row and starts the command.
+    Adopt,
+    /// The worker stamps its liveness; the state does not change.
+    Heartbeat,
+    /// The worker records how its run ended.
+    Finish,
+    /// A restart-safe scope was required and none could be made.
+    Refuse,
+    /// The worker process could not be started.
+    SpawnFailed,
+    /// The worker ended before adopting its row: the command never started.
+    Unadopted,
+    /// The owner died without a terminal state: side effects may have happened.
+    Orphaned,
+    /// A live worker stopped stamping its heartbeat and was stopped.
+    Stalled,
+    /// The gateway stopped with the claim not yet dispatched.
+    Abandoned,
+}
+
+use ExecState::*;
+
+impl Move {
+    /// Every move, in the order of a row's life.
+    pub const ALL: [Move; 11] = [
+        Move::Claim,
+        Move::NotRun,
+        Move::Adopt,
+        Move::Heartbeat,
+        Move::Finish,
+        Move::Refuse,
+        Move::SpawnFailed,
+        Move::Unadopted,
+        Move::Orphaned,
+        Move::Stalled,
+        Move::Abandoned,
+    ];
+
+    /// The move's name, as the ledger's functions are named.
+    pub fn name(self) -> &'static str {
+        match self {
+            Move::Claim => "claim",
+            Move::NotRun => "not_run",
+            Move::Adopt => "adopt",
+            Move::Heartbeat => "heartbeat",
+            Move::Finish => "finish",
+            Move::Refuse => "refuse",
+            Move::SpawnFailed => "spawn_failed",
+            Move::Unadopted => "unadopted",
+            Move::Orphaned => "orphaned",
+            Move::Stalled => "stalled",
+            Move::Abandoned => "abandoned",
+        }
+    }
+
+    /// The states a row may be in for this move (empty: the move inserts it).
+    pub fn from(self) -> &'static [ExecState] {
+        match self {
+            Move::Claim | Move::NotRun => &[],
+            Move::Adopt | Move::Refuse | Move::SpawnFailed | Move::Unadopted | Move::Abandoned => {
+                &[Claimed]
+            }
+            Move::Heartbeat | Move::Finish | Move::Stalled => &[Running],
+            Move::Orphaned => &[Claimed, Running],
+        }
+    }
+
+    /// The states the move may leave the row in.
+    pub fn to(self) -> &'static [ExecState] {
+        match self {
+            Move::Claim => &[Claimed],
+            Move::NotRun => &[Skipped, Missed],
+            Move::Adopt | Move::Heartbeat => &[Running],
+            Move::Finish => &[Succeeded, Failed, TimedOut, Cancelled],
+            Move::Refuse => &[Refused],
+            Move::SpawnFailed | Move::Unadopted => &[Failed],
+            Move::Orphaned => &[Unknown],
+            Move::Stalled => &[TimedOut],
+            Move::Abandoned => &[Missed],
+        }
+    }
+
+    /// Whether the move may take a row from `from` to `to`.
+    pub fn allows(self, from: Option<ExecState>, to: ExecState) -> bool {
+        let from_ok = match from {
+            None => self.from().is_empty(),
+            Some(state) => self.from().contains(&state),
+        };
+        from_ok && self.to().contains(&to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_rows_never_move_and_unknown_comes_only_from_orphaned() {
+        for m in Move::ALL {
+            assert!(m.from().iter().all(|s| !s.is_terminal()), "{m:?}");
+            if m.to().contains(&Unknown) {
+                assert_eq!(m, Move::Orphaned);
+            }
+        }
+        assert!(Move::Finish.allows(Some(Running), Succeeded));
+        assert!(!Move::Finish.allows(Some(Claimed), Succeeded));
+        assert!(!Move::Refuse.allows(Some(Running), Refused));
+        assert!(Move::Claim.allows(None, Claimed));
+        assert!(!Move::Claim.allows(Some(Claimed), Claimed));
+    }
+
+    #[test]
+    fn every_state_is_reached_by_some_move() {
+        for state in ExecState::ALL {
+            assert!(Move::ALL.iter().any(|m| m.to().contains(state)), "{state}");
+        }
+    }
+}

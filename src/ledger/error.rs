@@ -1,0 +1,100 @@
+//! Failures of the ledger, typed: a failed SQL statement (with whether it
+//! may pass by itself), or a move the row's state does not allow (a bug).
+
+use crate::ids::ExecutionId;
+use hermes_cron_core::run::{ExecState, Move};
+use rusqlite::ErrorCode;
+
+/// Failed to read or write the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("ledger write failed for execution {id}")]
+    Sql {
+        id: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("failed to read the ledger ({what})")]
+    Read {
+        what: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A caller asked for a move the row's state does not allow: a bug in
+    /// the caller, never a condition of the database.
+    #[error("execution {id}: `{}` does not move a row from `{from}` to `{to}`", mv.name())]
+    NotAllowed {
+        id: ExecutionId,
+        mv: Move,
+        from: ExecState,
+        to: ExecState,
+    },
+}
+
+impl LedgerError {
+    /// The SQLite error behind this one, if any.
+    pub fn sqlite(&self) -> Option<&rusqlite::Error> {
+        match self {
+            LedgerError::Sql { source, .. } | LedgerError::Read { source, .. } => Some(source),
+            LedgerError::NotAllowed { .. } => None,
+        }
+    }
+
+    /// Whether SQLite said the disk is full.
+    pub fn is_disk_full(&self) -> bool {
+        self.sqlite()
+            .and_then(rusqlite::Error::sqlite_error_code)
+            .is_some_and(|c| c == ErrorCode::DiskFull)
+    }
+
+    /// Whether the failure may pass by itself (a lock held past the busy
+    /// timeout, a full disk): retried later, never a reason to stop. Anything
+    /// else (a corrupt or unreadable database, a refused move) will not.
+    pub fn is_transient(&self) -> bool {
+        self.sqlite()
+            .and_then(rusqlite::Error::sqlite_error_code)
+            .is_some_and(|c| {
+                matches!(
+                    c,
+                    ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked | ErrorCode::DiskFull
+                )
+            })
+    }
+}
+
+/// A write to row `id` failed.
+pub(super) fn sql_err(id: &ExecutionId) -> impl FnOnce(rusqlite::Error) -> LedgerError + '_ {
+    move |source| LedgerError::Sql {
+        id: id.to_string(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite(code: i32) -> LedgerError {
+        LedgerError::Sql {
+            id: "x".into(),
+            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+        }
+    }
+
+    #[test]
+    fn knows_what_passes_by_itself() {
+        assert!(sqlite(rusqlite::ffi::SQLITE_FULL).is_disk_full());
+        assert!(sqlite(rusqlite::ffi::SQLITE_FULL).is_transient());
+        assert!(sqlite(rusqlite::ffi::SQLITE_BUSY).is_transient());
+        assert!(!sqlite(rusqlite::ffi::SQLITE_BUSY).is_disk_full());
+        assert!(!sqlite(rusqlite::ffi::SQLITE_CORRUPT).is_transient());
+        let refused = LedgerError::NotAllowed {
+            id: ExecutionId::from_string("e"),
+            mv: Move::Finish,
+            from: ExecState::Claimed,
+            to: ExecState::Succeeded,
+        };
+        assert!(!refused.is_transient());
+        assert!(refused.to_string().contains("`finish`"), "{refused}");
+    }
+}

@@ -1,0 +1,117 @@
+//! The moves that insert a row: a claim ([`claim`]), and a slot recorded as
+//! not run ([`not_run`]: `skipped` or `missed`, terminal from the start).
+//! `UNIQUE(job_id, scheduled_for, attempt)` makes a second row for the same
+//! occurrence a no-op: both return false when the occurrence already has one.
+
+use super::error::{LedgerError, sql_err};
+use super::savepoint::in_savepoint;
+use super::terminal::{self, Entered, check};
+use crate::db::to_ms;
+use crate::ids::{ExecutionId, JobId};
+use crate::schedule::Instant;
+use hermes_cron_core::run::{ExecState, Move, Owner, ReasonCode, RunSpec, Source};
+use rusqlite::{Connection, params};
+
+/// What every inserted row says about its occurrence.
+#[derive(Clone, Copy, Debug)]
+pub struct Occurrence<'a> {
+    pub id: &'a ExecutionId,
+    /// None for spawned runs.
+    pub job_id: Option<&'a JobId>,
+    pub job_name: &'a str,
+    /// None for manual and spawned runs.
+    pub scheduled_for: Option<Instant>,
+    pub attempt: u32,
+    pub source: Source,
+    pub spec: &'a RunSpec,
+    pub at: Instant,
+}
+
+/// A claimed occurrence: `owner` claimed it; a worker will adopt it.
+#[derive(Clone, Debug)]
+pub struct NewClaim<'a> {
+    pub occurrence: Occurrence<'a>,
+    pub owner: Owner,
+    pub output_path: Option<String>,
+}
+
+/// An occurrence that will not run, and why.
+#[derive(Clone, Debug)]
+pub struct NewNotRun<'a> {
+    pub occurrence: Occurrence<'a>,
+    /// `skipped` or `missed`.
+    pub state: ExecState,
+    pub reason_code: ReasonCode,
+    pub reason: String,
+}
+
+const INSERT: &str = "INSERT INTO executions (id, job_id, job_name, scheduled_for, attempt, source,
+         state, reason_code, reason, spec, owner, claimed_by, claimed_at, finished_at, output_path)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14)
+     ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING";
+
+/// Insert a claimed row. False: the occurrence already has a row.
+pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
+    let o = &c.occurrence;
+    check(o.id, Move::Claim, None, ExecState::Claimed)?;
+    let n = conn
+        .prepare_cached(INSERT)
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                o.id.as_str(),
+                o.job_id.map(JobId::as_str),
+                o.job_name,
+                o.scheduled_for.map(to_ms),
+                o.attempt,
+                o.source.as_str(),
+                ExecState::Claimed.as_str(),
+                None::<&str>,
+                None::<String>,
+                o.spec.to_json(),
+                Some(c.owner.to_string()),
+                to_ms(o.at),
+                None::<i64>,
+                c.output_path,
+            ])
+        })
+        .map_err(sql_err(o.id))?;
+    Ok(n == 1)
+}
+
+/// Insert a row that will not run. False: the occurrence already has a row.
+pub fn not_run(conn: &Connection, r: &NewNotRun<'_>) -> Result<bool, LedgerError> {
+    let o = &r.occurrence;
+    check(o.id, Move::NotRun, None, r.state)?;
+    in_savepoint(conn, |tx| {
+        let n = tx.prepare_cached(INSERT)?.execute(params![
+            o.id.as_str(),
+            o.job_id.map(JobId::as_str),
+            o.job_name,
+            o.scheduled_for.map(to_ms),
+            o.attempt,
+            o.source.as_str(),
+            r.state.as_str(),
+            Some(r.reason_code.as_str()),
+            Some(&r.reason),
+            o.spec.to_json(),
+            None::<String>,
+            to_ms(o.at),
+            Some(to_ms(o.at)),
+            None::<String>,
+        ])?;
+        if n == 1 {
+            terminal::inserted(
+                tx,
+                &Entered {
+                    id: o.id,
+                    mv: Move::NotRun,
+                    state: r.state,
+                    reason_code: Some(r.reason_code),
+                    at: o.at,
+                },
+            )?;
+        }
+        Ok(n == 1)
+    })
+    .map_err(sql_err(o.id))
+}

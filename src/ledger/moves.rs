@@ -1,0 +1,254 @@
+//! The named moves of a row already in the ledger, one function each, every
+//! one a compare-and-set on the state and owner the caller last saw (see
+//! `hermes_cron_core::run::Move` for the table of allowed states). A move that
+//! returns false lost the compare-and-set: somebody else moved the row first,
+//! and the caller backs off.
+//!
+//! | move | from | to | by |
+//! |---|---|---|---|
+//! | [`adopt`] | claimed | running | the worker, on its go |
+//! | [`heartbeat`] | running | running | the worker, every few seconds |
+//! | [`finish`] | running | succeeded, failed, timed_out, cancelled | the worker |
+//! | [`refuse`] | claimed | refused (`scope_unavailable`) | the dispatcher |
+//! | [`spawn_failed`] | claimed | failed (`spawn_failed`) | the dispatcher |
+//! | [`unadopted`] | claimed | failed (`worker_exited`) | the reconciler: the worker ended before adopting |
+//! | [`orphaned`] | claimed, running | unknown | the reconciler: the owner died |
+//! | [`stalled`] | running | timed_out (`stalled`) | the reconciler: a live worker fell silent |
+//! | [`abandoned`] | claimed | missed (`gateway_stopped`) | the gateway, stopping with claims undispatched |
+
+use super::error::{LedgerError, sql_err};
+use super::terminal::{Conclusion, conclude};
+use crate::db::to_ms;
+use crate::ids::ExecutionId;
+use crate::schedule::Instant;
+use hermes_cron_core::run::{
+    DispatchMode, ExecState, Execution, Finished, Move, Owner, ReasonCode, RowOwner,
+};
+use rusqlite::{Connection, params};
+
+/// A worker taking over its claimed row.
+#[derive(Clone, Debug)]
+pub struct Adoption<'a> {
+    pub worker: Owner,
+    pub mode: DispatchMode,
+    /// Why the mode is not `scoped`, as a cause code.
+    pub cause: Option<&'a str>,
+    pub unit: Option<&'a str>,
+    pub started_at: Instant,
+}
+
+fn stored(row: &Execution) -> Option<&str> {
+    row.owner.as_ref().map(|o| o.as_stored())
+}
+
+/// `claimed -> running`: the worker adopts row `id`, still claimed by
+/// `claimer` (as the worker read it).
+pub fn adopt(
+    conn: &Connection,
+    id: &ExecutionId,
+    claimer: &RowOwner,
+    a: &Adoption<'_>,
+) -> Result<bool, LedgerError> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
+                 dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
+                 heartbeat_at = ?9
+             WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                id.as_str(),
+                claimer.as_stored(),
+                a.worker.to_string(),
+                a.worker.process.pid,
+                a.worker.process.start as i64,
+                a.mode.as_str(),
+                a.cause,
+                a.unit,
+                to_ms(a.started_at),
+            ])
+        })
+        .map_err(sql_err(id))?;
+    Ok(n == 1)
+}
+
+/// A running worker's liveness stamp.
+pub fn heartbeat(
+    conn: &Connection,
+    id: &ExecutionId,
+    worker: &Owner,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE executions SET heartbeat_at = ?3
+             WHERE id = ?1 AND state = 'running' AND owner = ?2",
+        )
+        .and_then(|mut stmt| stmt.execute(params![id.as_str(), worker.to_string(), to_ms(at)]))
+        .map_err(sql_err(id))?;
+    Ok(n == 1)
+}
+
+/// `running -> succeeded | failed | timed_out | cancelled`, by the worker
+/// that owns the row, at `at`. A retry is queued when the job owes one.
+pub fn finish(
+    conn: &Connection,
+    id: &ExecutionId,
+    worker: &Owner,
+    f: &Finished,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let owner = worker.to_string();
+    let mut c = Conclusion::new(
+        Move::Finish,
+        id,
+        ExecState::Running,
+        Some(&owner),
+        f.end.state(),
+        at,
+    );
+    c.reason_code = f.end.reason().map(|(code, _)| code);
+    c.reason = f.reason_text();
+    c.finished = Some(f);
+    conclude(conn, &c)
+}
+
+/// `claimed -> refused`: a restart-safe scope was required and none could
+/// be made (`cause` is why, as a cause code).
+pub fn refuse(
+    conn: &Connection,
+    id: &ExecutionId,
+    claimer: &Owner,
+    cause: &str,
+    message: String,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let owner = claimer.to_string();
+    let mut c = Conclusion::new(
+        Move::Refuse,
+        id,
+        ExecState::Claimed,
+        Some(&owner),
+        ExecState::Refused,
+        at,
+    )
+    .because(ReasonCode::ScopeUnavailable, message);
+    c.dispatch_cause = Some(cause);
+    conclude(conn, &c)
+}
+
+/// `claimed -> failed`: the worker for `mode` could not be started.
+pub fn spawn_failed(
+    conn: &Connection,
+    id: &ExecutionId,
+    claimer: &Owner,
+    mode: DispatchMode,
+    message: String,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let owner = claimer.to_string();
+    let mut c = Conclusion::new(
+        Move::SpawnFailed,
+        id,
+        ExecState::Claimed,
+        Some(&owner),
+        ExecState::Failed,
+        at,
+    )
+    .because(ReasonCode::SpawnFailed, message);
+    c.dispatch_mode = Some(mode);
+    conclude(conn, &c)
+}
+
+/// `claimed -> failed`: the worker ended before adopting `row`, so the
+/// command never started; retried per the job's policy.
+pub fn unadopted(
+    conn: &Connection,
+    row: &Execution,
+    message: String,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let c = Conclusion::new(
+        Move::Unadopted,
+        &row.id,
+        row.state,
+        stored(row),
+        ExecState::Failed,
+        at,
+    )
+    .because(ReasonCode::WorkerExited, message);
+    conclude(conn, &c)
+}
+
+/// `claimed | running -> unknown`: the owner of `row` died without a
+/// terminal state. `code` says which owner (`claimer_died`, `worker_died`,
+/// `gateway_restart`, `no_owner`). Never retried.
+pub fn orphaned(
+    conn: &Connection,
+    row: &Execution,
+    code: ReasonCode,
+    message: String,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    debug_assert!(matches!(
+        code,
+        ReasonCode::ClaimerDied
+            | ReasonCode::WorkerDied
+            | ReasonCode::GatewayRestart
+            | ReasonCode::NoOwner
+    ));
+    let c = Conclusion::new(
+        Move::Orphaned,
+        &row.id,
+        row.state,
+        stored(row),
+        ExecState::Unknown,
+        at,
+    )
+    .because(code, message);
+    conclude(conn, &c)
+}
+
+/// `running -> timed_out`: the live worker of `row` stopped stamping its
+/// heartbeat (the caller then stops it); retried per the job's policy.
+pub fn stalled(
+    conn: &Connection,
+    row: &Execution,
+    message: String,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let c = Conclusion::new(
+        Move::Stalled,
+        &row.id,
+        row.state,
+        stored(row),
+        ExecState::TimedOut,
+        at,
+    )
+    .because(ReasonCode::Stalled, message);
+    conclude(conn, &c)
+}
+
+/// `claimed -> missed`: the gateway is stopping and never dispatched it.
+pub fn abandoned(
+    conn: &Connection,
+    id: &ExecutionId,
+    claimer: &Owner,
+    at: Instant,
+) -> Result<bool, LedgerError> {
+    let owner = claimer.to_string();
+    let c = Conclusion::new(
+        Move::Abandoned,
+        id,
+        ExecState::Claimed,
+        Some(&owner),
+        ExecState::Missed,
+        at,
+    )
+    .because(
+        ReasonCode::GatewayStopped,
+        "the gateway stopped before dispatching it; it never ran".into(),
+    );
+    conclude(conn, &c)
+}

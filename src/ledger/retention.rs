@@ -1,0 +1,20 @@
+//! Retention of ledger rows: keep the newest `cron.ledger_retention` terminal
+//! rows per job (spawned runs count per name). Active rows are never touched.
+
+use crate::db::Db;
+
+/// Delete the terminal rows beyond the newest `keep` of each job; returns how many.
+pub fn prune_rows(db: &mut Db, keep: u64) -> rusqlite::Result<u64> {
+    let tx = db.immediate()?;
+    let deleted = tx.execute(
+        "DELETE FROM executions WHERE id IN (
+             SELECT id FROM (
+                 SELECT id, ROW_NUMBER() OVER (
+                     PARTITION BY COALESCE(job_id, 'spawn:' || job_name) ORDER BY id DESC) AS rn
+                 FROM executions WHERE state NOT IN ('claimed', 'running')
+             ) WHERE rn > ?1)",
+        [keep as i64],
+    )? as u64;
+    tx.commit()?;
+    Ok(deleted)
+}

@@ -1,0 +1,182 @@
+//! The one way into a terminal state. Every move that ends a row (the
+//! worker's `finish`, and `refuse`, `spawn_failed`, `unadopted`, `orphaned`,
+//! `stalled`, `abandoned`) and every row inserted terminal (`not_run`) passes
+//! through here, inside the transaction that makes it terminal:
+//!
+//! 1. the move is checked against its allowed states ([`Move::allows`]);
+//! 2. the row is changed by compare-and-set on the state and owner the
+//!    caller last saw (`WHERE id = ? AND state = ? AND owner IS ?`): a lost
+//!    compare-and-set means somebody else moved it first, nothing is written,
+//!    and the move returns false;
+//! 3. a retry is queued when the job's policy owes one (`retry::queue`, the
+//!    only place that queues retries);
+//! 4. [`entered`] is called: the observation point for whatever must happen,
+//!    in the same transaction, whenever a row becomes terminal. Nothing
+//!    observes it yet.
+//!
+//! Terminal rows are also frozen by a trigger (see `db::migrations`).
+
+use super::error::{LedgerError, sql_err};
+use super::retry;
+use super::savepoint::in_savepoint;
+use crate::db::to_ms;
+use crate::ids::ExecutionId;
+use crate::schedule::Instant;
+use hermes_cron_core::run::{DispatchMode, ExecState, Finished, Move, ReasonCode};
+use rusqlite::{Connection, params};
+
+/// A row that just became terminal, as [`entered`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Entered<'a> {
+    pub id: &'a ExecutionId,
+    pub mv: Move,
+    pub state: ExecState,
+    pub reason_code: Option<ReasonCode>,
+    pub at: Instant,
+}
+
+/// The observation point: called once for every row that becomes terminal,
+/// inside the transaction that makes it so (an error rolls the move back).
+fn entered(tx: &Connection, event: &Entered<'_>) -> rusqlite::Result<()> {
+    let _ = (tx, event);
+    Ok(())
+}
+
+/// How a row ends: the columns a terminal move writes.
+#[derive(Clone, Debug)]
+pub(super) struct Conclusion<'a> {
+    pub mv: Move,
+    pub id: &'a ExecutionId,
+    /// The state the caller last saw.
+    pub from: ExecState,
+    /// The owner the caller last saw, as stored (None: the row has none).
+    pub owner: Option<&'a str>,
+    pub state: ExecState,
+    pub reason_code: Option<ReasonCode>,
+    pub reason: Option<String>,
+    pub at: Instant,
+    /// What the worker measured (its own `finish` only).
+    pub finished: Option<&'a Finished>,
+    /// Set when the move knows the dispatch better than the row does.
+    pub dispatch_mode: Option<DispatchMode>,
+    pub dispatch_cause: Option<&'a str>,
+}
+
+impl<'a> Conclusion<'a> {
+    /// Row `id`, last seen in `from` under `owner`, ends in `state` at `at`
+    /// by `mv`, with nothing else to say yet.
+    pub fn new(
+        mv: Move,
+        id: &'a ExecutionId,
+        from: ExecState,
+        owner: Option<&'a str>,
+        state: ExecState,
+        at: Instant,
+    ) -> Conclusion<'a> {
+        Conclusion {
+            mv,
+            id,
+            from,
+            owner,
+            state,
+            reason_code: None,
+            reason: None,
+            at,
+            finished: None,
+            dispatch_mode: None,
+            dispatch_cause: None,
+        }
+    }
+
+    /// With a reason code and text.
+    pub fn because(mut self, code: ReasonCode, reason: String) -> Conclusion<'a> {
+        self.reason_code = Some(code);
+        self.reason = Some(reason);
+        self
+    }
+}
+
+/// Check that `mv` may take a row from `from` to `to`.
+pub(super) fn check(
+    id: &ExecutionId,
+    mv: Move,
+    from: Option<ExecState>,
+    to: ExecState,
+) -> Result<(), LedgerError> {
+    if mv.allows(from, to) {
+        return Ok(());
+    }
+    Err(LedgerError::NotAllowed {
+        id: id.clone(),
+        mv,
+        from: from.unwrap_or(to),
+        to,
+    })
+}
+
+/// Make the row terminal. Returns false when the compare-and-set lost.
+pub(super) fn conclude(conn: &Connection, c: &Conclusion<'_>) -> Result<bool, LedgerError> {
+    debug_assert!(c.state.is_terminal());
+    check(c.id, c.mv, Some(c.from), c.state)?;
+    in_savepoint(conn, |tx| {
+        if !update(tx, c)? {
+            return Ok(false);
+        }
+        if c.state.is_retryable() {
+            retry::queue(tx, c.id, c.state, c.at)?;
+        }
+        entered(
+            tx,
+            &Entered {
+                id: c.id,
+                mv: c.mv,
+                state: c.state,
+                reason_code: c.reason_code,
+                at: c.at,
+            },
+        )?;
+        Ok(true)
+    })
+    .map_err(sql_err(c.id))
+}
+
+/// A row inserted terminal (`not_run`) passes the observation point too.
+pub(super) fn inserted(tx: &Connection, event: &Entered<'_>) -> rusqlite::Result<()> {
+    entered(tx, event)
+}
+
+fn update(tx: &Connection, c: &Conclusion<'_>) -> rusqlite::Result<bool> {
+    let f = c.finished;
+    let (exit_code, signal) = match f.and_then(|f| f.exit) {
+        Some(hermes_cron_core::run::Exit::Code(code)) => (Some(code), None),
+        Some(hermes_cron_core::run::Exit::Signal(sig)) => (None, Some(sig)),
+        None => (None, None),
+    };
+    let n = tx
+        .prepare_cached(
+            "UPDATE executions SET state = ?4, reason_code = ?5, reason = ?6, finished_at = ?7,
+                 exit_code = ?8, signal = ?9, duration_ms = ?10, max_rss_kb = ?11,
+                 output_bytes = ?12, output_truncated = ?13,
+                 dispatch_mode = COALESCE(?14, dispatch_mode),
+                 dispatch_cause = COALESCE(?15, dispatch_cause)
+             WHERE id = ?1 AND state = ?2 AND owner IS ?3",
+        )?
+        .execute(params![
+            c.id.as_str(),
+            c.from.as_str(),
+            c.owner,
+            c.state.as_str(),
+            c.reason_code.map(|r| r.as_str()),
+            c.reason,
+            to_ms(c.at),
+            exit_code,
+            signal,
+            f.and_then(|f| f.duration_ms).map(|v| v as i64),
+            f.and_then(|f| f.max_rss_kb).map(|v| v as i64),
+            f.and_then(|f| f.output_bytes).map(|v| v as i64),
+            f.and_then(|f| f.output_truncated),
+            c.dispatch_mode.map(|m| m.as_str()),
+            c.dispatch_cause,
+        ])?;
+    Ok(n == 1)
+}

@@ -1,0 +1,20 @@
+//! The reconciler: the one place that decides what happens to an active row
+//! whose owner may be gone (a claimer killed before its worker adopted the
+//! row, a worker that died without recording, a worker that ended before
+//! adopting, a live worker gone silent, runs left running by a previous
+//! gateway). `evidence.rs` gathers what is known (processes by pid and start
+//! time, how a reaped worker ended); the judgement is pure
+//! (`hermes_cron_core::reconcile`); `passes.rs` runs it over the rows each
+//! caller looks at and applies it through the named ledger moves
+//! (`unadopted`, `orphaned`, `stalled`).
+
+mod evidence;
+mod passes;
+
+pub use evidence::{ProcLiveness, describe_wait_status};
+pub use hermes_cron_core::reconcile::{
+    Evidence, Judgement, Liveness, Reaped, STALL_INTERVALS, ScopeSeen, Silence, is_stalled, judge,
+};
+pub use passes::{
+    Resolved, Settled, SweepReport, Watch, apply, reaped, stalled, startup_sweep, sweep, watched,
+};

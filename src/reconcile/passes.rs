@@ -1,0 +1,371 @@
+//! The reconciler's passes: each gathers evidence for some active rows,
+//! asks the one judgement (`hermes_cron_core::reconcile::judge`), and applies
+//! it through the named ledger move ([`apply`]).
+//!
+//! | pass | rows | run by |
+//! |---|---|---|
+//! | [`sweep`] | every active row | the gateway's monitor period; `run` and `tick` before they claim |
+//! | [`startup_sweep`] | every active row, scopes asked | the gateway, before its first claim |
+//! | [`reaped`] | the row of a worker we reaped | the gateway on SIGCHLD; `run --wait` |
+//! | [`stalled`] | running rows, silence checked | the gateway's monitor period |
+//! | [`watched`] | rows of runs adopted at start | the gateway's monitor period |
+
+use super::evidence::{ProcLiveness, describe_wait_status};
+use crate::db::Db;
+use crate::ids::ExecutionId;
+use crate::ledger::{self, ExecState, Execution, LedgerError};
+use crate::schedule::Instant;
+use crate::systemd::{BusCause, UnitManager};
+use hermes_cron_core::reconcile::{Evidence, Judgement, Reaped, ScopeSeen, Silence, judge};
+use hermes_cron_core::run::Owner;
+use std::time::Duration;
+
+/// A row the reconciler moved, and why.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The row as it was before the move.
+    pub row: Execution,
+    pub judgement: Judgement,
+}
+
+/// Apply `j` to `row` through its named move. Returns whether the row
+/// moved: false for a judgement that moves nothing, or a lost
+/// compare-and-set (it moved on while we looked: not ours to judge).
+pub fn apply(db: &Db, row: &Execution, j: &Judgement, now: Instant) -> Result<bool, LedgerError> {
+    let conn = db.conn();
+    match j {
+        Judgement::Ended | Judgement::Alive { .. } => Ok(false),
+        Judgement::Unadopted { reason } => ledger::unadopted(conn, row, reason.clone(), now),
+        Judgement::Orphaned { code, reason } => {
+            crate::crash::point("sweep_before_resolve");
+            ledger::orphaned(conn, row, *code, reason.clone(), now)
+        }
+        Judgement::Stalled { reason } => ledger::stalled(conn, row, reason.clone(), now),
+    }
+}
+
+fn active(db: &Db) -> Result<Vec<Execution>, LedgerError> {
+    ledger::active_runs(db.conn()).map_err(|source| LedgerError::Read {
+        what: "active rows",
+        source,
+    })
+}
+
+fn row_of(db: &Db, id: &ExecutionId) -> Result<Option<Execution>, LedgerError> {
+    ledger::get_execution(db.conn(), id)
+        .map(|found| found.map(|(row, _)| row))
+        .map_err(|source| LedgerError::Read {
+            what: "one row",
+            source,
+        })
+}
+
+/// Resolve every active row whose owner is dead. Returns what moved.
+pub fn sweep(db: &Db, now: Instant) -> Result<Vec<Resolved>, LedgerError> {
+    let live = ProcLiveness::default();
+    let mut out = Vec::new();
+    for row in active(db)? {
+        let j = judge(&row, &live, &Evidence::default());
+        if apply(db, &row, &j, now)? {
+            out.push(Resolved { row, judgement: j });
+        }
+    }
+    Ok(out)
+}
+
+/// What the startup sweep decided for each active row.
+#[derive(Debug, Default)]
+pub struct SweepReport {
+    /// Every row looked at and its judgement; a judgement that would move
+    /// a row which moved on meanwhile is left out.
+    pub rows: Vec<(Execution, Judgement)>,
+}
+
+impl SweepReport {
+    /// Running rows whose worker lives: the gateway watches them to their end.
+    pub fn adopted(&self) -> impl Iterator<Item = &Execution> {
+        self.rows
+            .iter()
+            .filter(|(r, j)| r.state == ExecState::Running && matches!(j, Judgement::Alive { .. }))
+            .map(|(r, _)| r)
+    }
+
+    pub fn unknown_count(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|(_, j)| matches!(j, Judgement::Orphaned { .. }))
+            .count()
+    }
+}
+
+/// Ask the manager what a running row's scope holds. `Err` when it cannot
+/// be asked (unavailable, or too slow to answer).
+async fn scope_of(manager: &dyn UnitManager, unit: &str) -> Result<Option<ScopeSeen>, BusCause> {
+    match manager.unit_processes(unit).await {
+        Ok(Some(procs)) => Ok(Some(ScopeSeen::Holds(
+            procs.iter().map(|(_, pid, _)| *pid).collect(),
+        ))),
+        Ok(None) => Ok(Some(ScopeSeen::Gone)),
+        Err(cause) if cause.is_unavailable() || matches!(cause, BusCause::Timeout { .. }) => {
+            Err(cause)
+        }
+        // This call failed: judge by pid alone.
+        Err(_) => Ok(None),
+    }
+}
+
+/// The gateway's startup sweep, before its first claim: every active row is
+/// adopted (its worker lives; a scoped one whose scope still holds it),
+/// left to the live process that claimed it, or resolved with what was
+/// checked. `manager` is asked about scopes while it answers; once it
+/// cannot be asked, the rest is judged by pid and start time, so a wedged
+/// manager costs one timeout, not one per row. Idempotent.
+pub async fn startup_sweep(
+    db: &Db,
+    manager: Option<&dyn UnitManager>,
+    now: Instant,
+) -> Result<SweepReport, LedgerError> {
+    let live = ProcLiveness::default();
+    let mut report = SweepReport::default();
+    let mut manager = manager;
+    for row in active(db)? {
+        let mut ev = Evidence::default();
+        if let (ExecState::Running, Some(unit), Some(m)) = (row.state, row.unit.as_deref(), manager)
+            && row.owner.as_ref().and_then(|o| o.owner()).is_some()
+        {
+            match scope_of(m, unit).await {
+                Ok(seen) => ev.scope = seen,
+                Err(cause) => {
+                    tracing::warn!(
+                        "cannot ask the user manager about scopes ({cause}); the rest of the startup sweep judges by pid and start time alone"
+                    );
+                    manager = None;
+                }
+            }
+        }
+        let j = judge(&row, &live, &ev);
+        let moves = matches!(
+            j,
+            Judgement::Orphaned { .. } | Judgement::Unadopted { .. } | Judgement::Stalled { .. }
+        );
+        if moves && !apply(db, &row, &j, now)? {
+            continue;
+        }
+        report.rows.push((row, j));
+    }
+    Ok(report)
+}
+
+/// What became of a reaped worker's run.
+#[derive(Debug)]
+pub enum Settled {
+    /// The worker recorded its outcome.
+    Finished(Execution),
+    /// We recorded it: the worker did not.
+    Resolved(Resolved),
+    /// Nothing to do (the row is gone, or moved on by someone else).
+    Untouched,
+}
+
+/// Settle the run `id` of worker `pid`, launched by `by` and reaped by it
+/// with wait status `status`. A worker writes its own terminal row before
+/// it exits, so normally there is nothing to do; a row it never adopted
+/// becomes `failed` (`worker_exited`), one it adopted and left `unknown`.
+pub fn reaped(
+    db: &Db,
+    id: &ExecutionId,
+    by: Owner,
+    pid: u32,
+    status: i32,
+    now: Instant,
+) -> Result<Settled, LedgerError> {
+    let Some(row) = row_of(db, id)? else {
+        return Ok(Settled::Untouched);
+    };
+    let ev = Evidence {
+        reaped: Some(Reaped {
+            by,
+            pid,
+            how: describe_wait_status(status),
+        }),
+        ..Evidence::default()
+    };
+    let j = judge(&row, &ProcLiveness::default(), &ev);
+    if j == Judgement::Ended {
+        return Ok(Settled::Finished(row));
+    }
+    if !apply(db, &row, &j, now)? {
+        return Ok(Settled::Untouched);
+    }
+    Ok(Settled::Resolved(Resolved { row, judgement: j }))
+}
+
+/// Where a run the gateway adopted at start (not its child) stands.
+#[derive(Debug)]
+pub enum Watch {
+    /// Its worker lives: keep watching.
+    Running,
+    /// Its row is terminal (the worker recorded it), or gone.
+    Ended(Option<Execution>),
+    /// Its worker is gone without a word: resolved now.
+    Resolved(Resolved),
+}
+
+/// Look at the row of a run adopted at start (`| watched |` above).
+pub fn watched(db: &Db, id: &ExecutionId, now: Instant) -> Result<Watch, LedgerError> {
+    let Some(row) = row_of(db, id)? else {
+        return Ok(Watch::Ended(None));
+    };
+    let j = judge(&row, &ProcLiveness::default(), &Evidence::default());
+    Ok(match j {
+        Judgement::Alive { .. } => Watch::Running,
+        Judgement::Ended => Watch::Ended(Some(row)),
+        _ => {
+            apply(db, &row, &j, now)?;
+            Watch::Resolved(Resolved { row, judgement: j })
+        }
+    })
+}
+
+/// Running rows whose live worker has been silent for too long, moved to
+/// `timed_out` (`stalled`). The caller stops each one. `watching_since`:
+/// see [`Silence`].
+pub fn stalled(
+    db: &Db,
+    now: Instant,
+    watching_since: Option<Instant>,
+) -> Result<Vec<Resolved>, LedgerError> {
+    let live = ProcLiveness::default();
+    let mut out = Vec::new();
+    for row in active(db)?
+        .into_iter()
+        .filter(|r| r.state == ExecState::Running)
+    {
+        // A cheap first cut with the shortest interval a spec can have
+        // (1 s), then the row's own interval from its spec.
+        let silence = |interval| Silence {
+            interval,
+            now,
+            watching_since,
+        };
+        if !hermes_cron_core::reconcile::is_stalled(&row, &silence(Duration::from_secs(1))) {
+            continue;
+        }
+        let Ok(Some((row, spec))) = ledger::get_execution(db.conn(), &row.id) else {
+            continue;
+        };
+        let ev = Evidence {
+            silence: Some(silence(Duration::from_secs(
+                spec.heartbeat_interval_s.max(1),
+            ))),
+            ..Evidence::default()
+        };
+        let j = judge(&row, &live, &ev);
+        if matches!(j, Judgement::Stalled { .. }) && apply(db, &row, &j, now)? {
+            out.push(Resolved { row, judgement: j });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::{Adoption, DispatchMode, NewClaim, Occurrence, RunSpec, Source};
+    use crate::process;
+    use crate::systemd::{ScopeSpec, UnitFuture, UnitProcess};
+    use hermes_cron_core::run::OwnerRole;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A manager that never answers in time, counting how often it is asked.
+    #[derive(Default)]
+    struct Wedged {
+        asked: AtomicUsize,
+    }
+
+    impl UnitManager for Wedged {
+        fn probe(&self) -> UnitFuture<'_, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn start_scope<'a>(&'a self, _: &'a ScopeSpec) -> UnitFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn unit_processes<'a>(&'a self, _: &'a str) -> UnitFuture<'a, Option<Vec<UnitProcess>>> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async {
+                Err(BusCause::Timeout {
+                    what: "calling GetUnitProcesses".into(),
+                })
+            })
+        }
+        fn stop_unit<'a>(&'a self, _: &'a str) -> UnitFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    fn spec() -> RunSpec {
+        RunSpec {
+            argv: vec!["true".into()],
+            shell: false,
+            env: Default::default(),
+            workdir: None,
+            timeout_s: 60,
+            output_max_bytes: 1024,
+            heartbeat_interval_s: 5,
+            retries: 0,
+            retry_backoff_s: 30,
+            resources: Default::default(),
+            require_scope: false,
+        }
+    }
+
+    /// Regression: a manager that timed out was asked again for every
+    /// running scoped row (5 s each by default), delaying READY past
+    /// systemd's start timeout on a home with many runs.
+    #[tokio::test]
+    async fn a_wedged_manager_is_asked_once_then_rows_are_judged_by_pid() {
+        let db = Db::open_in_memory().unwrap();
+        let claimer = process::owner(OwnerRole::Gateway);
+        let worker = process::owner(OwnerRole::Worker);
+        let now = chrono::DateTime::UNIX_EPOCH;
+        let spec = spec();
+        for i in 0..3 {
+            let id = ExecutionId::generate();
+            let claim = NewClaim {
+                occurrence: Occurrence {
+                    id: &id,
+                    job_id: None,
+                    job_name: "spawned",
+                    scheduled_for: None,
+                    attempt: 1,
+                    source: Source::Spawn,
+                    spec: &spec,
+                    at: now,
+                },
+                owner: claimer,
+                output_path: None,
+            };
+            assert!(ledger::claim(db.conn(), &claim).unwrap());
+            let unit = format!("u{i}.scope");
+            assert!(
+                ledger::adopt(
+                    db.conn(),
+                    &id,
+                    &claimer.into(),
+                    &Adoption {
+                        worker,
+                        mode: DispatchMode::Scoped,
+                        cause: None,
+                        unit: Some(&unit),
+                        started_at: now,
+                    },
+                )
+                .unwrap()
+            );
+        }
+        let manager = Wedged::default();
+        let report = startup_sweep(&db, Some(&manager), now).await.unwrap();
+        assert_eq!(manager.asked.load(Ordering::SeqCst), 1);
+        assert_eq!(report.adopted().count(), 3, "{report:?}");
+    }
+}
