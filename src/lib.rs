@@ -22,7 +22,6 @@ pub mod logging;
 pub mod ops;
 pub mod process;
 pub mod reconcile;
-pub mod spawn;
 pub mod store;
 pub mod systemd;
 pub mod tick;

@@ -54,22 +54,22 @@ impl Requirement {
     }
 }
 
-/// Where a run goes.
+/// Where a run goes; `S` is what the scope attempt made (a unit name).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Placement {
+pub enum Placement<S = ()> {
     /// Into the scope that was made.
-    Scoped,
+    Scoped(S),
     /// Detached, without a scope (not restart-safe).
     Degraded(Cause),
     /// Nowhere: a scope was required.
     Refused { cause: Cause, message: String },
 }
 
-impl Placement {
+impl<S> Placement<S> {
     /// The mode the run is started in (None for a refusal).
     pub fn mode(&self) -> Option<DispatchMode> {
         match self {
-            Placement::Scoped => Some(DispatchMode::Scoped),
+            Placement::Scoped(_) => Some(DispatchMode::Scoped),
             Placement::Degraded(_) => Some(DispatchMode::Degraded),
             Placement::Refused { .. } => None,
         }
@@ -77,9 +77,9 @@ impl Placement {
 }
 
 /// Place a run from its scope attempt (`Ok` = created) and the requirement.
-pub fn place(scope: Result<(), Cause>, required: Requirement) -> Placement {
+pub fn place<S>(scope: Result<S, Cause>, required: Requirement) -> Placement<S> {
     match (scope, required) {
-        (Ok(()), _) => Placement::Scoped,
+        (Ok(made), _) => Placement::Scoped(made),
         (Err(cause), Requirement::None) => Placement::Degraded(cause),
         (Err(cause), req) => Placement::Refused {
             message: format!(
@@ -106,13 +106,13 @@ mod tests {
 
     #[test]
     fn degrades_only_when_allowed() {
-        assert_eq!(place(Ok(()), Requirement::Spawn), Placement::Scoped);
+        assert_eq!(place(Ok("u"), Requirement::Spawn), Placement::Scoped("u"));
         assert_eq!(
-            place(Err(cause()), Requirement::None),
+            place::<()>(Err(cause()), Requirement::None),
             Placement::Degraded(cause())
         );
         for req in [Requirement::Config, Requirement::Job, Requirement::Spawn] {
-            match place(Err(cause()), req) {
+            match place::<()>(Err(cause()), req) {
                 Placement::Refused { message, .. } => {
                     assert!(message.contains("loginctl enable-linger"), "{message}");
                     assert!(message.contains("no bus; fix: "), "{message}");

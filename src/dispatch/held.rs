@@ -1,8 +1,9 @@
 //! Starting a worker held at the gate: it is spawned with the read end of a
 //! pipe as stdin and does nothing until [`HeldWorker::release`] writes the go
-//! byte. [`HeldWorker::abandon`] closes the pipe instead (the worker exits
-//! quietly) and reaps it. Scoped dispatch moves the held pid into its scope
-//! between the two.
+//! line, which says how it was placed (`crate::worker::Go`).
+//! [`HeldWorker::abandon`] closes the pipe instead (the worker exits quietly)
+//! and reaps it. Scoped dispatch moves the held pid into its scope between
+//! the two.
 //!
 //! Nothing blocks in `pre_exec` (only `setsid` and unblocking signals, both
 //! async-signal-safe):
@@ -15,7 +16,7 @@
 //! job runs (for a kanban worker: hours).
 
 use crate::home::Home;
-use crate::ledger::DispatchMode;
+use crate::worker::Go;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -43,14 +44,11 @@ pub enum Attach {
     Foreground,
 }
 
-/// What the worker is told about its dispatch.
-#[derive(Clone, Debug)]
+/// Which run a worker is started for.
+#[derive(Clone, Copy, Debug)]
 pub struct WorkerCall<'a> {
     pub home: &'a Path,
     pub execution: &'a str,
-    pub mode: DispatchMode,
-    pub cause: Option<&'a str>,
-    pub unit: Option<&'a str>,
 }
 
 /// The file a detached worker's stderr goes to: `logs/worker.log` in the
@@ -76,15 +74,7 @@ impl HeldWorker {
             .arg(call.home)
             .arg("--execution")
             .arg(call.execution)
-            .arg("--mode")
-            .arg(call.mode.as_str())
             .stdin(Stdio::from(read));
-        if let Some(cause) = call.cause {
-            cmd.arg("--cause").arg(cause);
-        }
-        if let Some(unit) = call.unit {
-            cmd.arg("--unit").arg(unit);
-        }
         match attach {
             Attach::Detached => {
                 cmd.stdout(Stdio::null()).stderr(worker_log(call.home));
@@ -115,10 +105,16 @@ impl HeldWorker {
         self.child.id()
     }
 
-    /// Write the go byte: the worker starts.
-    pub fn release(mut self) -> std::io::Result<Child> {
-        if let Some(mut go) = self.go.take() {
-            go.write_all(b"g")?;
+    /// Write the go line: the worker starts, placed as `go` says. On an
+    /// error (the worker is gone) it is reaped.
+    pub fn release(mut self, go: &Go) -> std::io::Result<Child> {
+        if let Some(mut pipe) = self.go.take()
+            && let Err(e) = pipe.write_all(go.line().as_bytes())
+        {
+            drop(pipe);
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            return Err(e);
         }
         Ok(self.child)
     }

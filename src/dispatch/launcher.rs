@@ -1,12 +1,19 @@
 //! The dispatcher: turns a claimed row into a running worker, scoped when
-//! it can, degraded when allowed, refused otherwise.
+//! it can, degraded when allowed, refused otherwise. One run, top to bottom
+//! ([`Launcher::dispatch`]):
 //!
-//! Scoped: spawn the worker held at its gate, `StartTransientUnit` with the
-//! held pid, and only on job result `done` write the go byte. Any failure:
-//! close the gate (the worker exits untouched), reap it, and decide again as
-//! if no scope were possible. Degraded: the same worker, `setsid`, no cgroup,
-//! with one warning per process. Refused: the row becomes `refused` with the
-//! cause and the fix.
+//! 1. stop the runs it replaces (overlap `replace`, `replace.rs`);
+//! 2. spawn its worker once, held at its gate (`held.rs`);
+//! 3. try the scope: `StartTransientUnit` with the held pid, done when the
+//!    start job's result is `done`;
+//! 4. place the run (pure: `hermes_cron_core::placement`): scoped, degraded
+//!    (one warning per process) or refused;
+//! 5. release the worker with its placement (the go line), or give it up
+//!    (close its gate: it exits untouched) and record the refusal.
+//!
+//! When the scope start timed out, the held pid may still have been moved
+//! into it late; that worker is given up and a fresh one is started
+//! degraded, so a degraded run is never inside a scope we do not know of.
 //!
 //! A manager found unavailable (no bus, no systemd on it) is remembered for
 //! [`UNAVAILABLE_RETRY`] so a burst of dispatches does not retry the bus for
@@ -19,20 +26,21 @@
 
 use super::fix::{cause, cause_of};
 use super::held::{Attach, HeldWorker, WorkerCall};
+use super::replace;
 use super::worker_bin::{WorkerNotFound, locate_worker};
 use crate::clock::monotonic;
 use crate::config::Config;
-use crate::db::{Db, DbWatcher};
+use crate::db::Db;
 use crate::home::Home;
-use crate::ledger::{self, DispatchMode, ExecState, Execution};
-use crate::process::{identity_of, signal_pid};
+use crate::ledger::{self, DispatchMode};
 use crate::schedule::Instant;
 use crate::systemd::{
     BusCause, BusEnv, ScopeSpec, UnitManager, ZbusTimeouts, ZbusUnitManager, scope_unit_name,
 };
 use crate::tick::ClaimedRun;
+use crate::worker::Go;
 use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
-use nix::sys::signal::Signal;
+use std::convert::Infallible;
 use std::path::PathBuf;
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,11 +93,18 @@ pub enum Dispatched {
     NotSpawned { message: String },
 }
 
-/// Losing the ledger while dispatching is critical.
+/// A dispatch that could not record its outcome: the ledger failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
-    #[error(transparent)]
+    #[error("failed to record a dispatch")]
     Ledger(#[from] ledger::LedgerError),
+}
+
+/// Why no scope: the cause, and whether the held worker may be inside a
+/// scope anyway (a start that timed out can still succeed late).
+struct NoScope {
+    cause: Cause,
+    maybe_moved: bool,
 }
 
 /// Turns claimed rows into running workers.
@@ -135,6 +150,105 @@ impl Launcher {
         self.manager.as_ref()
     }
 
+    /// Dispatch one claimed run. `asked` is the caller's own requirement
+    /// (`spawn --require-scope`); `attach` picks foreground runs.
+    pub async fn dispatch(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        asked: Requirement,
+        attach: Attach,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        if !run.replace.is_empty() {
+            replace::stop_previous(db, self.manager(), &run.replace).await;
+        }
+        if attach == Attach::Foreground {
+            return self.start_plain(db, run, DispatchMode::InProcess, None, attach, now);
+        }
+        let required = self.requirement(run, asked);
+        let held = match self.spawn_held(run, Attach::Detached) {
+            Ok(held) => held,
+            Err(e) => {
+                let failure = cause("spawn_failed", format!("cannot spawn the worker: {e}"));
+                return match place::<Infallible>(Err(failure), required) {
+                    Placement::Refused { cause, message } => {
+                        self.refuse(db, run, cause, message, now)
+                    }
+                    _ => self.not_spawned(db, run, DispatchMode::Degraded, &e, now),
+                };
+            }
+        };
+        let (scope, maybe_moved) = match self.try_scope(&held, run).await {
+            Ok(unit) => (Ok(unit), false),
+            Err(no) => (Err(no.cause), no.maybe_moved),
+        };
+        match place(scope, required) {
+            Placement::Scoped(unit) => {
+                crate::crash::point("after_scope_created");
+                let go = Go {
+                    mode: DispatchMode::Scoped,
+                    unit: Some(unit),
+                    cause: None,
+                };
+                match held.release(&go) {
+                    Ok(child) => {
+                        crate::crash::point("after_go");
+                        Ok(started(go, None, child))
+                    }
+                    // The worker died at its gate: as if no scope were possible.
+                    Err(e) => {
+                        let failure =
+                            cause("release_failed", format!("cannot release the worker: {e}"));
+                        self.without_scope(db, run, failure, required, now)
+                    }
+                }
+            }
+            Placement::Degraded(cause) if maybe_moved => {
+                held.abandon();
+                self.degraded(db, run, None, cause, now)
+            }
+            Placement::Degraded(cause) => self.degraded(db, run, Some(held), cause, now),
+            Placement::Refused { cause, message } => {
+                held.abandon();
+                self.refuse(db, run, cause, message, now)
+            }
+        }
+    }
+
+    /// Place and start a run for which no scope can be had.
+    fn without_scope(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        failure: Cause,
+        required: Requirement,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        match place::<Infallible>(Err(failure), required) {
+            Placement::Scoped(never) => match never {},
+            Placement::Degraded(cause) => self.degraded(db, run, None, cause, now),
+            Placement::Refused { cause, message } => self.refuse(db, run, cause, message, now),
+        }
+    }
+
+    /// Start the run degraded: release `held`, or a fresh worker.
+    fn degraded(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        held: Option<HeldWorker>,
+        cause: Cause,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        warn_degraded_once(&cause);
+        let mode = DispatchMode::Degraded;
+        match held {
+            Some(held) => self.release_plain(db, run, held, mode, Some(cause), now),
+            None => self.start_plain(db, run, mode, Some(cause), Attach::Detached, now),
+        }
+    }
+
     fn requirement(&self, run: &ClaimedRun, asked: Requirement) -> Requirement {
         if asked != Requirement::None {
             asked
@@ -147,20 +261,132 @@ impl Launcher {
         }
     }
 
-    fn call<'a>(
-        &'a self,
-        run: &'a ClaimedRun,
-        mode: DispatchMode,
-        cause: Option<&'a str>,
-        unit: Option<&'a str>,
-    ) -> WorkerCall<'a> {
-        WorkerCall {
+    fn spawn_held(&self, run: &ClaimedRun, attach: Attach) -> std::io::Result<HeldWorker> {
+        let call = WorkerCall {
             home: self.home.root(),
             execution: run.id.as_str(),
-            mode,
+        };
+        let held = HeldWorker::spawn(&self.worker, &call, attach)?;
+        crate::crash::point("after_worker_spawn");
+        Ok(held)
+    }
+
+    /// Create the scope around the held worker; its unit name when made.
+    async fn try_scope(&self, held: &HeldWorker, run: &ClaimedRun) -> Result<String, NoScope> {
+        let not_moved = |cause| NoScope {
             cause,
-            unit,
+            maybe_moved: false,
+        };
+        if let Some(cause) = self.known_unavailable() {
+            return Err(not_moved(cause));
         }
+        let Some(manager) = &self.manager else {
+            return Err(not_moved(cause(
+                "disabled",
+                "scopes are disabled for this launcher",
+            )));
+        };
+        let unit = scope_unit_name(&run.job_name, run.id.as_str());
+        let timeout = Duration::from_secs(run.spec.timeout_s);
+        let spec = ScopeSpec {
+            name: unit.clone(),
+            description: format!("hermes-cron job {} ({})", run.job_name, run.id),
+            pids: vec![held.pid()],
+            runtime_max: (run.spec.timeout_s > 0)
+                .then(|| timeout + crate::process::kill_grace() + RUNTIME_HEADROOM),
+            memory_max: run.spec.resources.memory_max,
+            cpu_weight: run.spec.resources.cpu_weight,
+            tasks_max: run.spec.resources.tasks_max,
+        };
+        match manager.start_scope(&spec).await {
+            Ok(()) => Ok(unit),
+            Err(bus) => {
+                let timed_out = matches!(bus, BusCause::Timeout { .. });
+                let cause = cause_of(&bus);
+                // A wedged manager (timeout) is as good as absent for a
+                // while: do not spend a full timeout on every dispatch.
+                if bus.is_unavailable() || timed_out {
+                    self.remember_unavailable(&cause);
+                }
+                Err(NoScope {
+                    cause,
+                    maybe_moved: timed_out,
+                })
+            }
+        }
+    }
+
+    /// Release a held worker without a scope.
+    fn release_plain(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        held: HeldWorker,
+        mode: DispatchMode,
+        cause: Option<Cause>,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        let go = Go {
+            mode,
+            unit: None,
+            cause: cause.as_ref().map(|c| c.code.clone()),
+        };
+        match held.release(&go) {
+            Ok(child) => {
+                crate::crash::point("after_go");
+                Ok(started(go, cause, child))
+            }
+            Err(e) => self.not_spawned(db, run, mode, &e, now),
+        }
+    }
+
+    /// Spawn and release a worker without a scope (foreground, or degraded
+    /// after a scope attempt that may have moved the first one).
+    fn start_plain(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        mode: DispatchMode,
+        cause: Option<Cause>,
+        attach: Attach,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        match self.spawn_held(run, attach) {
+            Ok(held) => self.release_plain(db, run, held, mode, cause, now),
+            Err(e) => self.not_spawned(db, run, mode, &e, now),
+        }
+    }
+
+    fn refuse(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        cause: Cause,
+        message: String,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        ledger::refuse(
+            db.conn(),
+            &run.id,
+            &run.owner,
+            &cause.code,
+            message.clone(),
+            now,
+        )?;
+        Ok(Dispatched::Refused { cause, message })
+    }
+
+    fn not_spawned(
+        &self,
+        db: &Db,
+        run: &ClaimedRun,
+        mode: DispatchMode,
+        e: &std::io::Error,
+        now: Instant,
+    ) -> Result<Dispatched, DispatchError> {
+        let message = format!("cannot start the worker {}: {e}", self.worker.display());
+        ledger::spawn_failed(db.conn(), &run.id, &run.owner, mode, message.clone(), now)?;
+        Ok(Dispatched::NotSpawned { message })
     }
 
     fn known_unavailable(&self) -> Option<Cause> {
@@ -178,193 +404,14 @@ impl Launcher {
             *guard = Some((monotonic(), cause.clone()));
         }
     }
+}
 
-    /// Try to start `run`'s worker in a scope. `Ok(child)` runs released in it.
-    async fn try_scoped(&self, run: &ClaimedRun) -> Result<(Child, String), Cause> {
-        if let Some(cause) = self.known_unavailable() {
-            return Err(cause);
-        }
-        let Some(manager) = &self.manager else {
-            return Err(cause("disabled", "scopes are disabled for this launcher"));
-        };
-        let unit = scope_unit_name(&run.job_name, run.id.as_str());
-        let held = HeldWorker::spawn(
-            &self.worker,
-            &self.call(run, DispatchMode::Scoped, None, Some(&unit)),
-            Attach::Detached,
-        )
-        .map_err(|e| cause("spawn_failed", format!("cannot spawn the worker: {e}")))?;
-        crate::crash::point("after_worker_spawn");
-        let timeout = Duration::from_secs(run.spec.timeout_s);
-        let spec = ScopeSpec {
-            name: unit.clone(),
-            description: format!("hermes-cron job {} ({})", run.job_name, run.id),
-            pids: vec![held.pid()],
-            runtime_max: (run.spec.timeout_s > 0)
-                .then(|| timeout + crate::process::kill_grace() + RUNTIME_HEADROOM),
-            memory_max: run.spec.resources.memory_max,
-            cpu_weight: run.spec.resources.cpu_weight,
-            tasks_max: run.spec.resources.tasks_max,
-        };
-        match manager.start_scope(&spec).await {
-            Ok(()) => {
-                crate::crash::point("after_scope_created");
-                match held.release() {
-                    Ok(child) => {
-                        crate::crash::point("after_go");
-                        Ok((child, unit))
-                    }
-                    Err(e) => Err(cause(
-                        "release_failed",
-                        format!("cannot release the worker: {e}"),
-                    )),
-                }
-            }
-            Err(bus) => {
-                held.abandon();
-                let cause = cause_of(&bus);
-                // A wedged manager (timeout) is as good as absent for a
-                // while: do not spend a full timeout on every dispatch.
-                if bus.is_unavailable() || matches!(bus, BusCause::Timeout { .. }) {
-                    self.remember_unavailable(&cause);
-                }
-                Err(cause)
-            }
-        }
-    }
-
-    /// Dispatch one claimed run. `asked` is the caller's own requirement
-    /// (`spawn --require-scope`); `attach` picks foreground runs.
-    pub async fn dispatch(
-        &self,
-        db: &Db,
-        run: &ClaimedRun,
-        asked: Requirement,
-        attach: Attach,
-        now: Instant,
-    ) -> Result<Dispatched, DispatchError> {
-        if !run.replace.is_empty() {
-            self.stop_replaced(db, &run.replace).await;
-        }
-        if attach == Attach::Foreground {
-            return self.spawn_plain(
-                db,
-                run,
-                DispatchMode::InProcess,
-                None,
-                Attach::Foreground,
-                now,
-            );
-        }
-        let required = self.requirement(run, asked);
-        let attempt = self.try_scoped(run).await;
-        let attempt = match attempt {
-            Ok((child, unit)) => {
-                return Ok(Dispatched::Started {
-                    mode: DispatchMode::Scoped,
-                    cause: None,
-                    unit: Some(unit),
-                    child,
-                });
-            }
-            Err(cause) => Err(cause),
-        };
-        match place(attempt, required) {
-            Placement::Scoped => unreachable!("a scoped verdict returns above"),
-            Placement::Degraded(cause) => {
-                warn_degraded_once(&cause);
-                self.spawn_plain(
-                    db,
-                    run,
-                    DispatchMode::Degraded,
-                    Some(cause),
-                    Attach::Detached,
-                    now,
-                )
-            }
-            Placement::Refused { cause, message } => {
-                ledger::refuse(
-                    db.conn(),
-                    &run.id,
-                    &run.owner,
-                    &cause.code,
-                    message.clone(),
-                    now,
-                )?;
-                Ok(Dispatched::Refused { cause, message })
-            }
-        }
-    }
-
-    /// Overlap `replace`: stop the previous runs (their scope, or their
-    /// worker, which passes SIGTERM to its job) and wait until their rows are
-    /// terminal or their workers gone, at most the kill grace plus a margin.
-    async fn stop_replaced(&self, db: &Db, old: &[Execution]) {
-        for run in old {
-            tracing::info!(execution = %run.id, job = %run.job_name, "overlap replace: stopping the previous run");
-            let stopped = match (&run.unit, &self.manager) {
-                (Some(unit), Some(m)) => m.stop_unit(unit).await.is_ok(),
-                _ => false,
-            };
-            if !stopped && let Some(pid) = run.pid {
-                let _ = signal_pid(pid, Signal::SIGTERM);
-            }
-        }
-        // Woken by the rows' writes; looked at again on a period for a worker
-        // that died without writing.
-        let mut changes = db
-            .path()
-            .parent()
-            .and_then(|dir| DbWatcher::new(dir).ok())
-            .unwrap_or_else(DbWatcher::disabled);
-        let deadline = monotonic() + crate::process::kill_grace() + Duration::from_secs(5);
-        for run in old {
-            while monotonic() < deadline {
-                let row = ledger::get_execution(db.conn(), &run.id).ok().flatten();
-                let done = row.is_none_or(|(r, _)| {
-                    r.state.is_terminal()
-                        || (r.state == ExecState::Running
-                            && r.pid.is_some_and(|p| identity_of(p).is_none()))
-                });
-                if done {
-                    break;
-                }
-                changes.next_look(Duration::from_millis(100)).await;
-            }
-        }
-    }
-
-    fn spawn_plain(
-        &self,
-        db: &Db,
-        run: &ClaimedRun,
-        mode: DispatchMode,
-        cause: Option<Cause>,
-        attach: Attach,
-        now: Instant,
-    ) -> Result<Dispatched, DispatchError> {
-        let code = cause.as_ref().map(|c| c.code.as_str());
-        let spawned = HeldWorker::spawn(&self.worker, &self.call(run, mode, code, None), attach)
-            .and_then(|held| {
-                crate::crash::point("after_worker_spawn");
-                held.release()
-            });
-        match spawned {
-            Ok(child) => {
-                crate::crash::point("after_go");
-                Ok(Dispatched::Started {
-                    mode,
-                    cause,
-                    unit: None,
-                    child,
-                })
-            }
-            Err(e) => {
-                let message = format!("cannot start the worker {}: {e}", self.worker.display());
-                ledger::spawn_failed(db.conn(), &run.id, &run.owner, mode, message.clone(), now)?;
-                Ok(Dispatched::NotSpawned { message })
-            }
-        }
+fn started(go: Go, cause: Option<Cause>, child: Child) -> Dispatched {
+    Dispatched::Started {
+        mode: go.mode,
+        cause,
+        unit: go.unit,
+        child,
     }
 }
 

@@ -1,10 +1,15 @@
 //! Dispatch: from a claimed row to a running worker (scoped, degraded or
-//! in-process), or a refusal. The decision itself is pure
-//! (`hermes_cron_core::placement`).
+//! in-process), or a refusal. `launcher.rs` is the path of one run; the
+//! decision itself is pure (`hermes_cron_core::placement`); `held.rs` the
+//! worker held at its gate; `replace.rs` overlap `replace`; `fix.rs` the
+//! causes and their fix; `spawn.rs` the `spawn` command's runs (kanban
+//! workers), also as a library call.
 
 mod fix;
 mod held;
 mod launcher;
+mod replace;
+mod spawn;
 mod worker_bin;
 
 pub use fix::{capability_detail, cause, cause_of, fix_text, personalize};
@@ -14,4 +19,5 @@ pub use launcher::{
     DBUS_TIMEOUT_ENV, DispatchError, Dispatched, Launcher, UNAVAILABLE_RETRY, degraded_warned,
     session_manager,
 };
+pub use spawn::{SpawnError, SpawnRequest, Spawned, spawn_blocking, spawn_worker};
 pub use worker_bin::{WORKER_ENV, WorkerNotFound, locate_worker};

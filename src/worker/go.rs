@@ -1,29 +1,131 @@
-//! The go byte: a worker is spawned holding the read end of a pipe as its
-//! stdin and does nothing until the launcher writes one byte. EOF means the
-//! launcher gave up (the scope could not be made): exit quietly, touch nothing.
+//! The go message: a worker is spawned holding the read end of a pipe as its
+//! stdin and does nothing until the launcher writes one line on it, saying
+//! how the worker was placed:
+//!
+//! ```text
+//! g scoped hermes-cron-brief-<execution>.scope
+//! g degraded no_address
+//! g in_process
+//! ```
+//!
+//! EOF before a line means the launcher gave up (the run was refused, or the
+//! scope could not be made): exit quietly, touch nothing. A bare `g` (then
+//! EOF) is a go whose placement the command line gave (`--mode`, `--unit`,
+//! `--cause`), for launchers that only write one byte.
+//!
+//! The placement is decided after the worker is spawned (the scope is made
+//! around the held worker), which is why it comes on the pipe and not on the
+//! command line.
 
+use crate::ledger::DispatchMode;
 use std::io::Read;
 
-/// Whether the launcher said go.
+/// How the launcher placed the worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Go {
+    pub mode: DispatchMode,
+    /// The scope the worker was moved into (scoped).
+    pub unit: Option<String>,
+    /// Why not scoped, as a cause code (degraded).
+    pub cause: Option<String>,
+}
+
+/// What the launcher said.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Go {
+pub enum Heard {
+    /// Go, placed as the command line says.
     Go,
+    /// Go, placed as this says.
+    GoPlaced(Go),
     GiveUp,
 }
 
-/// Block until the go byte or EOF on stdin, then point stdin at /dev/null.
-pub fn wait_for_go() -> Go {
+impl Go {
+    /// The line the launcher writes.
+    pub fn line(&self) -> String {
+        let mut line = format!("g {}", self.mode);
+        if let Some(detail) = self.unit.as_deref().or(self.cause.as_deref()) {
+            line.push(' ');
+            line.push_str(detail);
+        }
+        line.push('\n');
+        line
+    }
+
+    /// Read a go line (without its newline); None when it is not one.
+    pub fn parse(line: &str) -> Option<Heard> {
+        let mut words = line.split(' ');
+        if words.next()? != "g" {
+            return None;
+        }
+        let Some(mode) = words.next() else {
+            return Some(Heard::Go);
+        };
+        let mode: DispatchMode = mode.parse().ok()?;
+        let detail = words.next().map(str::to_string);
+        if words.next().is_some() {
+            return None;
+        }
+        let (unit, cause) = match mode {
+            DispatchMode::Scoped => (detail, None),
+            _ => (None, detail),
+        };
+        Some(Heard::GoPlaced(Go { mode, unit, cause }))
+    }
+}
+
+/// Block until the launcher's go (or EOF) on stdin, then point stdin at /dev/null.
+pub fn wait_for_go() -> Heard {
+    let mut line = Vec::new();
     let mut byte = [0u8; 1];
-    let said = loop {
+    let heard = loop {
         match std::io::stdin().lock().read(&mut byte) {
-            Ok(1) => break Go::Go,
-            Ok(_) => break Go::GiveUp,
+            Ok(1) if byte[0] == b'\n' => break Go::parse(&String::from_utf8_lossy(&line)),
+            Ok(1) if line.len() < 512 => line.push(byte[0]),
+            Ok(1) => break None,
+            Ok(_) => break (line == b"g").then_some(Heard::Go),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break Go::GiveUp,
+            Err(_) => break None,
         }
     };
     if let Ok(null) = std::fs::File::open("/dev/null") {
         let _ = nix::unistd::dup2_stdin(&null);
     }
-    said
+    heard.unwrap_or(Heard::GiveUp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_round_trip() {
+        for go in [
+            Go {
+                mode: DispatchMode::Scoped,
+                unit: Some("hermes-cron-a\\x2db-1.scope".into()),
+                cause: None,
+            },
+            Go {
+                mode: DispatchMode::Degraded,
+                unit: None,
+                cause: Some("no_address".into()),
+            },
+            Go {
+                mode: DispatchMode::InProcess,
+                unit: None,
+                cause: None,
+            },
+        ] {
+            let line = go.line();
+            assert!(line.ends_with('\n'));
+            assert_eq!(
+                Go::parse(line.trim_end_matches('\n')),
+                Some(Heard::GoPlaced(go))
+            );
+        }
+        assert_eq!(Go::parse("g"), Some(Heard::Go));
+        assert_eq!(Go::parse("x scoped"), None);
+        assert_eq!(Go::parse("g sideways"), None);
+    }
 }

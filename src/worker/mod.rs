@@ -8,4 +8,5 @@ mod patience;
 mod run;
 mod supervise;
 
+pub use go::{Go, Heard};
 pub use run::{WorkerArgs, run};

@@ -6,7 +6,7 @@
 //! [`crate::exit`], which no job outcome maps to.
 
 use super::capture::spawn_capture;
-use super::go::{Go, wait_for_go};
+use super::go::{Heard, wait_for_go};
 use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
 use crate::clock::{Clock, SystemClock};
@@ -28,11 +28,13 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// What the launcher tells a worker.
+/// What the launcher tells a worker: its run, and (for launchers that
+/// write a bare go) how it was placed.
 #[derive(Clone, Debug)]
 pub struct WorkerArgs {
     pub home: PathBuf,
     pub execution: String,
+    /// Replaced by the go line's placement when it carries one.
     pub mode: DispatchMode,
     /// Why the mode is not `scoped`, as a cause code.
     pub cause: Option<String>,
@@ -46,9 +48,15 @@ fn say(exec: &str, msg: impl std::fmt::Display) {
 }
 
 /// Run the worker; returns its exit code.
-pub fn run(args: WorkerArgs) -> i32 {
-    if wait_for_go() == Go::GiveUp {
-        return exit::OK;
+pub fn run(mut args: WorkerArgs) -> i32 {
+    match wait_for_go() {
+        Heard::GiveUp => return exit::OK,
+        Heard::Go => {}
+        Heard::GoPlaced(go) => {
+            args.mode = go.mode;
+            args.cause = go.cause;
+            args.unit = go.unit;
+        }
     }
     // Our launcher may have ignored these (a foreground `run` ignores Ctrl-C
     // while it waits); ignored signals are never delivered, so take them back,

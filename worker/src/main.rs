@@ -1,5 +1,8 @@
 //! `hermes-cron-worker --home H --execution E`: runs one occurrence. Started
-//! by the launcher holding a pipe on stdin; does nothing until the go byte.
+//! by the launcher holding a pipe on stdin; does nothing until the go line,
+//! which also says how it was placed (scoped in a unit, or degraded and
+//! why). `--mode`, `--cause` and `--unit` are for launchers that write a bare
+//! go byte instead.
 
 use clap::Parser;
 use hermes_cron::exit;
@@ -16,7 +19,8 @@ struct Args {
     /// The execution (ledger row) to run.
     #[arg(long)]
     execution: String,
-    /// How the launcher dispatched us: scoped, degraded or in_process.
+    /// How the launcher dispatched us, when its go line does not say:
+    /// scoped, degraded or in_process.
     #[arg(long, default_value = "degraded")]
     mode: String,
     /// Why the mode is not scoped (a cause code).

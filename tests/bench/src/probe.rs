@@ -37,7 +37,7 @@ pub fn role() -> Option<i32> {
     }
 }
 
-/// A held worker: wait for the go byte as `hermes-cron-worker` does; EOF
+/// A held worker: wait for the first byte of the go line, as `hermes-cron-worker` does; EOF
 /// means the launcher gave up, so exit without reporting.
 fn held() -> i32 {
     let mut byte = [0u8; 1];

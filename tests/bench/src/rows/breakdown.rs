@@ -18,6 +18,7 @@ use crate::stats::{Samples, ms};
 use hermes_cron::dispatch::{Attach, HeldWorker, WorkerCall};
 use hermes_cron::ledger::DispatchMode;
 use hermes_cron::systemd::{ScopeSpec, ZbusUnitManager, scope_unit_name};
+use hermes_cron::worker::Go;
 use std::time::Duration;
 
 const PARTS: [&str; 6] = [
@@ -67,9 +68,6 @@ async fn one(
         &WorkerCall {
             home: setup.dispatch_home.root(),
             execution: run.id.as_str(),
-            mode: DispatchMode::Scoped,
-            cause: None,
-            unit: Some(&unit),
         },
         Attach::Detached,
     )
@@ -87,7 +85,12 @@ async fn one(
         .await
         .map_err(|e| e.to_string())?;
     let t2 = mono_ns();
-    let mut child = held.release().map_err(|e| e.to_string())?;
+    let go = Go {
+        mode: DispatchMode::Scoped,
+        unit: Some(unit.clone()),
+        cause: None,
+    };
+    let mut child = held.release(&go).map_err(|e| e.to_string())?;
     let t3 = mono_ns();
     let r = ready
         .wait_for(Some(child.id()), Duration::from_secs(10))

@@ -2,10 +2,10 @@
 //! one `spawn` row, dispatched like any claimed run. For embedding, call
 //! [`spawn_worker`] (async, with your own launcher) or [`spawn_blocking`].
 
+use super::{Attach, Cause, Dispatched, Launcher, Requirement};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{self, Config};
 use crate::db::Db;
-use crate::dispatch::{Attach, Cause, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ids::ExecutionId;
 use crate::job::{Env, Resources};

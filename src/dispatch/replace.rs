@@ -1,0 +1,50 @@
+//! Overlap `replace`: before a run starts, stop the previous runs of its job
+//! (their scope, or their worker, which passes SIGTERM to its job) and wait
+//! until their rows are terminal or their workers gone, at most the kill
+//! grace plus a margin. The rows themselves are recorded by their workers
+//! (`cancelled`), or by the reconciler when a worker dies without a word.
+
+use crate::clock::monotonic;
+use crate::db::{Db, DbWatcher};
+use crate::ledger::{self, ExecState, Execution};
+use crate::process::{identity_of, signal_pid};
+use crate::systemd::UnitManager;
+use nix::sys::signal::Signal;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Stop `old` and wait for them to end.
+pub async fn stop_previous(db: &Db, manager: Option<&Arc<dyn UnitManager>>, old: &[Execution]) {
+    for run in old {
+        tracing::info!(execution = %run.id, job = %run.job_name, "overlap replace: stopping the previous run");
+        let stopped = match (&run.unit, manager) {
+            (Some(unit), Some(m)) => m.stop_unit(unit).await.is_ok(),
+            _ => false,
+        };
+        if !stopped && let Some(pid) = run.pid {
+            let _ = signal_pid(pid, Signal::SIGTERM);
+        }
+    }
+    // Woken by the rows' writes; looked at again on a period for a worker
+    // that died without writing.
+    let mut changes = db
+        .path()
+        .parent()
+        .and_then(|dir| DbWatcher::new(dir).ok())
+        .unwrap_or_else(DbWatcher::disabled);
+    let deadline = monotonic() + crate::process::kill_grace() + Duration::from_secs(5);
+    for run in old {
+        while monotonic() < deadline {
+            let row = ledger::get_execution(db.conn(), &run.id).ok().flatten();
+            let done = row.is_none_or(|(r, _)| {
+                r.state.is_terminal()
+                    || (r.state == ExecState::Running
+                        && r.pid.is_some_and(|p| identity_of(p).is_none()))
+            });
+            if done {
+                break;
+            }
+            changes.next_look(Duration::from_millis(100)).await;
+        }
+    }
+}
