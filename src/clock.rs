@@ -25,6 +25,16 @@ enum Shift {
     Offset(chrono::Duration),
 }
 
+/// `HERMES_CRON_NOW` holds something that is neither an instant nor an offset.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{TEST_NOW_ENV}={value:?}: {why}; expected an RFC 3339 instant such as 2026-03-29T00:00:00Z or a signed offset in seconds such as +3600"
+)]
+pub struct ClockError {
+    pub value: String,
+    pub why: String,
+}
+
 /// The system clock, moved by `HERMES_CRON_NOW` when it is set.
 #[derive(Clone, Copy, Debug)]
 pub struct SystemClock {
@@ -34,7 +44,7 @@ pub struct SystemClock {
 impl SystemClock {
     /// The system clock, honouring the test override in the environment.
     /// An override that does not parse is an error naming the variable.
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, ClockError> {
         match std::env::var(TEST_NOW_ENV) {
             Ok(value) => parse_shift(&value).map(|shift| SystemClock { shift }),
             Err(_) => Ok(SystemClock { shift: Shift::None }),
@@ -47,23 +57,25 @@ impl SystemClock {
     }
 }
 
-fn parse_shift(value: &str) -> Result<Shift, String> {
+fn parse_shift(value: &str) -> Result<Shift, ClockError> {
     let value = value.trim();
     if value.is_empty() {
         return Ok(Shift::None);
     }
+    let err = |why: String| ClockError {
+        value: value.to_string(),
+        why,
+    };
     if let Some(rest) = value.strip_prefix(['+', '-']) {
-        let secs: i64 = rest.parse().map_err(|_| {
-            format!("{TEST_NOW_ENV}={value:?}: expected an RFC 3339 instant or a signed offset in seconds such as +3600")
-        })?;
+        let secs: i64 = rest
+            .parse()
+            .map_err(|_| err("not a number of seconds".into()))?;
         let secs = if value.starts_with('-') { -secs } else { secs };
         return Ok(Shift::Offset(chrono::Duration::seconds(secs)));
     }
     DateTime::parse_from_rfc3339(value)
         .map(|at| Shift::Frozen(at.with_timezone(&Utc)))
-        .map_err(|e| {
-            format!("{TEST_NOW_ENV}={value:?}: {e}; expected e.g. 2026-03-29T00:00:00Z or +3600")
-        })
+        .map_err(|e| err(e.to_string()))
 }
 
 impl Clock for SystemClock {
@@ -122,7 +134,7 @@ mod tests {
 
     #[test]
     fn rejects_garbage_naming_the_variable() {
-        let err = parse_shift("tomorrow").unwrap_err();
+        let err = parse_shift("tomorrow").unwrap_err().to_string();
         assert!(err.contains(TEST_NOW_ENV), "{err}");
     }
 }

@@ -7,7 +7,6 @@
 
 pub use hermes_cron_core::{exit, ids, import, job, schedule, text, text_enum};
 
-pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod crash;
@@ -22,6 +21,7 @@ pub mod logging;
 pub mod ops;
 pub mod process;
 pub mod reconcile;
+pub mod state_files;
 pub mod store;
 pub mod systemd;
 pub mod tick;

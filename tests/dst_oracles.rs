@@ -28,7 +28,7 @@
 
 use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
-use hermes_cron::schedule::{DstNote, Instant, Schedule};
+use hermes_cron::schedule::{DstNote, Schedule, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::io::Write;
@@ -77,15 +77,15 @@ const CASES: [(&str, &str); 30] = [
     ("weekends at 12:30am", "30 0 * * 0,6"),
 ];
 
-fn start() -> Instant {
+fn start() -> Timestamp {
     utc("2026-01-01T00:00:00Z")
 }
 
-fn end() -> Instant {
+fn end() -> Timestamp {
     utc("2028-01-01T00:00:00Z")
 }
 
-fn utc(text: &str) -> Instant {
+fn utc(text: &str) -> Timestamp {
     text.parse().unwrap()
 }
 
@@ -221,8 +221,8 @@ const SYSTEMD_GIVES_UP: &[(Tz, &str)] = &[
 fn our_fires(
     schedule: &Schedule,
     zone: Tz,
-    from: Instant,
-    until: Instant,
+    from: Timestamp,
+    until: Timestamp,
     cap: usize,
 ) -> Option<Vec<(i64, DstNote)>> {
     let mut out = Vec::new();
@@ -272,7 +272,7 @@ fn parse(text: &str) -> Schedule {
 
 fn situation(zone: Tz, at: i64) -> At {
     let instant = DateTime::from_timestamp(at, 0).unwrap();
-    let offset = |t: Instant| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
+    let offset = |t: Timestamp| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
     let before = offset(instant - TimeDelta::seconds(1));
     let now = offset(instant);
     if now.local_minus_utc() > before.local_minus_utc() {
@@ -396,7 +396,7 @@ struct CroniterRun {
 
 /// Start croniter on every `(expression, windows)` of `zone`; it runs while
 /// we compute our side and ask systemd.
-fn croniter_start(zone: Tz, exprs: &[(&str, Vec<(Instant, Instant)>)]) -> CroniterRun {
+fn croniter_start(zone: Tz, exprs: &[(&str, Vec<(Timestamp, Timestamp)>)]) -> CroniterRun {
     let exprs: Vec<serde_json::Value> = exprs
         .iter()
         .map(|(expr, windows)| {
@@ -547,8 +547,8 @@ fn require_systemd_analyze() {
 /// spec, Ok(list), or Err(message) when systemd cannot compute it.
 fn systemd_fires(
     specs: &[String],
-    from: Instant,
-    until: Instant,
+    from: Timestamp,
+    until: Timestamp,
     iterations: usize,
 ) -> HashMap<String, Result<Vec<i64>, String>> {
     let out = Command::new("systemd-analyze")
@@ -574,7 +574,7 @@ fn systemd_fires(
     // Blocks: [`Original form: <as given>`] `Normalized form: <...>`, then
     // `Next elapse: <date>` and `Iter. #n: <date>` lines. One of the two
     // forms is the spec as given.
-    let mut blocks: Vec<(Vec<String>, Vec<Instant>)> = Vec::new();
+    let mut blocks: Vec<(Vec<String>, Vec<Timestamp>)> = Vec::new();
     let mut after_original = false;
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let line = line.trim();
@@ -627,8 +627,8 @@ fn systemd_fires(
 
 /// Every DST transition of `zone` in the range (the instants where the
 /// offset changes), found by scanning hourly and bisecting.
-fn transitions(zone: Tz) -> Vec<Instant> {
-    let offset = |t: Instant| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
+fn transitions(zone: Tz) -> Vec<Timestamp> {
+    let offset = |t: Timestamp| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
     let mut out = Vec::new();
     let mut t = start();
     while t < end() {
@@ -652,7 +652,7 @@ fn transitions(zone: Tz) -> Vec<Instant> {
 
 /// Windows of 26 hours on each side of every transition of `zone` (each
 /// holds the whole local day of the transition).
-fn transition_windows(zone: Tz) -> Vec<(Instant, Instant)> {
+fn transition_windows(zone: Tz) -> Vec<(Timestamp, Timestamp)> {
     transitions(zone)
         .into_iter()
         .map(|t| (t - TimeDelta::hours(26), t + TimeDelta::hours(26)))
@@ -662,7 +662,7 @@ fn transition_windows(zone: Tz) -> Vec<(Instant, Instant)> {
 /// The windows an oracle is asked about: the whole range, or the transition
 /// windows (the oracles are slow: croniter ~60 us a fire, systemd-analyze
 /// ~0.5 ms an iteration).
-fn windows(zone: Tz, whole: bool) -> Vec<(Instant, Instant)> {
+fn windows(zone: Tz, whole: bool) -> Vec<(Timestamp, Timestamp)> {
     if whole {
         vec![(start(), end())]
     } else {
@@ -676,7 +676,7 @@ const CRONITER_WHOLE_UP_TO: usize = 3_000;
 /// Whole range for systemd up to here (weekly and monthly expressions).
 const SYSTEMD_WHOLE_UP_TO: usize = 120;
 
-fn within(fires: &[(i64, DstNote)], windows: &[(Instant, Instant)]) -> Vec<(i64, DstNote)> {
+fn within(fires: &[(i64, DstNote)], windows: &[(Timestamp, Timestamp)]) -> Vec<(i64, DstNote)> {
     fires
         .iter()
         .filter(|(at, _)| {
@@ -730,7 +730,7 @@ fn fire_lists_match_croniter_and_systemd_up_to_documented_policy() {
     for zone in ZONES {
         // One systemd-analyze run per window and iteration count, for all specs.
         type Ask = (&'static str, &'static str, String);
-        let mut batches: BTreeMap<(Instant, Instant, usize), Vec<Ask>> = BTreeMap::new();
+        let mut batches: BTreeMap<(Timestamp, Timestamp, usize), Vec<Ask>> = BTreeMap::new();
         for (text, cron) in CASES {
             let mine = &ours[&(zone, text)];
             counts.2 += mine.fires.len();

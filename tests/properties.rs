@@ -22,7 +22,7 @@ use hermes_cron::config::{ConfigError, load_bytes};
 use hermes_cron::import::{
     ImportError, ImportPlan, detect_and_parse, parse_crontab, parse_hermes_jobs,
 };
-use hermes_cron::schedule::{Instant, Schedule, Tz, parse_zone};
+use hermes_cron::schedule::{Schedule, Timestamp, Tz, parse_zone};
 use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::HashSet;
@@ -45,7 +45,7 @@ fn zone() -> impl Strategy<Value = Tz> {
 }
 
 /// 1970..2100, to the second.
-fn instant() -> impl Strategy<Value = Instant> {
+fn instant() -> impl Strategy<Value = Timestamp> {
     (0i64..4_102_444_800).prop_map(|s| DateTime::from_timestamp(s, 0).unwrap())
 }
 
@@ -188,7 +188,7 @@ fn schedule_text() -> impl Strategy<Value = String> {
 fn check_parsed(
     schedule: &Schedule,
     text: &str,
-    now: Instant,
+    now: Timestamp,
     zone: Tz,
 ) -> Result<(), TestCaseError> {
     let stored = schedule.canonical();
@@ -265,7 +265,7 @@ proptest! {
 }
 
 /// Anywhere in chrono's range, the ends included.
-fn instant_anywhere() -> impl Strategy<Value = Instant> {
+fn instant_anywhere() -> impl Strategy<Value = Timestamp> {
     let (min, max) = (
         DateTime::<chrono::Utc>::MIN_UTC.timestamp(),
         DateTime::<chrono::Utc>::MAX_UTC.timestamp(),
@@ -475,7 +475,7 @@ proptest! {
 // ---------------------------------------------------------------------------
 // Import.
 
-fn now() -> Instant {
+fn now() -> Timestamp {
     "2026-05-01T10:00:00Z".parse().unwrap()
 }
 

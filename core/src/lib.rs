@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod exit;
+pub mod health;
 pub mod ids;
 pub mod import;
 pub mod job;

@@ -20,7 +20,7 @@
 
 use crate::job::{CatchUp, Job, JobState, Overlap};
 use crate::run::{ReasonCode, Source};
-use crate::schedule::{Instant, Schedule, Tz};
+use crate::schedule::{Schedule, Timestamp, Tz};
 use std::time::Duration;
 
 /// How late a slot may be and still count as on time.
@@ -47,7 +47,7 @@ pub enum SlotFate {
 /// One slot and its fate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedSlot {
-    pub scheduled_for: Instant,
+    pub scheduled_for: Timestamp,
     pub fate: SlotFate,
 }
 
@@ -56,7 +56,7 @@ pub struct PlannedSlot {
 pub struct PlanInput<'a> {
     pub job: &'a Job,
     pub zone: Tz,
-    pub now: Instant,
+    pub now: Timestamp,
     /// The job's policy, or the config default.
     pub catch_up: CatchUp,
     /// A previous run of the job is claimed or running.
@@ -67,8 +67,8 @@ pub struct PlanInput<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobPlan {
     pub slots: Vec<PlannedSlot>,
-    pub next_run_at: Option<Instant>,
-    pub anchor: Instant,
+    pub next_run_at: Option<Timestamp>,
+    pub anchor: Timestamp,
     pub state: JobState,
 }
 
@@ -83,7 +83,7 @@ const JUMP_AFTER: usize = 4 * MAX_SLOTS_PER_PASS;
 /// [`MAX_SLOTS_PER_PASS`] periods before `now`, and about how many slots the
 /// jump passes over. None when the period is unknown or the jump would not
 /// move forward.
-fn jump_point(job: &Job, slot: Instant, zone: Tz, now: Instant) -> Option<(Instant, u64)> {
+fn jump_point(job: &Job, slot: Timestamp, zone: Tz, now: Timestamp) -> Option<(Timestamp, u64)> {
     let period =
         chrono::Duration::from_std(job.schedule.period_at(slot, zone, job.anchor)?).ok()?;
     if period <= chrono::Duration::zero() {
@@ -100,7 +100,7 @@ fn jump_point(job: &Job, slot: Instant, zone: Tz, now: Instant) -> Option<(Insta
 pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
     let job = input.job;
     let (now, zone) = (input.now, input.zone);
-    let mut due: std::collections::VecDeque<Instant> = std::collections::VecDeque::new();
+    let mut due: std::collections::VecDeque<Timestamp> = std::collections::VecDeque::new();
     let mut omitted: u64 = 0;
     let mut cursor = job.next_run_at.filter(|at| *at <= now);
     let mut last = None;
@@ -151,9 +151,9 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
     let period = job.schedule.period_at(newest, zone, job.anchor);
     let grace = misfire_grace(period);
     let on_time = ON_TIME.min(grace);
-    let late = |slot: Instant| now - slot;
+    let late = |slot: Timestamp| now - slot;
     let within =
-        |slot: Instant, limit: Duration| late(slot).to_std().map(|l| l <= limit).unwrap_or(true);
+        |slot: Timestamp, limit: Duration| late(slot).to_std().map(|l| l <= limit).unwrap_or(true);
     let newest_on_time = within(newest, on_time);
 
     let missed = |code: ReasonCode, why: String| SlotFate::Missed { code, reason: why };
@@ -274,11 +274,11 @@ mod tests {
     use crate::job::JobInput;
     use chrono::TimeZone;
 
-    fn at(h: u32, m: u32) -> Instant {
+    fn at(h: u32, m: u32) -> Timestamp {
         chrono::Utc.with_ymd_and_hms(2026, 6, 1, h, m, 0).unwrap()
     }
 
-    fn hourly(created: Instant) -> Job {
+    fn hourly(created: Timestamp) -> Job {
         JobInput {
             name: Some("h".into()),
             schedule: Some("0 * * * *".into()),
@@ -289,7 +289,7 @@ mod tests {
         .unwrap()
     }
 
-    fn plan(job: &Job, now: Instant, catch_up: CatchUp, has_active: bool) -> JobPlan {
+    fn plan(job: &Job, now: Timestamp, catch_up: CatchUp, has_active: bool) -> JobPlan {
         plan_job(&PlanInput {
             job,
             zone: chrono_tz::UTC,

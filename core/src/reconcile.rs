@@ -22,7 +22,7 @@
 use crate::run::{
     DispatchMode, ExecState, Execution, Owner, OwnerRole, ProcessIdentity, ReasonCode,
 };
-use crate::schedule::{Instant, format_duration};
+use crate::schedule::{Timestamp, format_duration};
 use std::time::Duration;
 
 /// Heartbeat intervals of silence that make a live worker stalled.
@@ -61,10 +61,10 @@ pub enum ScopeSeen {
 pub struct Silence {
     /// The row's own heartbeat interval.
     pub interval: Duration,
-    pub now: Instant,
+    pub now: Timestamp,
     /// When the checker last resumed watching after a gap in its own running
     /// (a suspend, a stop): nobody's silence counts from before it.
-    pub watching_since: Option<Instant>,
+    pub watching_since: Option<Timestamp>,
 }
 
 /// The evidence about one row beyond the liveness of processes.

@@ -8,10 +8,11 @@
 //! Nothing here holds a lock across an await, IO or logging: the shared-state
 //! mutexes are set and released in one statement.
 
+use super::fatal::{Fatal, dispatch_failure};
 use super::monitor::Monitor;
 use super::runs::{Runs, reap_children};
-use super::signals::StopRequests;
-use super::state::{Shared, TickSummary};
+use super::state::Shared;
+use super::supervision::stop_signals::StopRequests;
 use super::upkeep::Upkeep;
 use crate::clock::Clock;
 use crate::config::Config;
@@ -22,11 +23,12 @@ use crate::home::Home;
 use crate::ledger::{self, ExecState};
 use crate::process::Owner;
 use crate::reconcile::{self, Settled};
-use crate::schedule::{Instant, Tz};
+use crate::schedule::{Timestamp, Tz};
 use crate::store;
 use crate::text::Chain;
 use crate::tick::{ClaimContext, ClaimReport, ClaimedRun, claim_due};
 use futures_util::StreamExt;
+use hermes_cron_core::health::{TickResult, TickSummary};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +43,8 @@ const DISPATCH_CONCURRENCY: usize = 32;
 #[derive(Debug)]
 pub enum LoopExit {
     Signal(&'static str),
+    /// A failure the gateway does not survive.
+    Fatal(Fatal),
 }
 
 /// The signals the loop listens to: stop requests from the signal thread
@@ -76,10 +80,12 @@ pub struct EventLoop {
     /// After a failed or contended claim, do not claim again before this.
     pub claim_backoff_until: Option<tokio::time::Instant>,
     pub claim_failures: u32,
+    /// Set when a dispatch met a failure the gateway does not survive.
+    pub fatal: Option<Fatal>,
 }
 
 /// A wall-clock instant as a tokio deadline.
-fn deadline_for(at: Instant, now: Instant) -> tokio::time::Instant {
+fn deadline_for(at: Timestamp, now: Timestamp) -> tokio::time::Instant {
     let wait = (at - now).to_std().unwrap_or_default().min(MAX_SLEEP);
     tokio::time::Instant::now() + wait
 }
@@ -93,7 +99,7 @@ impl EventLoop {
     }
 
     /// The next instant with work: a job's slot or an owed retry.
-    fn next_due(&self) -> Result<Option<Instant>, String> {
+    fn next_due(&self) -> Result<Option<Timestamp>, String> {
         let job = store::next_due_at(self.db.conn()).map_err(|e| e.to_string())?;
         let retry = ledger::next_retry_at(self.db.conn()).map_err(|e| e.to_string())?;
         Ok(match (job, retry) {
@@ -110,6 +116,9 @@ impl EventLoop {
         loop {
             self.shared.bump();
             self.dispatch_queued().await;
+            if let Some(fatal) = self.fatal.take() {
+                return LoopExit::Fatal(fatal);
+            }
             let now = self.clock.now();
             let deadline = match self.next_due() {
                 Ok(Some(at)) => {
@@ -175,7 +184,7 @@ impl EventLoop {
             Ok(None) => {
                 self.shared.set_tick(TickSummary {
                     at: Some(now),
-                    result: "contended".into(),
+                    result: TickResult::Contended,
                     ..TickSummary::default()
                 });
                 self.claim_backoff_until =
@@ -189,7 +198,7 @@ impl EventLoop {
                 tracing::error!(retry_in = ?backoff, "claim failed: {msg}");
                 self.shared.set_tick(TickSummary {
                     at: Some(now),
-                    result: format!("error: {msg}"),
+                    result: TickResult::Error(msg),
                     ..TickSummary::default()
                 });
                 self.claim_backoff_until = Some(tokio::time::Instant::now() + backoff);
@@ -197,7 +206,7 @@ impl EventLoop {
         }
     }
 
-    fn record_claims(&self, report: &ClaimReport, now: Instant) {
+    fn record_claims(&self, report: &ClaimReport, now: Timestamp) {
         let skipped = report
             .not_run
             .iter()
@@ -205,7 +214,7 @@ impl EventLoop {
             .count();
         self.shared.set_tick(TickSummary {
             at: Some(now),
-            result: "ok".into(),
+            result: TickResult::Ok,
             claimed: report.claimed.len(),
             skipped,
             missed: report.not_run.len() - skipped,
@@ -272,9 +281,14 @@ impl EventLoop {
                 Ok(Dispatched::NotSpawned { message }) => {
                     tracing::error!(job = %run.job_name, execution = %run.id, "{message}");
                 }
-                Err(e) => {
-                    tracing::error!(job = %run.job_name, execution = %run.id, "dispatch failed: {e:#}")
-                }
+                Err(e) => match dispatch_failure(&run.id, e) {
+                    Ok(fatal) => {
+                        self.fatal.get_or_insert(fatal);
+                    }
+                    Err(e) => {
+                        tracing::error!(job = %run.job_name, execution = %run.id, "dispatch failed: {}", Chain(&e))
+                    }
+                },
             }
         }
         self.shared

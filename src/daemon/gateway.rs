@@ -9,17 +9,15 @@
 //! static-init time, so boot cannot deadlock on itself.
 
 use super::event_loop::{EventLoop, LoopExit, Signals};
-use super::farewell;
-use super::heartbeat;
-use super::instance;
-use super::lifecycle;
+use super::fatal::Fatal;
 use super::monitor::{Monitor, probe};
-use super::notify::Notifier;
 use super::runs::Runs;
-use super::signals;
 use super::state::Shared;
-use super::watchdog::{self, WatchdogTiming};
-use crate::clock::{Clock, SystemClock};
+use super::supervision::notify::Notifier;
+use super::supervision::stop_signals as signals;
+use super::supervision::watchdog::{self, WatchdogTiming};
+use super::supervision::{farewell, heartbeat, instance, lifecycle};
+use crate::clock::{Clock, ClockError, SystemClock};
 use crate::config::{self, Config};
 use crate::db::Db;
 use crate::db::DbWatcher;
@@ -33,6 +31,7 @@ use crate::schedule::{self, Tz};
 use crate::systemd::UnitManager;
 use crate::text::Chain;
 use crate::tick::{ClaimContext, claim_reboot};
+use hermes_cron_core::health::CapabilityMode;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -52,7 +51,7 @@ pub struct Deps {
 impl Deps {
     /// The system clock (honouring the test override) and the session bus of
     /// this process's environment.
-    pub fn from_env() -> Result<Deps, String> {
+    pub fn from_env() -> Result<Deps, ClockError> {
         let clock = SystemClock::from_env()?;
         Ok(Deps {
             clock: Arc::new(clock),
@@ -72,7 +71,8 @@ pub fn run(home: Home) -> i32 {
     }
 }
 
-fn fail(home: &Home, clock: &dyn Clock, code: i32, msg: &str) -> i32 {
+fn fail(home: &Home, clock: &dyn Clock, code: i32, why: &dyn std::error::Error) -> i32 {
+    let msg = Chain(why).to_string();
     tracing::error!("{msg}");
     lifecycle::record(
         home,
@@ -134,12 +134,7 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
     {
         Ok(rt) => rt,
         Err(e) => {
-            return fail(
-                &home,
-                clock.as_ref(),
-                exit::FAILURE,
-                &format!("cannot build the runtime: {e}"),
-            );
+            return fail(&home, clock.as_ref(), exit::FAILURE, &Fatal::Runtime(e));
         }
     };
     let shared = Arc::new(Shared::default());
@@ -159,7 +154,10 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
                 &home,
                 clock.as_ref(),
                 exit::FAILURE,
-                &format!("cannot start the signal thread: {e}"),
+                &Fatal::Thread {
+                    what: "signal thread",
+                    source: e,
+                },
             );
         }
     };
@@ -169,7 +167,10 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
             &home,
             clock.as_ref(),
             exit::FAILURE,
-            &format!("cannot start the heartbeat thread: {e}"),
+            &Fatal::Thread {
+                what: "heartbeat thread",
+                source: e,
+            },
         );
     }
     if config.gateway.loop_watchdog {
@@ -193,7 +194,10 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
                 &home,
                 clock.as_ref(),
                 exit::FAILURE,
-                &format!("cannot start the loop watchdog: {e}"),
+                &Fatal::Thread {
+                    what: "loop watchdog",
+                    source: e,
+                },
             );
         }
     }
@@ -221,7 +225,9 @@ pub fn run_with(home: Home, deps: Deps) -> i32 {
             lifecycle::record(&home, "exit", clock.now(), Some("signal"), Some(exit::OK));
             exit::OK
         }
-        Err(msg) => fail(&home, clock.as_ref(), exit::FAILURE, &msg),
+        Ok(LoopExit::Fatal(fatal)) | Err(fatal) => {
+            fail(&home, clock.as_ref(), exit::FAILURE, &fatal)
+        }
     }
 }
 
@@ -233,23 +239,21 @@ async fn serve(
     manager: Option<Arc<dyn UnitManager>>,
     shared: Arc<Shared>,
     stop_requests: signals::StopRequests,
-) -> Result<LoopExit, String> {
+) -> Result<LoopExit, Fatal> {
     // SIGCHLD before anything is spawned; stop requests queue up meanwhile.
-    let signals = Signals::install(stop_requests)
-        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let signals = Signals::install(stop_requests).map_err(Fatal::Signals)?;
     shared.set_doing("opening the ledger");
-    let mut db = Db::open(&home.db_file()).map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+    let mut db = Db::open(&home.db_file()).map_err(Fatal::Ledger)?;
     if !db.journal().is_wal() {
         tracing::warn!(journal = ?db.journal(), "the ledger is not in WAL mode (network filesystem?): readers and writers block each other; runs still work");
     }
-    let launcher =
-        Launcher::with_manager(home, &config, manager.clone()).map_err(|e| e.to_string())?;
+    let launcher = Launcher::with_manager(home, &config, manager.clone()).map_err(Fatal::Worker)?;
     let owner = crate::process::owner(OwnerRole::Gateway);
 
     shared.set_doing("startup sweep");
     let report = reconcile::startup_sweep(&db, manager.as_deref(), clock.now())
         .await
-        .map_err(|e| format!("startup sweep failed: {}", Chain(&e)))?;
+        .map_err(Fatal::Sweep)?;
     let mut runs = Runs::default();
     for (row, judgement) in &report.rows {
         match judgement {
@@ -278,13 +282,13 @@ async fn serve(
     };
     match claim_reboot(&mut db, &ctx) {
         Ok(r) => queue.extend(r.claimed),
-        Err(e) => tracing::error!("failed to claim @reboot jobs: {:#}", anyhow::Error::from(e)),
+        Err(e) => tracing::error!("failed to claim @reboot jobs: {}", Chain(&e)),
     }
 
     let capability = probe(&launcher).await;
-    if capability.mode != "scoped" {
+    if capability.mode != CapabilityMode::Scoped {
         tracing::warn!(
-            cause = capability.cause.as_deref().unwrap_or("-"),
+            cause = capability.cause.map_or("-", |c| c.as_str()),
             "restart-safe scopes are unavailable: {}",
             capability.detail.as_deref().unwrap_or("-")
         );
@@ -323,6 +327,7 @@ async fn serve(
         queue,
         claim_backoff_until: None,
         claim_failures: 0,
+        fatal: None,
     };
     if let Some(ms) = std::env::var(WEDGE_ENV)
         .ok()

@@ -1,25 +1,25 @@
 //! The gateway daemon: the long-running process that claims due occurrences,
-//! dispatches them, and watches them, plus its heartbeat, watchdog and
-//! lifecycle record.
+//! dispatches them, and watches them.
+//!
+//! - `gateway.rs`: start-up order, serve, shut down.
+//! - `event_loop.rs`: sleep until due, claim, dispatch, reap; `runs.rs` the
+//!   runs it watches; `monitor.rs` its periodic round (adopted runs, dead
+//!   owners, stalls, the capability probe, sd_notify); `stall.rs` stopping a
+//!   stalled worker; `upkeep.rs` the metrics file and retention;
+//!   `state.rs` what its threads share; `fatal.rs` what stops it.
+//! - `supervision/`: the gateway watching itself: the loop watchdog and its
+//!   forensic dump, the exit path, the stop signals, the heartbeat thread,
+//!   the lifecycle record, the instance lock, and `sd_notify`.
 
-mod dump;
 mod event_loop;
-mod farewell;
+mod fatal;
 mod gateway;
-mod heartbeat;
-mod instance;
-mod lifecycle;
 mod monitor;
-mod notify;
 mod runs;
-mod signals;
 mod stall;
-mod state;
+pub(crate) mod state;
+mod supervision;
 mod upkeep;
-mod watchdog;
 
 pub use gateway::{Deps, WEDGE_ENV, run, run_with};
-pub use heartbeat::{HEARTBEAT_PERIOD_ENV, Heartbeat, STALL_PERIODS, read as read_heartbeat};
-pub use lifecycle::{LifecycleLine, read_all as read_lifecycle};
-pub use state::{Capability, TickSummary};
-pub use watchdog::WATCHDOG_REASON;
+pub use supervision::{HEARTBEAT_PERIOD_ENV, WATCHDOG_REASON};

@@ -4,16 +4,17 @@
 //! The period is also the loop's liveness beat: each one bumps the progress
 //! counter the heartbeat file carries.
 
-use super::notify::Notifier;
 use super::runs::Runs;
 use super::stall;
-use super::state::{Capability, Shared};
+use super::state::Shared;
+use super::supervision::notify::Notifier;
 use crate::clock::monotonic;
 use crate::db::Db;
-use crate::dispatch::{Launcher, capability_detail, cause_of};
+use crate::dispatch::{Launcher, probe_capability};
 use crate::reconcile::{self, Judgement, STALL_INTERVALS, Watch};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use crate::text::Chain;
+use hermes_cron_core::health::Capability;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -26,10 +27,10 @@ pub struct Monitor {
     notifier: Notifier,
     next_probe: Option<std::time::Instant>,
     /// The wall-clock instant of the previous round.
-    last_round: Option<Instant>,
+    last_round: Option<Timestamp>,
     /// When watching resumed after a gap in our own running (a suspend,
     /// SIGSTOP, an overloaded host): workers' silence counts from here.
-    watching_since: Option<Instant>,
+    watching_since: Option<Timestamp>,
 }
 
 impl Monitor {
@@ -61,7 +62,7 @@ impl Monitor {
         launcher: &Launcher,
         runs: &mut Runs,
         shared: &Shared,
-        now: Instant,
+        now: Timestamp,
     ) {
         shared.bump();
         self.notifier.watchdog();
@@ -93,7 +94,7 @@ impl Monitor {
     /// (the host slept, or we were stopped): the workers did not run either,
     /// so their heartbeats are as old as our absence. Count their silence
     /// from now, or every running job would look stalled and be killed.
-    fn notice_own_gap(&mut self, now: Instant) {
+    fn notice_own_gap(&mut self, now: Timestamp) {
         if let Some(prev) = self.last_round.replace(now) {
             let gap = (now - prev).to_std().unwrap_or_default();
             if gap > self.period * STALL_INTERVALS + Duration::from_secs(1) {
@@ -107,7 +108,7 @@ impl Monitor {
     }
 
     /// Adopted runs are not our children: follow them through the ledger.
-    async fn watch_adopted(&self, db: &Db, launcher: &Launcher, runs: &mut Runs, now: Instant) {
+    async fn watch_adopted(&self, db: &Db, launcher: &Launcher, runs: &mut Runs, now: Timestamp) {
         for t in runs.adopted() {
             let done = match reconcile::watched(db, &t.id, now) {
                 Ok(Watch::Running) => false,
@@ -137,7 +138,7 @@ impl Monitor {
         }
     }
 
-    async fn stop_stalled_runs(&self, db: &Db, launcher: &Launcher, now: Instant) {
+    async fn stop_stalled_runs(&self, db: &Db, launcher: &Launcher, now: Timestamp) {
         match reconcile::stalled(db, now, self.watching_since) {
             Ok(resolved) => {
                 for r in resolved {
@@ -154,7 +155,7 @@ impl Monitor {
 /// claim, or a claimed row the startup sweep left to a live worker that then
 /// died before adopting it. Nobody else resolves them while the gateway
 /// lives, and overlap `skip` would skip their job until the next restart.
-fn resolve_orphans(db: &Db, now: Instant) {
+fn resolve_orphans(db: &Db, now: Timestamp) {
     match reconcile::sweep(db, now) {
         Ok(resolved) => {
             for r in resolved {
@@ -167,28 +168,7 @@ fn resolve_orphans(db: &Db, now: Instant) {
     }
 }
 
-/// Whether a scope can be made right now, and why not.
+/// Whether the launcher can make a scope right now, and why not.
 pub async fn probe(launcher: &Launcher) -> Capability {
-    match launcher.manager() {
-        None => Capability {
-            mode: "degraded".into(),
-            cause: Some("disabled".into()),
-            detail: None,
-        },
-        Some(m) => match m.probe().await {
-            Ok(()) => Capability {
-                mode: "scoped".into(),
-                cause: None,
-                detail: None,
-            },
-            Err(bus) => {
-                let c = cause_of(&bus);
-                Capability {
-                    mode: "degraded".into(),
-                    cause: Some(c.code),
-                    detail: Some(capability_detail(&bus)),
-                }
-            }
-        },
-    }
+    probe_capability(launcher.manager().map(|m| m.as_ref())).await
 }

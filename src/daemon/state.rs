@@ -7,30 +7,9 @@
 //! an await. The watchdog only ever `try_lock`s, so a loop wedged at any point
 //! cannot wedge the watchdog too.
 
-use crate::schedule::Instant;
+use hermes_cron_core::health::{Capability, TickSummary};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-/// The outcome of the last claim pass.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TickSummary {
-    pub at: Option<Instant>,
-    /// `ok`, `contended` or `error: ...`.
-    pub result: String,
-    pub claimed: usize,
-    pub skipped: usize,
-    pub missed: usize,
-}
-
-/// Whether a scope can be made now.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Capability {
-    /// `scoped` or `degraded` (or `unknown` before the first check).
-    pub mode: String,
-    /// The cause code when degraded.
-    pub cause: Option<String>,
-    pub detail: Option<String>,
-}
 
 /// Shared by the loop, the heartbeat thread and the watchdog.
 #[derive(Debug, Default)]

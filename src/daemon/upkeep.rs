@@ -4,14 +4,14 @@
 //! every [`PRUNE_EVERY`]. Failures are logged and retried next time; they
 //! never stop the gateway.
 
-use super::heartbeat;
 use crate::clock::monotonic;
 use crate::config::CronConfig;
 use crate::db::Db;
 use crate::fsutil::write_atomic;
 use crate::home::Home;
 use crate::ops::{metrics, prune};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
+use crate::text::Chain;
 use std::time::Duration;
 
 /// How often the metrics file is rewritten.
@@ -31,18 +31,15 @@ pub struct Upkeep {
 
 impl Upkeep {
     /// Do whatever is due.
-    pub fn run(&mut self, db: &mut Db, home: &Home, cfg: &CronConfig, now: Instant) {
+    pub fn run(&mut self, db: &mut Db, home: &Home, cfg: &CronConfig, now: Timestamp) {
         let mono = monotonic();
         if self.next_metrics.is_none_or(|at| mono >= at) {
             self.next_metrics = Some(mono + METRICS_EVERY);
-            let beat = heartbeat::read(home);
+            let beat = crate::state_files::read_heartbeat(home);
             match metrics::render(db.conn(), beat.as_ref(), now) {
                 Ok(text) => {
                     if let Err(e) = write_atomic(&home.metrics_file(), text.as_bytes()) {
-                        tracing::warn!(
-                            "cannot write the metrics file: {:#}",
-                            anyhow::Error::from(e)
-                        );
+                        tracing::warn!("cannot write the metrics file: {}", Chain(&e));
                     }
                 }
                 Err(e) => tracing::warn!("cannot compute metrics: {e}"),
@@ -60,7 +57,7 @@ impl Upkeep {
                     bytes = r.bytes_freed,
                     "retention applied"
                 ),
-                Err(e) => tracing::warn!("retention failed: {:#}", anyhow::Error::from(e)),
+                Err(e) => tracing::warn!("retention failed: {}", Chain(&e)),
             }
         }
     }

@@ -2,8 +2,9 @@
 //! process (`<user>`, `<uid>`), and a bus failure as the [`Cause`] the pure
 //! placement and the ledger row carry.
 
-use crate::systemd::{BusCause, FIX_TEXT};
-use hermes_cron_core::placement::Cause;
+use crate::systemd::{BusCause, FIX_TEXT, UnitManager};
+use hermes_cron_core::health::Capability;
+use hermes_cron_core::placement::{Cause, CauseCode};
 
 /// `text` with `<user>` and `<uid>` filled in for this process.
 pub fn personalize(text: &str) -> String {
@@ -27,9 +28,9 @@ pub fn fix_text() -> String {
 }
 
 /// A cause of ours (not from the bus), with the usual fix.
-pub fn cause(code: &str, problem: impl Into<String>) -> Cause {
+pub fn cause(code: CauseCode, problem: impl Into<String>) -> Cause {
     Cause {
-        code: code.into(),
+        code,
         problem: problem.into(),
         fix: Some(fix_text()),
     }
@@ -46,6 +47,18 @@ pub fn cause_of(c: &BusCause) -> Cause {
 /// the bus cause carries one.
 pub fn capability_detail(c: &BusCause) -> String {
     personalize(&c.to_string())
+}
+
+/// Whether `manager` (None: scopes disabled) can make a scope right now,
+/// and why not.
+pub async fn probe_capability(manager: Option<&dyn UnitManager>) -> Capability {
+    let Some(m) = manager else {
+        return Capability::degraded(CauseCode::Disabled, None);
+    };
+    match m.probe().await {
+        Ok(()) => Capability::scoped(),
+        Err(bus) => Capability::degraded(bus.code(), Some(capability_detail(&bus))),
+    }
 }
 
 #[cfg(test)]

@@ -33,13 +33,13 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::home::Home;
 use crate::ledger::{self, DispatchMode};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use crate::systemd::{
     BusCause, BusEnv, ScopeSpec, UnitManager, ZbusTimeouts, ZbusUnitManager, scope_unit_name,
 };
 use crate::tick::ClaimedRun;
 use crate::worker::Go;
-use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
+use hermes_cron_core::placement::{Cause, CauseCode, Placement, Requirement, place};
 use std::convert::Infallible;
 use std::path::PathBuf;
 use std::process::Child;
@@ -158,7 +158,7 @@ impl Launcher {
         run: &ClaimedRun,
         asked: Requirement,
         attach: Attach,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         if !run.replace.is_empty() {
             replace::stop_previous(db, self.manager(), &run.replace).await;
@@ -170,7 +170,10 @@ impl Launcher {
         let held = match self.spawn_held(run, Attach::Detached) {
             Ok(held) => held,
             Err(e) => {
-                let failure = cause("spawn_failed", format!("cannot spawn the worker: {e}"));
+                let failure = cause(
+                    CauseCode::SpawnFailed,
+                    format!("cannot spawn the worker: {e}"),
+                );
                 return match place::<Infallible>(Err(failure), required) {
                     Placement::Refused { cause, message } => {
                         self.refuse(db, run, cause, message, now)
@@ -198,8 +201,10 @@ impl Launcher {
                     }
                     // The worker died at its gate: as if no scope were possible.
                     Err(e) => {
-                        let failure =
-                            cause("release_failed", format!("cannot release the worker: {e}"));
+                        let failure = cause(
+                            CauseCode::ReleaseFailed,
+                            format!("cannot release the worker: {e}"),
+                        );
                         self.without_scope(db, run, failure, required, now)
                     }
                 }
@@ -223,7 +228,7 @@ impl Launcher {
         run: &ClaimedRun,
         failure: Cause,
         required: Requirement,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         match place::<Infallible>(Err(failure), required) {
             Placement::Scoped(never) => match never {},
@@ -239,7 +244,7 @@ impl Launcher {
         run: &ClaimedRun,
         held: Option<HeldWorker>,
         cause: Cause,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         warn_degraded_once(&cause);
         let mode = DispatchMode::Degraded;
@@ -282,7 +287,7 @@ impl Launcher {
         }
         let Some(manager) = &self.manager else {
             return Err(not_moved(cause(
-                "disabled",
+                CauseCode::Disabled,
                 "scopes are disabled for this launcher",
             )));
         };
@@ -324,12 +329,12 @@ impl Launcher {
         held: HeldWorker,
         mode: DispatchMode,
         cause: Option<Cause>,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         let go = Go {
             mode,
             unit: None,
-            cause: cause.as_ref().map(|c| c.code.clone()),
+            cause: cause.as_ref().map(|c| c.code),
         };
         match held.release(&go) {
             Ok(child) => {
@@ -349,7 +354,7 @@ impl Launcher {
         mode: DispatchMode,
         cause: Option<Cause>,
         attach: Attach,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         match self.spawn_held(run, attach) {
             Ok(held) => self.release_plain(db, run, held, mode, cause, now),
@@ -363,13 +368,13 @@ impl Launcher {
         run: &ClaimedRun,
         cause: Cause,
         message: String,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         ledger::refuse(
             db.conn(),
             &run.id,
             &run.owner,
-            &cause.code,
+            cause.code,
             message.clone(),
             now,
         )?;
@@ -382,7 +387,7 @@ impl Launcher {
         run: &ClaimedRun,
         mode: DispatchMode,
         e: &std::io::Error,
-        now: Instant,
+        now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         let message = format!("cannot start the worker {}: {e}", self.worker.display());
         ledger::spawn_failed(db.conn(), &run.id, &run.owner, mode, message.clone(), now)?;

@@ -12,7 +12,7 @@ mod replace;
 mod spawn;
 mod worker_bin;
 
-pub use fix::{capability_detail, cause, cause_of, fix_text, personalize};
+pub use fix::{capability_detail, cause, cause_of, fix_text, personalize, probe_capability};
 pub use held::{Attach, HeldWorker, WorkerCall};
 pub use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
 pub use launcher::{

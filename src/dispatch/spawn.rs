@@ -65,8 +65,10 @@ pub enum SpawnError {
     Config(#[from] config::ConfigError),
     #[error(transparent)]
     Worker(#[from] crate::dispatch::WorkerNotFound),
-    #[error("{0}")]
-    Runtime(String),
+    #[error(transparent)]
+    Clock(#[from] crate::clock::ClockError),
+    #[error("failed to start a runtime for the dispatch")]
+    Runtime(#[source] std::io::Error),
 }
 
 /// Record a `spawn` row and dispatch it through `launcher`.
@@ -169,11 +171,11 @@ pub fn spawn_blocking(home: &Home, req: &SpawnRequest) -> Result<Spawned, SpawnE
     home.ensure()?;
     let db = Db::open(&home.db_file())?;
     let launcher = Launcher::from_env(home, &loaded.config)?;
-    let clock = SystemClock::from_env().map_err(SpawnError::Invalid)?;
+    let clock = SystemClock::from_env()?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| SpawnError::Runtime(e.to_string()))?;
+        .map_err(SpawnError::Runtime)?;
     rt.block_on(spawn_worker(
         home,
         &loaded.config,

@@ -8,7 +8,7 @@ use super::savepoint::in_savepoint;
 use super::terminal::{self, Entered, check};
 use crate::db::to_ms;
 use crate::ids::{ExecutionId, JobId};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use hermes_cron_core::run::{ExecState, Move, Owner, ReasonCode, RunSpec, Source};
 use rusqlite::{Connection, params};
 
@@ -20,11 +20,11 @@ pub struct Occurrence<'a> {
     pub job_id: Option<&'a JobId>,
     pub job_name: &'a str,
     /// None for manual and spawned runs.
-    pub scheduled_for: Option<Instant>,
+    pub scheduled_for: Option<Timestamp>,
     pub attempt: u32,
     pub source: Source,
     pub spec: &'a RunSpec,
-    pub at: Instant,
+    pub at: Timestamp,
 }
 
 /// A claimed occurrence: `owner` claimed it; a worker will adopt it.

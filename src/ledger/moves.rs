@@ -20,7 +20,8 @@ use super::error::{LedgerError, sql_err};
 use super::terminal::{Conclusion, conclude};
 use crate::db::to_ms;
 use crate::ids::ExecutionId;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
+use hermes_cron_core::placement::CauseCode;
 use hermes_cron_core::run::{
     DispatchMode, ExecState, Execution, Finished, Move, Owner, ReasonCode, RowOwner,
 };
@@ -31,10 +32,10 @@ use rusqlite::{Connection, params};
 pub struct Adoption<'a> {
     pub worker: Owner,
     pub mode: DispatchMode,
-    /// Why the mode is not `scoped`, as a cause code.
-    pub cause: Option<&'a str>,
+    /// Why the mode is not `scoped`.
+    pub cause: Option<CauseCode>,
     pub unit: Option<&'a str>,
-    pub started_at: Instant,
+    pub started_at: Timestamp,
 }
 
 fn stored(row: &Execution) -> Option<&str> {
@@ -64,7 +65,7 @@ pub fn adopt(
                 a.worker.process.pid,
                 a.worker.process.start as i64,
                 a.mode.as_str(),
-                a.cause,
+                a.cause.map(|c| c.as_str()),
                 a.unit,
                 to_ms(a.started_at),
             ])
@@ -78,7 +79,7 @@ pub fn heartbeat(
     conn: &Connection,
     id: &ExecutionId,
     worker: &Owner,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let n = conn
         .prepare_cached(
@@ -97,7 +98,7 @@ pub fn finish(
     id: &ExecutionId,
     worker: &Owner,
     f: &Finished,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let owner = worker.to_string();
     let mut c = Conclusion::new(
@@ -120,9 +121,9 @@ pub fn refuse(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &Owner,
-    cause: &str,
+    cause: CauseCode,
     message: String,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let owner = claimer.to_string();
     let mut c = Conclusion::new(
@@ -145,7 +146,7 @@ pub fn spawn_failed(
     claimer: &Owner,
     mode: DispatchMode,
     message: String,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let owner = claimer.to_string();
     let mut c = Conclusion::new(
@@ -167,7 +168,7 @@ pub fn unadopted(
     conn: &Connection,
     row: &Execution,
     message: String,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let c = Conclusion::new(
         Move::Unadopted,
@@ -189,7 +190,7 @@ pub fn orphaned(
     row: &Execution,
     code: ReasonCode,
     message: String,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     debug_assert!(matches!(
         code,
@@ -216,7 +217,7 @@ pub fn stalled(
     conn: &Connection,
     row: &Execution,
     message: String,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let c = Conclusion::new(
         Move::Stalled,
@@ -235,7 +236,7 @@ pub fn abandoned(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &Owner,
-    at: Instant,
+    at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let owner = claimer.to_string();
     let c = Conclusion::new(

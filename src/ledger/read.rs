@@ -3,10 +3,11 @@
 
 use crate::db::{from_ms, to_ms};
 use crate::ids::{ExecutionId, JobId};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use hermes_cron_core::run::{
     DispatchMode, ExecState, Execution, ReasonCode, RowOwner, RunSpec, Source,
 };
+use hermes_cron_core::text_enum::UnknownWord;
 use rusqlite::{Connection, Row, params};
 
 const COLUMNS: &str = "id, job_id, job_name, scheduled_for, attempt, source, state, reason_code,
@@ -23,15 +24,18 @@ pub(super) fn columns_of(table: &str) -> String {
         .join(", ")
 }
 
-fn parse_col<T: std::str::FromStr<Err = String>>(row: &Row<'_>, col: &str) -> rusqlite::Result<T> {
+fn parse_col<T>(row: &Row<'_>, col: &str) -> rusqlite::Result<T>
+where
+    T: std::str::FromStr<Err = UnknownWord>,
+{
     let text: String = row.get(col)?;
-    text.parse().map_err(|e: String| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+    text.parse().map_err(|e: UnknownWord| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
     })
 }
 
 pub(super) fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
-    let ms = |col: &str| -> rusqlite::Result<Option<Instant>> {
+    let ms = |col: &str| -> rusqlite::Result<Option<Timestamp>> {
         Ok(row.get::<_, Option<i64>>(col)?.map(from_ms))
     };
     let unsigned = |col: &str| -> rusqlite::Result<Option<u64>> {
@@ -59,7 +63,9 @@ pub(super) fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
             .get::<_, Option<String>>("claimed_by")?
             .map(RowOwner::stored),
         dispatch_mode: mode.and_then(|m| m.parse::<DispatchMode>().ok()),
-        dispatch_cause: row.get("dispatch_cause")?,
+        dispatch_cause: row
+            .get::<_, Option<String>>("dispatch_cause")?
+            .and_then(|c| c.parse().ok()),
         unit: row.get("unit")?,
         pid: row.get("pid")?,
         pid_start: unsigned("pid_start")?,
@@ -114,7 +120,7 @@ pub struct RunFilter {
     pub job: Option<(Option<JobId>, String)>,
     pub state: Option<ExecState>,
     /// Rows claimed at or after this instant.
-    pub since: Option<Instant>,
+    pub since: Option<Timestamp>,
     pub limit: usize,
 }
 

@@ -6,7 +6,7 @@
 use super::read::{columns_of, execution_from_row};
 use crate::db::{from_ms, to_ms};
 use crate::ids::ExecutionId;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use hermes_cron_core::run::{ExecState, Execution, RunSpec};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 pub struct DueRetry {
     /// The failed attempt.
     pub failed: Execution,
-    pub due_at: Instant,
+    pub due_at: Timestamp,
 }
 
 /// Queue the retry row `id` is owed after ending in `state` at `at`, if its
@@ -25,7 +25,7 @@ pub(super) fn queue(
     tx: &Connection,
     id: &ExecutionId,
     state: ExecState,
-    at: Instant,
+    at: Timestamp,
 ) -> rusqlite::Result<()> {
     let row: Option<(String, u32)> = tx
         .prepare_cached(
@@ -61,7 +61,7 @@ pub fn take(tx: &Connection, failed: &ExecutionId) -> rusqlite::Result<()> {
 /// wait in the queue until it is resumed.
 pub fn due_retries(
     conn: &Connection,
-    now: Instant,
+    now: Timestamp,
     limit: usize,
 ) -> rusqlite::Result<Vec<DueRetry>> {
     let mut stmt = conn.prepare_cached(&format!(
@@ -81,7 +81,7 @@ pub fn due_retries(
 }
 
 /// When the earliest owed retry is due.
-pub fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Instant>> {
+pub fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Timestamp>> {
     let ms: Option<i64> = conn
         .prepare_cached(
             "SELECT MIN(q.due_at) FROM retry_queue q

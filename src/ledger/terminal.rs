@@ -21,7 +21,8 @@ use super::retry;
 use super::savepoint::in_savepoint;
 use crate::db::to_ms;
 use crate::ids::ExecutionId;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
+use hermes_cron_core::placement::CauseCode;
 use hermes_cron_core::run::{DispatchMode, ExecState, Finished, Move, ReasonCode};
 use rusqlite::{Connection, params};
 
@@ -32,7 +33,7 @@ pub struct Entered<'a> {
     pub mv: Move,
     pub state: ExecState,
     pub reason_code: Option<ReasonCode>,
-    pub at: Instant,
+    pub at: Timestamp,
 }
 
 /// The observation point: called once for every row that becomes terminal,
@@ -54,12 +55,12 @@ pub(super) struct Conclusion<'a> {
     pub state: ExecState,
     pub reason_code: Option<ReasonCode>,
     pub reason: Option<String>,
-    pub at: Instant,
+    pub at: Timestamp,
     /// What the worker measured (its own `finish` only).
     pub finished: Option<&'a Finished>,
     /// Set when the move knows the dispatch better than the row does.
     pub dispatch_mode: Option<DispatchMode>,
-    pub dispatch_cause: Option<&'a str>,
+    pub dispatch_cause: Option<CauseCode>,
 }
 
 impl<'a> Conclusion<'a> {
@@ -71,7 +72,7 @@ impl<'a> Conclusion<'a> {
         from: ExecState,
         owner: Option<&'a str>,
         state: ExecState,
-        at: Instant,
+        at: Timestamp,
     ) -> Conclusion<'a> {
         Conclusion {
             mv,
@@ -176,7 +177,7 @@ fn update(tx: &Connection, c: &Conclusion<'_>) -> rusqlite::Result<bool> {
             f.and_then(|f| f.output_bytes).map(|v| v as i64),
             f.and_then(|f| f.output_truncated),
             c.dispatch_mode.map(|m| m.as_str()),
-            c.dispatch_cause,
+            c.dispatch_cause.map(|c| c.as_str()),
         ])?;
     Ok(n == 1)
 }

@@ -5,11 +5,11 @@
 
 use super::status::GatewayHealth;
 use crate::config::Config;
-use crate::daemon::Capability;
 use crate::db::{JournalMode, from_ms, to_ms};
 use crate::job::{Job, JobState};
 use crate::ledger::{DispatchMode, ExecState};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
+use hermes_cron_core::health::{Capability, CapabilityMode};
 use rusqlite::Connection;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ pub struct Gathered<'a> {
     pub journal: Option<&'a JournalMode>,
     /// Paths whose modes are checked: the home, `cron/`, the db, `config.yaml`.
     pub private_paths: Vec<PathBuf>,
-    pub now: Instant,
+    pub now: Timestamp,
 }
 
 pub fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
@@ -80,7 +80,7 @@ pub fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
 }
 
 pub fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
-    if g.capability_now.mode == "scoped" {
+    if g.capability_now.mode == CapabilityMode::Scoped {
         return vec![];
     }
     let detail = g.capability_now.detail.clone().unwrap_or_default();
@@ -95,7 +95,7 @@ pub fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
         None,
         format!(
             "restart-safe scopes are unavailable ({}): {detail}",
-            g.capability_now.cause.as_deref().unwrap_or("unknown")
+            g.capability_now.cause.map_or("unknown", |c| c.as_str())
         ),
         crate::dispatch::fix_text(),
     )]

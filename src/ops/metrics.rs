@@ -6,8 +6,8 @@
 //! so they are gauges, not counters; the lateness histogram is over the same
 //! rows.
 
-use crate::daemon::Heartbeat;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
+use hermes_cron_core::health::Heartbeat;
 use rusqlite::Connection;
 use std::fmt::Write as _;
 
@@ -31,7 +31,7 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 pub fn render(
     conn: &Connection,
     beat: Option<&Heartbeat>,
-    now: Instant,
+    now: Timestamp,
 ) -> rusqlite::Result<String> {
     let mut out = String::new();
     header(

@@ -2,9 +2,9 @@
 //! can scopes be made, and what is scheduled. Built from the heartbeat file
 //! and the database; judged purely from those and `now`.
 
-use crate::daemon::{Capability, Heartbeat, STALL_PERIODS};
 use crate::process::ProcessIdentity;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
+use hermes_cron_core::health::{Capability, CapabilityMode, Heartbeat, STALL_PERIODS, TickSummary};
 
 /// The gateway's health as `status` sees it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -33,7 +33,7 @@ pub struct StatusReport {
     pub heartbeat_stale: bool,
     pub loop_counter: Option<u64>,
     pub loop_counter_still_ms: Option<i64>,
-    pub last_tick: Option<crate::daemon::TickSummary>,
+    pub last_tick: Option<TickSummary>,
     /// What the gateway last saw.
     pub gateway_capability: Option<Capability>,
     /// What this command sees right now.
@@ -50,11 +50,11 @@ pub struct StatusReport {
 pub struct NextFire {
     pub job_id: String,
     pub job_name: String,
-    pub at: Instant,
+    pub at: Timestamp,
 }
 
 /// Judge the gateway from its heartbeat file and whether its process lives.
-pub fn judge_gateway(beat: Option<&Heartbeat>, alive: bool, now: Instant) -> GatewayHealth {
+pub fn judge_gateway(beat: Option<&Heartbeat>, alive: bool, now: Timestamp) -> GatewayHealth {
     match beat {
         None => GatewayHealth::NotRunning,
         Some(_) if !alive => GatewayHealth::NotRunning,
@@ -117,11 +117,13 @@ pub fn render(r: &StatusReport) -> String {
         ));
     }
     let cap = &r.capability_now;
-    match cap.mode.as_str() {
-        "scoped" => out.push_str("dispatch:   scoped (restart-safe scopes available)\n"),
+    match cap.mode {
+        CapabilityMode::Scoped => {
+            out.push_str("dispatch:   scoped (restart-safe scopes available)\n")
+        }
         _ => out.push_str(&format!(
             "dispatch:   DEGRADED ({}): {}\n",
-            cap.cause.as_deref().unwrap_or("-"),
+            cap.cause.map_or("-", |c| c.as_str()),
             cap.detail.as_deref().unwrap_or("-")
         )),
     }
@@ -131,10 +133,7 @@ pub fn render(r: &StatusReport) -> String {
         out.push_str(&format!(
             "            (the gateway itself last saw: {}{})\n",
             g.mode,
-            g.cause
-                .as_deref()
-                .map(|c| format!(", {c}"))
-                .unwrap_or_default()
+            g.cause.map(|c| format!(", {c}")).unwrap_or_default()
         ));
     }
     out.push_str(&format!(
@@ -158,7 +157,7 @@ mod tests {
     use super::*;
     use chrono::TimeZone;
 
-    fn beat(counter_changed: Instant, updated: Instant) -> Heartbeat {
+    fn beat(counter_changed: Timestamp, updated: Timestamp) -> Heartbeat {
         Heartbeat {
             pid: 1,
             start_time: 1,

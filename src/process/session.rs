@@ -4,7 +4,7 @@
 //! left it on purpose.
 
 use super::identity::identity_of;
-use super::signals::signal_pid;
+use super::signal::signal_pid;
 use hermes_cron_core::run::ProcessIdentity;
 use nix::sys::signal::Signal;
 

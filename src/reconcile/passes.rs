@@ -14,7 +14,7 @@ use super::evidence::{ProcLiveness, describe_wait_status};
 use crate::db::Db;
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution, LedgerError};
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use crate::systemd::{BusCause, UnitManager};
 use hermes_cron_core::reconcile::{Evidence, Judgement, Reaped, ScopeSeen, Silence, judge};
 use hermes_cron_core::run::Owner;
@@ -31,7 +31,7 @@ pub struct Resolved {
 /// Apply `j` to `row` through its named move. Returns whether the row
 /// moved: false for a judgement that moves nothing, or a lost
 /// compare-and-set (it moved on while we looked: not ours to judge).
-pub fn apply(db: &Db, row: &Execution, j: &Judgement, now: Instant) -> Result<bool, LedgerError> {
+pub fn apply(db: &Db, row: &Execution, j: &Judgement, now: Timestamp) -> Result<bool, LedgerError> {
     let conn = db.conn();
     match j {
         Judgement::Ended | Judgement::Alive { .. } => Ok(false),
@@ -61,7 +61,7 @@ fn row_of(db: &Db, id: &ExecutionId) -> Result<Option<Execution>, LedgerError> {
 }
 
 /// Resolve every active row whose owner is dead. Returns what moved.
-pub fn sweep(db: &Db, now: Instant) -> Result<Vec<Resolved>, LedgerError> {
+pub fn sweep(db: &Db, now: Timestamp) -> Result<Vec<Resolved>, LedgerError> {
     let live = ProcLiveness::default();
     let mut out = Vec::new();
     for row in active(db)? {
@@ -123,7 +123,7 @@ async fn scope_of(manager: &dyn UnitManager, unit: &str) -> Result<Option<ScopeS
 pub async fn startup_sweep(
     db: &Db,
     manager: Option<&dyn UnitManager>,
-    now: Instant,
+    now: Timestamp,
 ) -> Result<SweepReport, LedgerError> {
     let live = ProcLiveness::default();
     let mut report = SweepReport::default();
@@ -177,7 +177,7 @@ pub fn reaped(
     by: Owner,
     pid: u32,
     status: i32,
-    now: Instant,
+    now: Timestamp,
 ) -> Result<Settled, LedgerError> {
     let Some(row) = row_of(db, id)? else {
         return Ok(Settled::Untouched);
@@ -212,7 +212,7 @@ pub enum Watch {
 }
 
 /// Look at the row of a run adopted at start (`| watched |` above).
-pub fn watched(db: &Db, id: &ExecutionId, now: Instant) -> Result<Watch, LedgerError> {
+pub fn watched(db: &Db, id: &ExecutionId, now: Timestamp) -> Result<Watch, LedgerError> {
     let Some(row) = row_of(db, id)? else {
         return Ok(Watch::Ended(None));
     };
@@ -232,8 +232,8 @@ pub fn watched(db: &Db, id: &ExecutionId, now: Instant) -> Result<Watch, LedgerE
 /// see [`Silence`].
 pub fn stalled(
     db: &Db,
-    now: Instant,
-    watching_since: Option<Instant>,
+    now: Timestamp,
+    watching_since: Option<Timestamp>,
 ) -> Result<Vec<Resolved>, LedgerError> {
     let live = ProcLiveness::default();
     let mut out = Vec::new();

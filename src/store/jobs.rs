@@ -5,7 +5,7 @@
 use crate::db::{from_ms, to_ms};
 use crate::ids::JobId;
 use crate::job::{CatchUp, Env, Job, JobState, Overlap, Resources};
-use crate::schedule::{Instant, Schedule};
+use crate::schedule::{Schedule, Timestamp};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,13 +61,13 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         serde_json::from_str(&row.get::<_, String>("env")?).map_err(|e| corrupt(&id, "env", e))?;
     let overlap: Overlap = row
         .get::<_, String>("overlap")?
-        .parse()
-        .map_err(|e: String| corrupt(&id, "overlap", e))?;
+        .parse::<Overlap>()
+        .map_err(|e| corrupt(&id, "overlap", e.to_string()))?;
     let catch_up: Option<CatchUp> = row
         .get::<_, Option<String>>("catch_up")?
-        .map(|c| c.parse())
+        .map(|c| c.parse::<CatchUp>())
         .transpose()
-        .map_err(|e: String| corrupt(&id, "catch_up", e))?;
+        .map_err(|e| corrupt(&id, "catch_up", e.to_string()))?;
     let state = match row.get::<_, String>("state")?.as_str() {
         "active" => JobState::Active,
         "paused" => JobState::Paused {
@@ -207,8 +207,8 @@ pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
 pub fn update_job_schedule_state(
     conn: &Connection,
     id: &JobId,
-    next_run_at: Option<Instant>,
-    anchor: Instant,
+    next_run_at: Option<Timestamp>,
+    anchor: Timestamp,
     state: &JobState,
 ) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE jobs SET next_run_at = ?2, anchor = ?3, state = ?4 WHERE id = ?1")?
@@ -276,7 +276,7 @@ pub fn reboot_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
 }
 
 /// Active jobs whose next slot is at or before `now`, oldest slot first.
-pub fn due_jobs(conn: &Connection, now: Instant, limit: usize) -> Result<Vec<Job>, StoreError> {
+pub fn due_jobs(conn: &Connection, now: Timestamp, limit: usize) -> Result<Vec<Job>, StoreError> {
     query_jobs(
         conn,
         &format!(
@@ -289,7 +289,7 @@ pub fn due_jobs(conn: &Connection, now: Instant, limit: usize) -> Result<Vec<Job
 }
 
 /// The earliest next slot of any active job.
-pub fn next_due_at(conn: &Connection) -> Result<Option<Instant>, StoreError> {
+pub fn next_due_at(conn: &Connection) -> Result<Option<Timestamp>, StoreError> {
     let ms: Option<i64> = conn
         .prepare_cached(
             "SELECT MIN(next_run_at) FROM jobs WHERE state = 'active' AND next_run_at IS NOT NULL",

@@ -81,7 +81,7 @@ fn runtime_dir_of_another_uid_is_wrong_owner() {
             uid: other
         }
     );
-    assert_eq!(err.code(), "wrong_owner");
+    assert_eq!(err.code().as_str(), "wrong_owner");
 }
 
 #[test]

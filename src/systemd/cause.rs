@@ -6,6 +6,7 @@
 //! something, how to fix it. Fields are owned strings so a cause can be cloned into the
 //! ledger, compared in tests and logged once per process.
 
+use hermes_cron_core::placement::CauseCode;
 use std::path::PathBuf;
 
 /// What to do when the user manager cannot be reached.
@@ -101,19 +102,19 @@ pub enum BusCause {
 }
 
 impl BusCause {
-    /// A stable snake_case code for this cause, for ledger rows and `--json` output.
-    pub fn code(&self) -> &'static str {
+    /// The stable code of this cause, for ledger rows and `--json` output.
+    pub fn code(&self) -> CauseCode {
         match self {
-            BusCause::NoAddress => "no_address",
-            BusCause::SocketMissing { .. } => "socket_missing",
-            BusCause::ConnectionRefused { .. } => "connection_refused",
-            BusCause::WrongOwner { .. } => "wrong_owner",
-            BusCause::NoSystemd { .. } => "no_systemd",
-            BusCause::CallRefused { .. } => "call_refused",
-            BusCause::JobFailed { .. } => "job_failed",
-            BusCause::Timeout { .. } => "timeout",
-            BusCause::Disconnected { .. } => "disconnected",
-            BusCause::Io { .. } => "io",
+            BusCause::NoAddress => CauseCode::NoAddress,
+            BusCause::SocketMissing { .. } => CauseCode::SocketMissing,
+            BusCause::ConnectionRefused { .. } => CauseCode::ConnectionRefused,
+            BusCause::WrongOwner { .. } => CauseCode::WrongOwner,
+            BusCause::NoSystemd { .. } => CauseCode::NoSystemd,
+            BusCause::CallRefused { .. } => CauseCode::CallRefused,
+            BusCause::JobFailed { .. } => CauseCode::JobFailed,
+            BusCause::Timeout { .. } => CauseCode::Timeout,
+            BusCause::Disconnected { .. } => CauseCode::Disconnected,
+            BusCause::Io { .. } => CauseCode::Io,
         }
     }
 
@@ -197,7 +198,7 @@ mod tests {
 
     #[test]
     fn codes_are_distinct_snake_case() {
-        let codes: Vec<_> = all().iter().map(BusCause::code).collect();
+        let codes: Vec<_> = all().iter().map(|c| c.code().as_str()).collect();
         let mut unique = codes.clone();
         unique.sort_unstable();
         unique.dedup();

@@ -18,7 +18,7 @@ use crate::ledger::{
     self, ExecState, Execution, NewClaim, NewNotRun, Occurrence, ReasonCode, RunSpec, Source,
 };
 use crate::process::Owner;
-use crate::schedule::{Instant, Tz};
+use crate::schedule::{Timestamp, Tz};
 use crate::store::{self, StoreError};
 use hermes_cron_core::plan::{PlanInput, SlotFate, plan_job};
 use rusqlite::Transaction;
@@ -35,7 +35,7 @@ pub struct ClaimContext<'a> {
     /// The config zone, else the system zone.
     pub fallback_zone: Tz,
     pub owner: Owner,
-    pub now: Instant,
+    pub now: Timestamp,
 }
 
 /// A claimed occurrence, ready to dispatch.
@@ -44,7 +44,7 @@ pub struct ClaimedRun {
     pub id: ExecutionId,
     pub job_id: Option<JobId>,
     pub job_name: String,
-    pub scheduled_for: Option<Instant>,
+    pub scheduled_for: Option<Timestamp>,
     pub attempt: u32,
     pub source: Source,
     pub spec: RunSpec,
@@ -60,7 +60,7 @@ pub struct NotRun {
     pub id: ExecutionId,
     pub job_id: Option<JobId>,
     pub job_name: String,
-    pub scheduled_for: Option<Instant>,
+    pub scheduled_for: Option<Timestamp>,
     pub state: ExecState,
     pub reason_code: ReasonCode,
     pub reason: String,
@@ -127,7 +127,7 @@ struct Writer<'t, 'c> {
 
 /// One slot of a job and its fate.
 struct Slot {
-    scheduled_for: Option<Instant>,
+    scheduled_for: Option<Timestamp>,
     attempt: u32,
     fate: SlotFate,
     /// The source of its row unless the fate names one.
@@ -141,7 +141,7 @@ impl Writer<'_, '_> {
         &mut self,
         job: &Job,
         running: Vec<Execution>,
-        scheduled_for: Option<Instant>,
+        scheduled_for: Option<Timestamp>,
         attempt: u32,
         source: Source,
     ) -> Result<(), ClaimError> {

@@ -29,7 +29,7 @@ pub enum TryLock {
 /// The lock could not be taken for a reason other than contention.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("failed to open the tick lock {}: {source}{hint}", path.display())]
+    #[error("failed to open the tick lock {}{hint}", path.display())]
     Open {
         path: PathBuf,
         hint: &'static str,

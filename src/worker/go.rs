@@ -18,6 +18,7 @@
 //! command line.
 
 use crate::ledger::DispatchMode;
+use hermes_cron_core::placement::CauseCode;
 use std::io::Read;
 
 /// How the launcher placed the worker.
@@ -26,8 +27,8 @@ pub struct Go {
     pub mode: DispatchMode,
     /// The scope the worker was moved into (scoped).
     pub unit: Option<String>,
-    /// Why not scoped, as a cause code (degraded).
-    pub cause: Option<String>,
+    /// Why not scoped (degraded).
+    pub cause: Option<CauseCode>,
 }
 
 /// What the launcher said.
@@ -44,7 +45,7 @@ impl Go {
     /// The line the launcher writes.
     pub fn line(&self) -> String {
         let mut line = format!("g {}", self.mode);
-        if let Some(detail) = self.unit.as_deref().or(self.cause.as_deref()) {
+        if let Some(detail) = self.unit.as_deref().or(self.cause.map(|c| c.as_str())) {
             line.push(' ');
             line.push_str(detail);
         }
@@ -68,7 +69,7 @@ impl Go {
         }
         let (unit, cause) = match mode {
             DispatchMode::Scoped => (detail, None),
-            _ => (None, detail),
+            _ => (None, detail.map(|d| d.parse().ok()).unwrap_or(None)),
         };
         Some(Heard::GoPlaced(Go { mode, unit, cause }))
     }
@@ -109,7 +110,7 @@ mod tests {
             Go {
                 mode: DispatchMode::Degraded,
                 unit: None,
-                cause: Some("no_address".into()),
+                cause: Some(CauseCode::NoAddress),
             },
             Go {
                 mode: DispatchMode::InProcess,

@@ -19,6 +19,7 @@ use crate::ledger::{
 };
 use crate::process::{Owner, OwnerRole, kill_grace};
 use crate::text::Chain;
+use hermes_cron_core::placement::CauseCode;
 use hermes_cron_core::run::judge;
 use nix::sys::signal::{SigHandler, Signal, signal};
 use std::fs::{File, OpenOptions};
@@ -36,8 +37,8 @@ pub struct WorkerArgs {
     pub execution: String,
     /// Replaced by the go line's placement when it carries one.
     pub mode: DispatchMode,
-    /// Why the mode is not `scoped`, as a cause code.
-    pub cause: Option<String>,
+    /// Why the mode is not `scoped`.
+    pub cause: Option<CauseCode>,
     pub unit: Option<String>,
     /// Also copy the job's output to the worker's stdout.
     pub tee: bool,
@@ -106,7 +107,7 @@ pub fn run(mut args: WorkerArgs) -> i32 {
             &Adoption {
                 worker: me,
                 mode: args.mode,
-                cause: args.cause.as_deref(),
+                cause: args.cause,
                 unit: args.unit.as_deref(),
                 started_at: clock.now(),
             },

@@ -8,7 +8,7 @@
 //! for them synchronously with `sigtimedwait`: no handlers, no races.
 
 use crate::clock::monotonic;
-use crate::process::signal_group;
+use crate::process::{signal_group, wait_for_signal};
 use hermes_cron_core::run::{Ending, Exit};
 use nix::sys::signal::{SigSet, Signal};
 use std::time::{Duration, Instant};
@@ -62,18 +62,6 @@ fn reap(pid: i32) -> Option<(Exit, u64)> {
     Some((exit, usage.ru_maxrss.max(0) as u64))
 }
 
-/// Wait for the next handled signal, at most `timeout`.
-fn next_signal(set: &SigSet, timeout: Duration) -> Option<i32> {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `set` is a valid sigset_t; info is written by the kernel.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let sig = unsafe { libc::sigtimedwait(set.as_ref(), &mut info, &ts) };
-    (sig > 0).then_some(sig)
-}
-
 /// Supervise the job with pid (and process group) `pid` until it exits.
 pub fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> Supervised {
     let started = monotonic();
@@ -120,17 +108,14 @@ pub fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> Supervi
         let wait = wake
             .saturating_duration_since(monotonic())
             .max(Duration::from_millis(1));
-        match next_signal(&set, wait) {
-            Some(sig) if sig == libc::SIGTERM || sig == libc::SIGINT || sig == libc::SIGHUP => {
-                if let Ok(s) = Signal::try_from(sig) {
-                    let _ = signal_group(pgid, s);
-                }
-                if !timed_out {
-                    cancelled_by.get_or_insert(sig);
-                }
-                kill_at.get_or_insert(monotonic() + knobs.grace);
+        if let Some(sig @ (Signal::SIGTERM | Signal::SIGINT | Signal::SIGHUP)) =
+            wait_for_signal(&set, wait)
+        {
+            let _ = signal_group(pgid, sig);
+            if !timed_out {
+                cancelled_by.get_or_insert(sig as i32);
             }
-            _ => {}
+            kill_at.get_or_insert(monotonic() + knobs.grace);
         }
     }
 }

@@ -6,7 +6,7 @@
 use chrono::{DateTime, TimeDelta};
 use hermes_cron_core::config::{ConfigError, load_bytes};
 use hermes_cron_core::import::{ImportPlan, detect_and_parse};
-use hermes_cron_core::schedule::{Instant, Schedule, Tz, parse_duration, parse_zone};
+use hermes_cron_core::schedule::{Schedule, Timestamp, Tz, parse_duration, parse_zone};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -118,7 +118,7 @@ pub fn import(data: &[u8]) {
     }
 }
 
-fn check_plan(plan: &ImportPlan, now: Instant, zone: Tz) {
+fn check_plan(plan: &ImportPlan, now: Timestamp, zone: Tz) {
     let mut names = HashSet::new();
     for job in &plan.jobs {
         assert!(

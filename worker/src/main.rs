@@ -53,11 +53,18 @@ fn main() {
         );
         std::process::exit(exit::WORKER_USAGE);
     };
+    let cause = match args.cause.as_deref().map(str::parse).transpose() {
+        Ok(cause) => cause,
+        Err(e) => {
+            eprintln!("hermes-cron-worker: --cause: {e}");
+            std::process::exit(exit::WORKER_USAGE);
+        }
+    };
     std::process::exit(run(WorkerArgs {
         home: args.home,
         execution: args.execution,
         mode,
-        cause: args.cause,
+        cause,
         unit: args.unit,
         tee: args.tee,
     }));

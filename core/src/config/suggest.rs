@@ -55,28 +55,13 @@ fn unknown_key_message(name: &str) -> String {
     message
 }
 
-/// The edit distance of `a` and `b` when it is at most 3. The length check
-/// first keeps files with thousands of unknown keys cheap.
+/// The edit distance (Levenshtein) of `a` and `b` when it is at most 3.
+/// The length check first keeps files with thousands of unknown keys cheap.
 fn near(a: &str, b: &str) -> Option<usize> {
     if a.chars().count().abs_diff(b.chars().count()) > 3 {
         return None;
     }
-    Some(edit_distance(a, b)).filter(|d| *d <= 3)
-}
-
-/// Levenshtein distance over chars; inputs are short key names.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != *cb);
-            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
+    Some(strsim::levenshtein(a, b)).filter(|d| *d <= 3)
 }
 
 #[cfg(test)]

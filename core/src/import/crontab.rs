@@ -34,7 +34,7 @@ use super::crontab_line::{self, Entry, Line, LineError};
 use super::names::{self, NameBook};
 use super::plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported};
 use crate::job::Env;
-use crate::schedule::{Instant, Tz, parse_zone};
+use crate::schedule::{Timestamp, Tz, parse_zone};
 use std::collections::HashSet;
 
 /// Which crontab, and its format.
@@ -69,7 +69,7 @@ impl Scope {
 pub(super) fn parse(
     source: Source<'_>,
     text: &str,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
 ) -> Result<ImportPlan, ImportError> {
     let mut walk = Walk {
@@ -103,7 +103,7 @@ pub(super) fn parse(
 
 struct Walk<'a> {
     source: Source<'a>,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
     scope: Scope,
     plan: ImportPlan,

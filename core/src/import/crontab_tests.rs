@@ -4,15 +4,15 @@
 
 use super::*;
 use crate::ids::JobId;
-use crate::schedule::{Instant, Tz};
+use crate::schedule::{Timestamp, Tz};
 
 /// Friday 2026-05-01 10:00 UTC: 06:00 in Toronto (EDT), 12:00 in Berlin
 /// (CEST), 19:00 in Tokyo.
-fn now() -> Instant {
+fn now() -> Timestamp {
     at("2026-05-01T10:00:00Z")
 }
 
-fn at(text: &str) -> Instant {
+fn at(text: &str) -> Timestamp {
     text.parse().unwrap()
 }
 
@@ -20,7 +20,7 @@ fn import(text: &str, zone: Tz) -> ImportPlan {
     parse_crontab(text, now(), zone).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn next_of(job: &ImportedJob) -> Option<Instant> {
+fn next_of(job: &ImportedJob) -> Option<Timestamp> {
     job.next.as_ref().map(|f| f.at)
 }
 

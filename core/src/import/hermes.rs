@@ -41,7 +41,7 @@ use super::hermes_script;
 use super::names::{self, NameBook};
 use super::plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported};
 use crate::job::{Env, validate_name};
-use crate::schedule::{Instant, Schedule, Tz, parse_zone};
+use crate::schedule::{Schedule, Timestamp, Tz, parse_zone};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -58,7 +58,7 @@ pub(super) struct Source<'a> {
 pub(super) fn parse(
     source: Source<'_>,
     text: &str,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
 ) -> Result<ImportPlan, ImportError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -118,7 +118,7 @@ fn json_error(file: &str, e: &serde_json::Error) -> ImportError {
 
 struct Reader<'a> {
     source: Source<'a>,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
     plan: ImportPlan,
     names: NameBook,

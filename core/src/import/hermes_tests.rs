@@ -3,15 +3,15 @@
 
 use super::*;
 use crate::ids::JobId;
-use crate::schedule::{Instant, Tz};
+use crate::schedule::{Timestamp, Tz};
 use serde_json::{Value, json};
 
 /// Friday 2026-05-01 10:00 UTC (12:00 in Berlin).
-fn now() -> Instant {
+fn now() -> Timestamp {
     at("2026-05-01T10:00:00Z")
 }
 
-fn at(text: &str) -> Instant {
+fn at(text: &str) -> Timestamp {
     text.parse().unwrap()
 }
 
@@ -62,7 +62,7 @@ fn import(text: &str) -> ImportPlan {
     parse_hermes_jobs(text, now(), Tz::UTC).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn next_of(job: &ImportedJob) -> Option<Instant> {
+fn next_of(job: &ImportedJob) -> Option<Timestamp> {
     job.next.as_ref().map(|f| f.at)
 }
 

@@ -13,14 +13,14 @@
 
 use super::plan::{ImportError, ImportPlan};
 use super::{crontab, hermes};
-use crate::schedule::{Instant, Tz};
+use crate::schedule::{Timestamp, Tz};
 use std::path::Path;
 
 /// Read a user crontab (5 fields or a macro, then the command; no user field).
 /// Origins and errors call the file `crontab`.
 pub fn parse_crontab(
     text: &str,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
 ) -> Result<ImportPlan, ImportError> {
     let source = crontab::Source {
@@ -35,7 +35,7 @@ pub fn parse_crontab(
 /// errors call the file `jobs.json`.
 pub fn parse_hermes_jobs(
     text: &str,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
 ) -> Result<ImportPlan, ImportError> {
     let source = hermes::Source {
@@ -50,7 +50,7 @@ pub fn parse_hermes_jobs(
 pub fn detect_and_parse(
     file_name: &str,
     text: &str,
-    now: Instant,
+    now: Timestamp,
     default_zone: Tz,
 ) -> Result<ImportPlan, ImportError> {
     if is_json(file_name, text) {

@@ -5,7 +5,7 @@
 use super::model::{Env, Job, JobState, Resources};
 use super::policy::{CatchUp, Overlap};
 use crate::ids::{JobId, looks_like_uuid};
-use crate::schedule::{self, Instant, Schedule, Tz};
+use crate::schedule::{self, Schedule, Timestamp, Tz};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -76,7 +76,7 @@ pub fn validate_name(name: &str) -> Result<(), JobError> {
 }
 
 /// Parse a byte size: `512M`, `2G`, `1048576`, `64K` (powers of 1024).
-pub fn parse_bytes(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
@@ -145,7 +145,7 @@ pub fn job_zone(tz: Option<&str>, fallback: Tz) -> Result<Tz, JobError> {
 
 impl JobInput {
     /// A new job from `add`'s flags. `fallback_zone` is the config or system zone.
-    pub fn build(&self, id: JobId, now: Instant, fallback_zone: Tz) -> Result<Job, JobError> {
+    pub fn build(&self, id: JobId, now: Timestamp, fallback_zone: Tz) -> Result<Job, JobError> {
         let name = self
             .name
             .clone()
@@ -186,13 +186,19 @@ impl JobInput {
     pub fn apply_edit(
         &self,
         job: &mut Job,
-        now: Instant,
+        now: Timestamp,
         fallback_zone: Tz,
     ) -> Result<(), JobError> {
         self.apply(job, now, fallback_zone, false)
     }
 
-    fn apply(&self, job: &mut Job, now: Instant, fallback: Tz, new: bool) -> Result<(), JobError> {
+    fn apply(
+        &self,
+        job: &mut Job,
+        now: Timestamp,
+        fallback: Tz,
+        new: bool,
+    ) -> Result<(), JobError> {
         if let Some(name) = &self.name {
             validate_name(name)?;
             job.name = name.clone();
@@ -260,10 +266,15 @@ impl JobInput {
             job.timeout = Some(parse_duration_flag("--timeout", t)?);
         }
         if let Some(o) = &self.overlap {
-            job.overlap = o.parse::<Overlap>().map_err(|m| invalid("--overlap", m))?;
+            job.overlap = o
+                .parse::<Overlap>()
+                .map_err(|m| invalid("--overlap", m.to_string()))?;
         }
         if let Some(c) = &self.catch_up {
-            job.catch_up = Some(c.parse::<CatchUp>().map_err(|m| invalid("--catch-up", m))?);
+            job.catch_up = Some(
+                c.parse::<CatchUp>()
+                    .map_err(|m| invalid("--catch-up", m.to_string()))?,
+            );
         }
         if let Some(r) = self.retries {
             if r > MAX_RETRIES {

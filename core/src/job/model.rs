@@ -3,7 +3,7 @@
 use super::policy::{CatchUp, Overlap};
 use super::redact::redacted_env;
 use crate::ids::JobId;
-use crate::schedule::{Instant, Schedule};
+use crate::schedule::{Schedule, Timestamp};
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,10 +83,10 @@ pub struct Job {
     pub require_scope: bool,
     pub state: JobState,
     /// Origin of `every` periods; moved by catch-up `skip`.
-    pub anchor: Instant,
-    pub next_run_at: Option<Instant>,
-    pub created_at: Instant,
-    pub updated_at: Instant,
+    pub anchor: Timestamp,
+    pub next_run_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Job {

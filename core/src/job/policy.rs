@@ -50,7 +50,7 @@ mod tests {
     fn parses_and_names_the_flag_on_error() {
         assert_eq!("ALLOW".parse::<Overlap>().unwrap(), Overlap::Allow);
         assert_eq!("all".parse::<CatchUp>().unwrap(), CatchUp::All);
-        let err = "sometimes".parse::<Overlap>().unwrap_err();
+        let err = "sometimes".parse::<Overlap>().unwrap_err().to_string();
         assert!(
             err.contains("--overlap") && err.contains("sometimes"),
             "{err}"

@@ -3,7 +3,7 @@
 //! be complete); `unknown` never is.
 
 use crate::run::ExecState;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use std::time::Duration;
 
 /// The longest retry backoff, unless the job's own base backoff is longer.
@@ -35,8 +35,8 @@ impl RetryPolicy {
         &self,
         state: ExecState,
         attempt: u32,
-        finished: Instant,
-    ) -> Option<Instant> {
+        finished: Timestamp,
+    ) -> Option<Timestamp> {
         if !state.is_retryable() || attempt > self.retries {
             return None;
         }

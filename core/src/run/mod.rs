@@ -7,14 +7,14 @@ mod outcome;
 mod owner;
 mod reason;
 mod signal;
-mod spec;
+mod snapshot;
 mod state;
 mod transition;
 
 pub use outcome::{Ending, Exit, Finished, RunEnd, judge};
-pub use owner::{Owner, OwnerRole, ProcessIdentity, RowOwner};
+pub use owner::{NotAnOwner, Owner, OwnerRole, ProcessIdentity, RowOwner};
 pub use reason::ReasonCode;
 pub use signal::signal_name;
-pub use spec::RunSpec;
+pub use snapshot::RunSpec;
 pub use state::{DispatchMode, ExecState, Execution, Source};
 pub use transition::Move;

@@ -63,15 +63,20 @@ impl fmt::Display for Owner {
     }
 }
 
+/// Text that does not name an owner (`role:pid:start`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an owner (role:pid:start)")]
+pub struct NotAnOwner(pub String);
+
 impl FromStr for Owner {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Owner, String> {
+    type Err = NotAnOwner;
+    fn from_str(s: &str) -> Result<Owner, NotAnOwner> {
         let mut parts = s.split(':');
         let role = match parts.next() {
             Some("cli") => OwnerRole::Cli,
             Some("gateway") => OwnerRole::Gateway,
             Some("worker") => OwnerRole::Worker,
-            _ => return Err(format!("{s:?} is not an owner")),
+            _ => return Err(NotAnOwner(s.to_string())),
         };
         let pid = parts.next().and_then(|p| p.parse().ok());
         let start = parts.next().and_then(|p| p.parse().ok());
@@ -80,7 +85,7 @@ impl FromStr for Owner {
                 role,
                 process: ProcessIdentity { pid, start },
             }),
-            _ => Err(format!("{s:?} is not an owner")),
+            _ => Err(NotAnOwner(s.to_string())),
         }
     }
 }

@@ -52,11 +52,7 @@ crate::text_enum_impls!(ReasonCode, "reason code", {
     GatewayStopped => "gateway_stopped", WorkerExited => "worker_exited", NoOwner => "no_owner",
 });
 
-impl serde::Serialize for ReasonCode {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+crate::text_enum_serde!(ReasonCode);
 
 #[cfg(test)]
 mod tests {

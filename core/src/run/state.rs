@@ -3,7 +3,8 @@
 use super::owner::RowOwner;
 use super::reason::ReasonCode;
 use crate::ids::{ExecutionId, JobId};
-use crate::schedule::Instant;
+use crate::placement::CauseCode;
+use crate::schedule::Timestamp;
 
 /// Where a row is in its life. `claimed -> running -> terminal`, or
 /// straight to one of the never-ran states.
@@ -77,7 +78,7 @@ pub struct Execution {
     pub id: ExecutionId,
     pub job_id: Option<JobId>,
     pub job_name: String,
-    pub scheduled_for: Option<Instant>,
+    pub scheduled_for: Option<Timestamp>,
     pub attempt: u32,
     pub source: Source,
     pub state: ExecState,
@@ -89,14 +90,14 @@ pub struct Execution {
     /// The process that claimed the row.
     pub claimed_by: Option<RowOwner>,
     pub dispatch_mode: Option<DispatchMode>,
-    pub dispatch_cause: Option<String>,
+    pub dispatch_cause: Option<CauseCode>,
     pub unit: Option<String>,
     pub pid: Option<u32>,
     pub pid_start: Option<u64>,
-    pub claimed_at: Instant,
-    pub started_at: Option<Instant>,
-    pub finished_at: Option<Instant>,
-    pub heartbeat_at: Option<Instant>,
+    pub claimed_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub finished_at: Option<Timestamp>,
+    pub heartbeat_at: Option<Timestamp>,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub duration_ms: Option<u64>,

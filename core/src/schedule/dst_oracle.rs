@@ -10,7 +10,7 @@
 //! policy table; gap ends are found by stepping the wall clock forward.
 
 use super::dst_tests::{schedule, utc, walk};
-use super::{DstNote, Instant, Schedule};
+use super::{DstNote, Schedule, Timestamp};
 use chrono::{LocalResult, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
 use std::collections::BTreeMap;
@@ -21,10 +21,10 @@ use std::collections::BTreeMap;
 fn oracle(
     s: &Schedule,
     zone: Tz,
-    from: Instant,
-    until: Instant,
+    from: Timestamp,
+    until: Timestamp,
     step: i64,
-) -> Vec<(Instant, DstNote)> {
+) -> Vec<(Timestamp, DstNote)> {
     let Schedule::Cron(cron) = s else {
         panic!("cron only")
     };
@@ -34,12 +34,12 @@ fn oracle(
         .build()
         .parse(&cron.expr)
         .unwrap();
-    let mut fires: BTreeMap<Instant, DstNote> = BTreeMap::new();
+    let mut fires: BTreeMap<Timestamp, DstNote> = BTreeMap::new();
     let mut w = (from - TimeDelta::days(1)).naive_utc();
     let w_end = (until + TimeDelta::days(1)).naive_utc();
     while w <= w_end {
         if pattern.is_time_matching(&w).unwrap() {
-            let found: Vec<(Instant, DstNote)> = match zone.from_local_datetime(&w) {
+            let found: Vec<(Timestamp, DstNote)> = match zone.from_local_datetime(&w) {
                 LocalResult::Single(at) => vec![(at.with_timezone(&Utc), DstNote::Exact)],
                 LocalResult::Ambiguous(first, second) => {
                     let mut v =

@@ -9,12 +9,12 @@
 //! - Lord Howe: 04-05 02:00->01:30 (04-04 15:00Z); 10-04 02:00->02:30 (10-03 15:30Z).
 //! - Chatham: 04-05 03:45->02:45 (04-04 14:00Z); 09-27 02:45->03:45 (09-26 14:00Z).
 
-use super::{DstNote, Fire, Instant, Schedule};
+use super::{DstNote, Fire, Schedule, Timestamp};
 use chrono::{NaiveDateTime, TimeDelta, Timelike};
 use chrono_tz::Tz;
 use std::time::Duration;
 
-pub(super) fn utc(text: &str) -> Instant {
+pub(super) fn utc(text: &str) -> Timestamp {
     text.parse().unwrap()
 }
 
@@ -27,7 +27,7 @@ pub(super) fn schedule(text: &str) -> Schedule {
 }
 
 /// Every fire in (from, until], checking each step moves forward.
-pub(super) fn walk(schedule: &Schedule, zone: Tz, from: Instant, until: Instant) -> Vec<Fire> {
+pub(super) fn walk(schedule: &Schedule, zone: Tz, from: Timestamp, until: Timestamp) -> Vec<Fire> {
     let anchor = from;
     let mut fires = Vec::new();
     let mut after = from;

@@ -44,7 +44,7 @@
 //! back, and never skips one.
 
 use super::cron_expr::CronSchedule;
-use super::types::{DstNote, Fire, Instant};
+use super::types::{DstNote, Fire, Timestamp};
 use super::wall::{self, WallTime};
 use chrono::{NaiveDateTime, TimeDelta, Timelike};
 use chrono_tz::Tz;
@@ -54,7 +54,7 @@ use chrono_tz::Tz;
 const MAX_STEPS: u32 = 1_000_000;
 
 /// The first fire of `cron` in `zone` strictly after `after`.
-pub(crate) fn next_cron_fire(cron: &CronSchedule, after: Instant, zone: Tz) -> Option<Fire> {
+pub(crate) fn next_cron_fire(cron: &CronSchedule, after: Timestamp, zone: Tz) -> Option<Fire> {
     let after_wall = wall::wall_of(zone, after)?;
     let mut cursor = after_wall.with_nanosecond(0)?;
     if let Some(WallTime::Repeated { first, second }) = wall::resolve(zone, after_wall)
@@ -62,7 +62,7 @@ pub(crate) fn next_cron_fire(cron: &CronSchedule, after: Instant, zone: Tz) -> O
     {
         cursor = cursor.checked_sub_signed(second.signed_duration_since(first))?;
     }
-    let mut best: Option<(Instant, DstNote)> = None;
+    let mut best: Option<(Timestamp, DstNote)> = None;
     for _ in 0..MAX_STEPS {
         let Some(wanted) = cron.next_wall_match(cursor) else {
             break;
@@ -95,7 +95,7 @@ fn candidates(
     resolved: WallTime,
     wanted: NaiveDateTime,
     wildcard_hour: bool,
-) -> Vec<(Instant, DstNote)> {
+) -> Vec<(Timestamp, DstNote)> {
     match resolved {
         WallTime::Single(at) => vec![(at, DstNote::Exact)],
         WallTime::Repeated { first, second } => {
@@ -114,7 +114,7 @@ fn candidates(
 
 /// A fire at a known instant (intervals, one-shots): `Exact`, or
 /// `RepeatedHour` when its wall time occurs twice that day.
-pub(crate) fn fire_at(at: Instant, zone: Tz) -> Fire {
+pub(crate) fn fire_at(at: Timestamp, zone: Tz) -> Fire {
     let dst = match wall::repeated_pass(zone, at) {
         Some(pass) => DstNote::RepeatedHour { pass },
         None => DstNote::Exact,
@@ -127,7 +127,7 @@ pub(crate) fn fire_at(at: Instant, zone: Tz) -> Fire {
 }
 
 /// The real time from `slot` to the following fire.
-pub(crate) fn gap_to_next(slot: Instant, next: Option<Fire>) -> Option<std::time::Duration> {
+pub(crate) fn gap_to_next(slot: Timestamp, next: Option<Fire>) -> Option<std::time::Duration> {
     let next = next?;
     next.at
         .signed_duration_since(slot)

@@ -22,14 +22,14 @@
 use super::cron_expr::CronSchedule;
 use super::duration::format_duration;
 use super::error::{Rejection, ScheduleError};
-use super::types::{Instant, Schedule};
+use super::types::{Schedule, Timestamp};
 use super::{interval, oneshot, phrase};
 use chrono_tz::Tz;
 
 const EXAMPLES: &str = "e.g. 0 8 * * *, every 5m, in 30s, 2026-12-01T08:00 or daily at 8am";
 
 /// Parse user text (see the module docs for the routing).
-pub(crate) fn parse(text: &str, now: Instant, zone: Tz) -> Result<Schedule, ScheduleError> {
+pub(crate) fn parse(text: &str, now: Timestamp, zone: Tz) -> Result<Schedule, ScheduleError> {
     route(text, now, zone).map_err(|r| ScheduleError::schedule(text, r))
 }
 
@@ -58,7 +58,7 @@ pub(crate) fn from_canonical(text: &str) -> Result<Schedule, ScheduleError> {
     parsed.map_err(|r| ScheduleError::stored(text, r))
 }
 
-fn route(text: &str, now: Instant, zone: Tz) -> Result<Schedule, Rejection> {
+fn route(text: &str, now: Timestamp, zone: Tz) -> Result<Schedule, Rejection> {
     let text = text.trim();
     let Some(first) = text.split_whitespace().next() else {
         return Err(Rejection::new(text, format!("empty schedule; {EXAMPLES}")));
@@ -118,7 +118,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn now() -> Instant {
+    fn now() -> Timestamp {
         "2026-05-01T10:00:00Z".parse().unwrap()
     }
 

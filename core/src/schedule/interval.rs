@@ -9,7 +9,7 @@
 
 use super::duration::{self, BareNumber};
 use super::error::Rejection;
-use super::types::Instant;
+use super::types::Timestamp;
 use chrono::TimeDelta;
 use std::time::Duration;
 
@@ -45,7 +45,11 @@ pub(crate) fn check_period(text: &str, period: Duration) -> Result<(), Rejection
 
 /// The first `anchor + k * period` (k >= 1) strictly after `after`.
 /// None for a zero period or past the end of time.
-pub(crate) fn next_fire(period: Duration, anchor: Instant, after: Instant) -> Option<Instant> {
+pub(crate) fn next_fire(
+    period: Duration,
+    anchor: Timestamp,
+    after: Timestamp,
+) -> Option<Timestamp> {
     let period_nanos = i128::try_from(period.as_nanos()).ok()?;
     if period_nanos == 0 {
         return None;
@@ -68,7 +72,7 @@ pub(crate) fn next_fire(period: Duration, anchor: Instant, after: Instant) -> Op
 mod tests {
     use super::*;
 
-    fn utc(text: &str) -> Instant {
+    fn utc(text: &str) -> Timestamp {
         text.parse().unwrap()
     }
 

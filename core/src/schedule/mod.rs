@@ -4,7 +4,7 @@
 //! as arguments. (The host's own zone is found by the main crate.)
 //!
 //! ## Map
-//! - `types.rs`: [`Schedule`], [`Fire`], [`DstNote`], [`Instant`]; thin methods.
+//! - `types.rs`: [`Schedule`], [`Fire`], [`DstNote`], [`Timestamp`]; thin methods.
 //! - `grammar.rs`: routing a string to its parser; the canonical (stored) form.
 //! - `cron_expr.rs` + `cron_fields.rs`: [`CronSchedule`], validation with named fields.
 //! - `phrase.rs`: `daily at 8am` and friends, compiled to cron.
@@ -43,5 +43,5 @@ pub use chrono_tz::Tz;
 pub use cron_expr::CronSchedule;
 pub use duration::{format_duration, parse_duration};
 pub use error::ScheduleError;
-pub use types::{DstNote, Fire, Instant, Schedule};
+pub use types::{DstNote, Fire, Schedule, Timestamp};
 pub use zone::parse_zone;

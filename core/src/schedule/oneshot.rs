@@ -14,7 +14,7 @@
 use super::duration::{self, BareNumber};
 use super::error::Rejection;
 use super::interval::MAX_PERIOD;
-use super::types::Instant;
+use super::types::Timestamp;
 use super::wall::{self, WallTime};
 use chrono::{
     DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, TimeDelta, Timelike,
@@ -25,7 +25,7 @@ use chrono_tz::Tz;
 const ISO_HINT: &str = "use e.g. 2026-12-01T08:00, 2026-12-01 08:00:00 or 2026-12-01T08:00Z";
 
 /// `in <duration>`: `rest` is the duration.
-pub(crate) fn parse_in(rest: &str, now: Instant) -> Result<Instant, Rejection> {
+pub(crate) fn parse_in(rest: &str, now: Timestamp) -> Result<Timestamp, Rejection> {
     let delay = duration::parse_span(rest, BareNumber::NeedsUnit)?;
     let typed = rest.trim();
     if delay.is_zero() {
@@ -49,7 +49,7 @@ pub(crate) fn parse_in(rest: &str, now: Instant) -> Result<Instant, Rejection> {
     Ok(ceil_to_second(at))
 }
 
-fn ceil_to_second(at: Instant) -> Instant {
+fn ceil_to_second(at: Timestamp) -> Timestamp {
     match at.with_nanosecond(0) {
         Some(floor) if floor != at => floor + TimeDelta::seconds(1),
         Some(floor) => floor,
@@ -69,7 +69,7 @@ pub(crate) fn looks_like_iso(text: &str) -> bool {
 }
 
 /// An ISO-8601 instant; naive times are in `zone`.
-pub(crate) fn parse_iso(text: &str, zone: Tz) -> Result<Instant, Rejection> {
+pub(crate) fn parse_iso(text: &str, zone: Tz) -> Result<Timestamp, Rejection> {
     let text = text.trim();
     let date_part = text.get(..10).unwrap_or(text);
     let date = NaiveDate::parse_from_str(date_part, "%Y-%m-%d").map_err(|_| {
@@ -144,12 +144,12 @@ fn split_offset(text: &str) -> Result<(&str, Option<FixedOffset>), Rejection> {
 }
 
 /// The stored form: `at 2026-12-01T13:00:00Z`.
-pub(crate) fn canonical(at: Instant) -> String {
+pub(crate) fn canonical(at: Timestamp) -> String {
     format!("at {}", at.to_rfc3339_opts(SecondsFormat::AutoSi, true))
 }
 
 /// Read the instant of a stored `at <RFC 3339>`; `rest` follows `at`.
-pub(crate) fn parse_canonical(rest: &str) -> Result<Instant, Rejection> {
+pub(crate) fn parse_canonical(rest: &str) -> Result<Timestamp, Rejection> {
     let rest = rest.trim();
     DateTime::parse_from_rfc3339(rest)
         .map(|at| at.with_timezone(&Utc))
@@ -160,7 +160,7 @@ pub(crate) fn parse_canonical(rest: &str) -> Result<Instant, Rejection> {
 mod tests {
     use super::*;
 
-    fn utc(text: &str) -> Instant {
+    fn utc(text: &str) -> Timestamp {
         text.parse().unwrap()
     }
 

@@ -1,5 +1,5 @@
 //! The schedule module's public types ([`Schedule`], [`Fire`], [`DstNote`],
-//! [`Instant`]) and the thin [`Schedule`] methods that hand each job to the
+//! [`Timestamp`]) and the thin [`Schedule`] methods that hand each job to the
 //! file that owns it: grammar and stored form (`grammar.rs`), fires and DST
 //! (`fires.rs`), anchored periods (`interval.rs`), phrases for people
 //! (`describe.rs`).
@@ -14,8 +14,9 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use std::time::Duration;
 
-/// An instant in UTC.
-pub type Instant = DateTime<Utc>;
+/// A point in time, in UTC: what the ledger stores and every schedule
+/// computes. (Not a monotonic `std::time::Instant`: this one is wall time.)
+pub type Timestamp = DateTime<Utc>;
 
 /// A parsed schedule in a form that is stored and re-parsed without `now`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,7 +26,7 @@ pub enum Schedule {
     /// A fixed period, anchored at the job's anchor instant.
     Every { period: Duration },
     /// A one-shot at an absolute instant.
-    Once { at: Instant },
+    Once { at: Timestamp },
     /// Once each time the gateway starts.
     Reboot,
 }
@@ -45,7 +46,7 @@ pub enum DstNote {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fire {
     /// When it fires.
-    pub at: Instant,
+    pub at: Timestamp,
     /// The same instant on the job's wall clock.
     pub local: DateTime<Tz>,
     /// What DST did to it.
@@ -55,7 +56,7 @@ pub struct Fire {
 impl Schedule {
     /// Parse user text. `now` resolves relative one-shots (`in 30s`); `zone`
     /// resolves naive ISO-8601 instants.
-    pub fn parse(text: &str, now: Instant, zone: Tz) -> Result<Schedule, ScheduleError> {
+    pub fn parse(text: &str, now: Timestamp, zone: Tz) -> Result<Schedule, ScheduleError> {
         grammar::parse(text, now, zone)
     }
 
@@ -74,7 +75,7 @@ impl Schedule {
     /// ignore it. `Reboot` never fires from the clock (None). A cron
     /// expression's wall times are read in `zone` under the DST policy in
     /// `fires.rs`.
-    pub fn next_after(&self, after: Instant, zone: Tz, anchor: Instant) -> Option<Fire> {
+    pub fn next_after(&self, after: Timestamp, zone: Tz, anchor: Timestamp) -> Option<Fire> {
         match self {
             Schedule::Cron(cron) => fires::next_cron_fire(cron, after, zone),
             Schedule::Every { period } => {
@@ -96,7 +97,7 @@ impl Schedule {
     /// For cron it is the real time to the next fire: a daily job is 24h,
     /// but 23h from the fire before a spring-forward and 25h from the fire
     /// before a fall-back. For `Every` it is the period.
-    pub fn period_at(&self, slot: Instant, zone: Tz, anchor: Instant) -> Option<Duration> {
+    pub fn period_at(&self, slot: Timestamp, zone: Tz, anchor: Timestamp) -> Option<Duration> {
         match self {
             Schedule::Every { period } => Some(*period),
             Schedule::Cron(_) => fires::gap_to_next(slot, self.next_after(slot, zone, anchor)),

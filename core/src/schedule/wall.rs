@@ -7,7 +7,7 @@
 //! bisection on the instant line, so gaps of any size and offsets with
 //! seconds (historic LMT) are handled exactly.
 
-use super::types::Instant;
+use super::types::Timestamp;
 use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 
@@ -15,18 +15,18 @@ use chrono_tz::Tz;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WallTime {
     /// It happens once.
-    Single(Instant),
+    Single(Timestamp),
     /// A fall-back repeats it: `first` on the earlier offset, then `second`.
-    Repeated { first: Instant, second: Instant },
+    Repeated { first: Timestamp, second: Timestamp },
     /// A spring-forward gap skips it; the clock resumes at `resumes`.
-    Skipped { resumes: Instant },
+    Skipped { resumes: Timestamp },
 }
 
 impl WallTime {
     /// The earliest instant whose wall clock reads at or after the wall time
     /// that was resolved. Monotone in the wall time, which is what lets a
     /// forward search stop early.
-    pub(crate) fn earliest(self) -> Instant {
+    pub(crate) fn earliest(self) -> Timestamp {
         match self {
             WallTime::Single(at) => at,
             WallTime::Repeated { first, .. } => first,
@@ -52,14 +52,14 @@ pub(crate) fn resolve(zone: Tz, wall: NaiveDateTime) -> Option<WallTime> {
 /// The wall-clock time in `zone` at `at`; None within a day of the ends of
 /// chrono's range, where the wall time does not fit in a `NaiveDateTime`
 /// (`naive_local` panics there).
-pub(crate) fn wall_of(zone: Tz, at: Instant) -> Option<NaiveDateTime> {
+pub(crate) fn wall_of(zone: Tz, at: Timestamp) -> Option<NaiveDateTime> {
     let offset = zone.offset_from_utc_datetime(&at.naive_utc()).fix();
     at.naive_utc().checked_add_offset(offset)
 }
 
 /// Which pass of a repeated wall-clock time `at` is: Some(1) for the first
 /// (earlier offset), Some(2) for the second, None when its wall time occurs once.
-pub(crate) fn repeated_pass(zone: Tz, at: Instant) -> Option<u8> {
+pub(crate) fn repeated_pass(zone: Tz, at: Timestamp) -> Option<u8> {
     match resolve(zone, wall_of(zone, at)?)? {
         WallTime::Repeated { first, .. } if first == at => Some(1),
         WallTime::Repeated { second, .. } if second == at => Some(2),
@@ -69,7 +69,7 @@ pub(crate) fn repeated_pass(zone: Tz, at: Instant) -> Option<u8> {
 
 /// The first instant (to the second) whose wall clock in `zone` reads at or
 /// after `wall`. Used for a wall time inside a gap, where it is the transition.
-fn first_instant_reading_at_least(zone: Tz, wall: NaiveDateTime) -> Option<Instant> {
+fn first_instant_reading_at_least(zone: Tz, wall: NaiveDateTime) -> Option<Timestamp> {
     // No zone is more than a day off UTC, so these bound the answer:
     // the wall clock at `lo` is before `wall`, at `hi` at or after it.
     const MARGIN: i64 = 27 * 3_600;
@@ -104,7 +104,7 @@ mod tests {
             .unwrap()
     }
 
-    fn utc(text: &str) -> Instant {
+    fn utc(text: &str) -> Timestamp {
         text.parse().unwrap()
     }
 

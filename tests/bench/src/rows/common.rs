@@ -10,14 +10,14 @@ use hermes_cron::ids::{ExecutionId, JobId};
 use hermes_cron::job::{Env, Job, JobInput, Resources};
 use hermes_cron::ledger::{RunSpec, Source};
 use hermes_cron::process::OwnerRole;
-use hermes_cron::schedule::{Instant, Tz};
+use hermes_cron::schedule::{Timestamp, Tz};
 use hermes_cron::store;
 use hermes_cron::tick::{ClaimContext, ClaimedRun};
 use std::path::Path;
 use std::time::Duration;
 
 /// The real wall clock.
-pub fn wall_now() -> Instant {
+pub fn wall_now() -> Timestamp {
     SystemClock::real().now()
 }
 
@@ -130,7 +130,7 @@ pub fn make_all_due(home: &Home, at_ms: i64, period_ms: i64) -> Result<(), Strin
 }
 
 /// The claim context of this process at `now`.
-pub fn claim_ctx<'a>(home: &'a Home, config: &'a Config, now: Instant) -> ClaimContext<'a> {
+pub fn claim_ctx<'a>(home: &'a Home, config: &'a Config, now: Timestamp) -> ClaimContext<'a> {
     ClaimContext {
         home,
         config,

@@ -13,8 +13,8 @@
 
 use super::dump;
 use super::farewell;
-use super::state::Shared;
 use crate::clock::Clock;
+use crate::daemon::state::Shared;
 use crate::home::Home;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -3,9 +3,9 @@
 //! JSON field names are part of the contract (README, "JSON output"): add
 //! fields, never rename or remove them.
 
-use crate::job::{Job, JobState, redacted_env};
-use crate::ledger::{ExecState, Execution};
-use crate::schedule::{Instant, Tz};
+use hermes_cron::job::{Job, JobState, redacted_env};
+use hermes_cron::ledger::{ExecState, Execution};
+use hermes_cron::schedule::{Timestamp, Tz};
 use serde_json::{Value, json};
 
 /// An aligned text table; the last column is not padded.
@@ -54,22 +54,22 @@ impl Table {
 
 /// Make a name safe for one table cell.
 pub fn cell(text: &str, max: usize) -> String {
-    crate::text::one_line(text, max)
+    hermes_cron::text::one_line(text, max)
 }
 
 /// `2026-12-01 08:00:00 CET` in `zone`.
-pub fn local(at: Instant, zone: Tz) -> String {
+pub fn local(at: Timestamp, zone: Tz) -> String {
     at.with_timezone(&zone)
         .format("%Y-%m-%d %H:%M:%S %Z")
         .to_string()
 }
 
 /// RFC 3339 UTC with millisecond precision, e.g. `2026-12-01T07:00:00.000Z`.
-pub fn utc(at: Instant) -> String {
+pub fn utc(at: Timestamp) -> String {
     at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn opt_utc(at: Option<Instant>) -> Value {
+fn opt_utc(at: Option<Timestamp>) -> Value {
     at.map_or(Value::Null, |a| Value::String(utc(a)))
 }
 
@@ -155,7 +155,7 @@ pub fn short_duration(ms: u64) -> String {
 pub fn exit_cell(e: &Execution) -> String {
     match (e.exit_code, e.signal) {
         (Some(c), _) => c.to_string(),
-        (None, Some(s)) => crate::process::signal_name(s),
+        (None, Some(s)) => hermes_cron::process::signal_name(s),
         _ if e.state == ExecState::Running => "…".into(),
         _ => "-".into(),
     }

@@ -3,7 +3,7 @@
 use super::args::{Cli, Command};
 use super::context::Ctx;
 use super::{config_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd};
-use crate::home::Home;
+use hermes_cron::home::Home;
 
 /// Run `cli`; returns the exit code (errors carry theirs, see `exit_code_for`).
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -24,7 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             foreground,
         } => run_cmd::run(&mut ctx, &job, wait, foreground),
         Command::Tick { json } => tick_cmd::tick(&mut ctx, json),
-        Command::Gateway => Ok(crate::daemon::run(ctx.home.clone())),
+        Command::Gateway => Ok(hermes_cron::daemon::run(ctx.home.clone())),
         Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
         Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
         Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),

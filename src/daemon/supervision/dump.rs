@@ -5,7 +5,7 @@
 
 use crate::fsutil::write_atomic;
 use crate::home::Home;
-use crate::schedule::Instant;
+use crate::schedule::Timestamp;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -32,7 +32,7 @@ fn state_of(stat: &str) -> String {
 }
 
 /// The text of the dump.
-pub fn render(reason: &str, doing: &str, at: Instant) -> String {
+pub fn render(reason: &str, doing: &str, at: Timestamp) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "hermes-cron gateway forensic dump");
     let _ = writeln!(out, "at: {at}");
@@ -62,7 +62,7 @@ pub fn render(reason: &str, doing: &str, at: Instant) -> String {
 }
 
 /// Write the dump to `logs/watchdog-<instant>.txt`; returns its path.
-pub fn write(home: &Home, reason: &str, doing: &str, at: Instant) -> Option<PathBuf> {
+pub fn write(home: &Home, reason: &str, doing: &str, at: Timestamp) -> Option<PathBuf> {
     let path = home
         .logs_dir()
         .join(format!("watchdog-{}.txt", at.format("%Y%m%dT%H%M%S%.3fZ")));

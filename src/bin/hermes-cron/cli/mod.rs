@@ -16,5 +16,5 @@ mod runs_cmd;
 mod tick_cmd;
 
 pub use args::Cli;
-pub use fail::{Exit, exit_code_for};
+pub use fail::exit_code_for;
 pub use router::run;

@@ -1,7 +1,12 @@
-//! `hermes-cron`: parse arguments, install logging, run, map errors to exit codes.
+//! `hermes-cron`: parse arguments, install logging, run, map errors to exit
+//! codes. The command line itself (`cli/`: clap types, the router, one file
+//! per command group) lives in this binary, not in the library; it is the
+//! only code that uses anyhow.
+
+mod cli;
 
 use clap::Parser;
-use hermes_cron::cli::{self, Cli};
+use cli::Cli;
 use hermes_cron::exit;
 
 fn main() {

@@ -5,15 +5,15 @@ use super::args::NextArgs;
 use super::context::Ctx;
 use super::fail::usage;
 use super::render::utc;
-use crate::schedule::{self, DstNote, Fire, Instant, Schedule, Tz};
-use crate::store;
 use chrono::{NaiveDateTime, TimeZone};
+use hermes_cron::schedule::{self, DstNote, Fire, Schedule, Timestamp, Tz};
+use hermes_cron::store;
 use serde_json::json;
 
 const MAX_COUNT: usize = 10_000;
 
 /// Parse `--from`: RFC 3339, or a naive ISO time read in `zone`.
-fn parse_from(text: &str, zone: Tz) -> anyhow::Result<Instant> {
+fn parse_from(text: &str, zone: Tz) -> anyhow::Result<Timestamp> {
     if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text.trim()) {
         return Ok(at.with_timezone(&chrono::Utc));
     }
@@ -129,14 +129,14 @@ pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     if fires.is_empty() {
         match sched {
             Schedule::Reboot => println!("{label:?} fires once each time the gateway starts"),
             _ => println!("{label:?} has no fires after {}", utc(from)),
         }
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     println!("{label}  (zone {})", zone.name());
     for f in &fires {
@@ -149,5 +149,5 @@ pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
         );
         println!("{}", line.trim_end());
     }
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }

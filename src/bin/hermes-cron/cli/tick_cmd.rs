@@ -3,10 +3,10 @@
 use super::context::Ctx;
 use super::fail::failure;
 use super::render::{Table, cell, utc};
-use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
-use crate::process::OwnerRole;
-use crate::reconcile;
-use crate::tick::{ClaimContext, claim_due};
+use hermes_cron::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use hermes_cron::process::OwnerRole;
+use hermes_cron::reconcile;
+use hermes_cron::tick::{ClaimContext, claim_due};
 use serde_json::json;
 
 pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
@@ -28,11 +28,11 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         home: &ctx.home,
         config: &config,
         fallback_zone: zone,
-        owner: crate::process::owner(OwnerRole::Cli),
+        owner: hermes_cron::process::owner(OwnerRole::Cli),
         now,
     };
     let report = claim_due(&mut db, &claim_ctx).map_err(|e| {
-        let why = crate::db::explain(&e, &ctx.home.cron_dir())
+        let why = hermes_cron::db::explain(&e, &ctx.home.cron_dir())
             .map(|w| format!(" ({w})"))
             .unwrap_or_default();
         anyhow::Error::from(e).context(format!("tick failed{why}"))
@@ -43,7 +43,7 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         } else {
             println!("another tick is claiming right now; nothing to do");
         }
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -70,14 +70,14 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
                         "started",
                         Some(mode.as_str()),
                         unit.clone(),
-                        cause.as_ref().map(|c| c.code.clone()),
+                        cause.as_ref().map(|c| c.code),
                         None,
                     ),
                     Dispatched::Refused { cause, message } => (
                         "refused",
                         None,
                         None,
-                        Some(cause.code.clone()),
+                        Some(cause.code),
                         Some(message.clone()),
                     ),
                     Dispatched::NotSpawned { message } => {
@@ -92,7 +92,7 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
                 })
             })
             .collect();
-        let not_run = |state: crate::ledger::ExecState| -> Vec<_> {
+        let not_run = |state: hermes_cron::ledger::ExecState| -> Vec<_> {
             report
                 .not_run
                 .iter()
@@ -112,18 +112,18 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
             serde_json::to_string_pretty(&json!({
                 "contended": false,
                 "claimed": claimed,
-                "skipped": not_run(crate::ledger::ExecState::Skipped),
-                "missed": not_run(crate::ledger::ExecState::Missed),
+                "skipped": not_run(hermes_cron::ledger::ExecState::Skipped),
+                "missed": not_run(hermes_cron::ledger::ExecState::Missed),
                 "resolved_unknown": resolved,
                 "conflicts": report.conflicts,
             }))?
         );
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     let skipped = report
         .not_run
         .iter()
-        .filter(|n| n.state == crate::ledger::ExecState::Skipped)
+        .filter(|n| n.state == hermes_cron::ledger::ExecState::Skipped)
         .count();
     println!(
         "claimed {}, skipped {}, missed {}",
@@ -139,7 +139,7 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
             } => (
                 format!("started {mode}"),
                 unit.clone()
-                    .or_else(|| cause.as_ref().map(|c| c.code.clone()))
+                    .or_else(|| cause.as_ref().map(|c| c.code.to_string()))
                     .unwrap_or_default(),
             ),
             Dispatched::Refused { message, .. } => ("refused".into(), message.clone()),
@@ -174,5 +174,5 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     if !started.is_empty() || !report.not_run.is_empty() || !resolved.is_empty() {
         print!("{}", table.render());
     }
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }

@@ -1,45 +1,31 @@
 //! `status`, `doctor`, `metrics`, `prune`.
 
 use super::context::Ctx;
-use crate::daemon::{Capability, read_heartbeat};
-use crate::db::Db;
-use crate::job::JobState;
-use crate::ops::doctor::{self, Finding, Gathered};
-use crate::ops::status::{self, GatewayHealth, NextFire, StatusReport};
-use crate::ops::{metrics, prune};
-use crate::store;
+use hermes_cron::db::Db;
+use hermes_cron::job::JobState;
+use hermes_cron::ops::doctor::{self, Finding, Gathered};
+use hermes_cron::ops::status::{self, GatewayHealth, NextFire, StatusReport};
+use hermes_cron::ops::{metrics, prune};
+use hermes_cron::state_files::read_heartbeat;
+use hermes_cron::store;
+use hermes_cron_core::health::{Capability, Heartbeat};
+use hermes_cron_core::placement::CauseCode;
 
 /// Whether this process can make a scope right now.
 fn capability_now() -> Capability {
-    let manager = crate::dispatch::session_manager();
-    let probe = async move { manager.probe().await };
+    let manager = hermes_cron::dispatch::session_manager();
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map(|rt| rt.block_on(probe));
-    match result {
-        Ok(Ok(())) => Capability {
-            mode: "scoped".into(),
-            cause: None,
-            detail: None,
-        },
-        Ok(Err(bus)) => {
-            let c = crate::dispatch::cause_of(&bus);
-            Capability {
-                mode: "degraded".into(),
-                cause: Some(c.code),
-                detail: Some(crate::dispatch::capability_detail(&bus)),
-            }
-        }
-        Err(e) => Capability {
-            mode: "degraded".into(),
-            cause: Some("io".into()),
-            detail: Some(e.to_string()),
-        },
-    }
+        .map(|rt| {
+            rt.block_on(hermes_cron::dispatch::probe_capability(Some(
+                manager.as_ref(),
+            )))
+        });
+    result.unwrap_or_else(|e| Capability::degraded(CauseCode::Io, Some(e.to_string())))
 }
 
-fn gateway_health(ctx: &Ctx) -> (Option<crate::daemon::Heartbeat>, GatewayHealth) {
+fn gateway_health(ctx: &Ctx) -> (Option<Heartbeat>, GatewayHealth) {
     let beat = read_heartbeat(&ctx.home);
     let alive = beat.as_ref().is_some_and(status::writer_alive);
     let health = status::judge_gateway(beat.as_ref(), alive, ctx.now());
@@ -92,7 +78,7 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
                 job_name: j.name.clone(),
                 at,
             });
-        report.running = crate::ledger::active_runs(db.conn())?.len() as u64;
+        report.running = hermes_cron::ledger::active_runs(db.conn())?.len() as u64;
     }
     report.healthy = gateway == GatewayHealth::Running;
     if json {
@@ -101,9 +87,9 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         print!("{}", status::render(&report));
     }
     Ok(if report.healthy {
-        crate::exit::OK
+        hermes_cron::exit::OK
     } else {
-        crate::exit::FAILURE
+        hermes_cron::exit::FAILURE
     })
 }
 
@@ -152,8 +138,10 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     } else {
         for f in &findings {
             let who = match (&f.job_name, &f.job_id) {
-                (Some(n), Some(id)) => format!("job {} ({id}): ", crate::text::one_line(n, 48)),
-                (Some(n), None) => format!("job {}: ", crate::text::one_line(n, 48)),
+                (Some(n), Some(id)) => {
+                    format!("job {} ({id}): ", hermes_cron::text::one_line(n, 48))
+                }
+                (Some(n), None) => format!("job {}: ", hermes_cron::text::one_line(n, 48)),
                 _ => String::new(),
             };
             println!("[{}] {who}{}\n    fix: {}", f.code, f.problem, f.fix);
@@ -161,9 +149,9 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         println!("{} problem(s) found", findings.len());
     }
     Ok(if findings.is_empty() {
-        crate::exit::OK
+        hermes_cron::exit::OK
     } else {
-        crate::exit::FAILURE
+        hermes_cron::exit::FAILURE
     })
 }
 
@@ -171,7 +159,7 @@ pub fn metrics(ctx: &mut Ctx) -> anyhow::Result<i32> {
     let beat = read_heartbeat(&ctx.home);
     let db = ctx.open_db()?;
     print!("{}", metrics::render(db.conn(), beat.as_ref(), ctx.now())?);
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
@@ -186,5 +174,5 @@ pub fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             r.rows_deleted, r.outputs_deleted, r.bytes_freed
         );
     }
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }

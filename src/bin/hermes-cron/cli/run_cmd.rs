@@ -3,18 +3,18 @@
 use super::args::SpawnArgs;
 use super::context::Ctx;
 use super::fail::{Exit, failure, usage};
-use crate::clock::monotonic;
-use crate::db::{Db, DbWatcher};
-use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
-use crate::dispatch::{SpawnError, SpawnRequest, spawn_worker};
-use crate::exit;
-use crate::ids::ExecutionId;
-use crate::ledger::{self, ExecState, Execution};
-use crate::process::{Owner, OwnerRole};
-use crate::reconcile;
-use crate::schedule;
-use crate::store;
-use crate::tick::{ClaimContext, claim_manual};
+use hermes_cron::clock::monotonic;
+use hermes_cron::db::{Db, DbWatcher};
+use hermes_cron::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use hermes_cron::dispatch::{SpawnError, SpawnRequest, spawn_worker};
+use hermes_cron::exit;
+use hermes_cron::ids::ExecutionId;
+use hermes_cron::ledger::{self, ExecState, Execution};
+use hermes_cron::process::{Owner, OwnerRole};
+use hermes_cron::reconcile;
+use hermes_cron::schedule;
+use hermes_cron::store;
+use hermes_cron::tick::{ClaimContext, claim_manual};
 use nix::sys::signal::{SigHandler, Signal, signal};
 use std::process::Child;
 use std::time::Duration;
@@ -127,7 +127,7 @@ fn describe_end(row: &Execution) -> String {
         s.push_str(&format!(" (exit {code})"));
     }
     if let Some(sig) = row.signal {
-        s.push_str(&format!(" ({})", crate::process::signal_name(sig)));
+        s.push_str(&format!(" ({})", hermes_cron::process::signal_name(sig)));
     }
     if let Some(r) = &row.reason {
         s.push_str(&format!(": {r}"));
@@ -146,7 +146,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         home: &ctx.home,
         config: &config,
         fallback_zone: zone,
-        owner: crate::process::owner(OwnerRole::Cli),
+        owner: hermes_cron::process::owner(OwnerRole::Cli),
         now: ctx.now(),
     };
     let report = claim_manual(&mut db, &claim_ctx, &job)?;
@@ -216,7 +216,7 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let launcher = Launcher::from_env(&ctx.home, &config)?;
     let db = ctx.open_db()?;
-    let env = crate::job::parse_env(&a.env)?;
+    let env = hermes_cron::job::parse_env(&a.env)?;
     let timeout = a
         .timeout
         .as_deref()
@@ -240,7 +240,7 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
                     "{}",
                     serde_json::json!({
                         "execution": s.execution, "mode": s.mode, "unit": s.unit,
-                        "cause": s.cause.as_ref().map(|c| c.code.clone()), "pid": s.child.id(),
+                        "cause": s.cause.as_ref().map(|c| c.code), "pid": s.child.id(),
                     })
                 );
             } else {

@@ -13,9 +13,10 @@
 //! the runtime.
 
 use super::farewell;
-use super::state::Shared;
 use crate::clock::{Clock, monotonic};
+use crate::daemon::state::Shared;
 use crate::home::Home;
+use crate::process::wait_for_signal;
 use nix::sys::signal::{SigSet, Signal};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,16 +49,9 @@ pub fn block() -> nix::Result<()> {
 
 /// The next stop signal within `timeout`, by name.
 fn next_signal(set: &SigSet, timeout: Duration) -> Option<&'static str> {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `set` is a valid sigset_t; `info` is written by the kernel.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let sig = unsafe { libc::sigtimedwait(set.as_ref(), &mut info, &ts) };
-    match sig {
-        libc::SIGTERM => Some("SIGTERM"),
-        libc::SIGINT => Some("SIGINT"),
+    match wait_for_signal(set, timeout)? {
+        Signal::SIGTERM => Some("SIGTERM"),
+        Signal::SIGINT => Some("SIGINT"),
         _ => None,
     }
 }

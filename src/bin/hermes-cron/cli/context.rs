@@ -1,11 +1,11 @@
 //! What every command needs: the home, the clock, the config, the database.
 
 use super::fail::usage;
-use crate::clock::{Clock, SystemClock};
-use crate::config::{self, Config};
-use crate::db::Db;
-use crate::home::Home;
-use crate::schedule::{self, Instant, Tz};
+use hermes_cron::clock::{Clock, SystemClock};
+use hermes_cron::config::{self, Config};
+use hermes_cron::db::Db;
+use hermes_cron::home::Home;
+use hermes_cron::schedule::{self, Timestamp, Tz};
 
 /// The resolved environment of one command.
 pub struct Ctx {
@@ -16,7 +16,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(home: Home) -> anyhow::Result<Ctx> {
-        let clock = SystemClock::from_env().map_err(usage)?;
+        let clock = SystemClock::from_env().map_err(|e| usage(e.to_string()))?;
         Ok(Ctx {
             home,
             clock,
@@ -24,7 +24,7 @@ impl Ctx {
         })
     }
 
-    pub fn now(&self) -> Instant {
+    pub fn now(&self) -> Timestamp {
         self.clock.now()
     }
 
@@ -47,7 +47,7 @@ impl Ctx {
             Some(name) => {
                 schedule::parse_zone(&name).map_err(|e| usage(format!("timezone: {e}")))?
             }
-            None => crate::host_zone::system_zone(),
+            None => hermes_cron::host_zone::system_zone(),
         })
     }
 
@@ -61,7 +61,7 @@ impl Ctx {
             let dir = self.home.cron_dir();
             let why = match nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK) {
                 Err(errno) => format!(" ({} is not writable: {})", dir.display(), errno.desc()),
-                Ok(()) => crate::db::explain(&e, &dir)
+                Ok(()) => hermes_cron::db::explain(&e, &dir)
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default(),
             };

@@ -4,11 +4,11 @@ use super::args::{AddArgs, EditArgs, JobFlags};
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, job_json, local};
-use crate::ids::JobId;
-use crate::job::{Job, JobInput, JobState, redacted_env};
-use crate::ledger::{self, Execution, RunFilter};
-use crate::schedule::{self, Tz};
-use crate::store;
+use hermes_cron::ids::JobId;
+use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
+use hermes_cron::ledger::{self, Execution, RunFilter};
+use hermes_cron::schedule::{self, Tz};
+use hermes_cron::store;
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -105,7 +105,7 @@ pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     } else {
         println!("{}", job.id);
     }
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
@@ -137,7 +137,7 @@ pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
         return Err(failure(format!("job {} was removed while editing", job.id)));
     }
     println!("{}", job.id);
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
@@ -148,7 +148,7 @@ pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
         } else {
             println!("no jobs; add one with `hermes-cron add --name N --schedule S -- CMD`");
         }
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     };
     let jobs = store::list_jobs(db.conn(), all)?;
     let mut lasts = Vec::with_capacity(jobs.len());
@@ -162,7 +162,7 @@ pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
             .map(|(j, l)| job_json(j, zone_of(j, zone), l.as_ref()))
             .collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     let mut table = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "LAST"]);
     for (job, last) in jobs.iter().zip(&lasts) {
@@ -178,7 +178,7 @@ pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
         ]);
     }
     print!("{}", table.render());
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
@@ -192,7 +192,7 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
             "{}",
             serde_json::to_string_pretty(&job_json(&job, jz, last.as_ref()))?
         );
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     let mut lines = vec![
         ("id", job.id.to_string()),
@@ -248,7 +248,7 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
     for (k, v) in lines {
         println!("{k:<14}{v}");
     }
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result<i32> {
@@ -258,7 +258,7 @@ pub fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result
     job.updated_at = ctx.now();
     store::update_job(db.conn(), &job)?;
     println!("paused {} ({})", job.id, cell(&job.name, 64));
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
@@ -281,7 +281,7 @@ pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     job.updated_at = now;
     store::update_job(db.conn(), &job)?;
     println!("resumed {} ({})", job.id, cell(&job.name, 64));
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
@@ -289,5 +289,5 @@ pub fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     let job = store::resolve_job(db.conn(), key)?;
     store::delete_job(db.conn(), &job.id)?;
     println!("removed {} ({})", job.id, cell(&job.name, 64));
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }

@@ -11,8 +11,8 @@
 //! thread that is given a short while and then abandoned.
 
 use super::lifecycle;
-use super::state::Shared;
 use crate::clock::Clock;
+use crate::daemon::state::Shared;
 use crate::home::Home;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -4,16 +4,16 @@ use super::args::RunsArgs;
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, execution_json, exit_cell, short_duration};
-use crate::ids::ExecutionId;
-use crate::ledger::{self, ExecState, RunFilter};
-use crate::schedule::{self, Instant};
-use crate::store::{self, JobLookupError};
+use hermes_cron::ids::ExecutionId;
+use hermes_cron::ledger::{self, ExecState, RunFilter};
+use hermes_cron::schedule::{self, Timestamp};
+use hermes_cron::store::{self, JobLookupError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::time::Duration;
 
 const MAX_LIMIT: usize = 100_000;
 
-fn parse_since(text: &str, now: Instant) -> anyhow::Result<Instant> {
+fn parse_since(text: &str, now: Timestamp) -> anyhow::Result<Timestamp> {
     if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text.trim()) {
         return Ok(at.with_timezone(&chrono::Utc));
     }
@@ -25,14 +25,14 @@ fn parse_since(text: &str, now: Instant) -> anyhow::Result<Instant> {
     Ok(now - chrono::Duration::from_std(ago).unwrap_or_default())
 }
 
-fn short_time(at: Option<Instant>) -> String {
+fn short_time(at: Option<Timestamp>) -> String {
     at.map_or("-".into(), |a| a.format("%m-%d %H:%M:%SZ").to_string())
 }
 
 pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
     let Some(db) = ctx.open_existing_db()? else {
         println!("{}", if a.json { "[]" } else { "no runs yet" });
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     };
     let job = match &a.job {
         None => None,
@@ -70,11 +70,11 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
     if a.json {
         let items: Vec<_> = rows.iter().map(execution_json).collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     if rows.is_empty() {
         println!("no runs");
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     let mut t = Table::new(&[
         "ID",
@@ -99,7 +99,7 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
         ]);
     }
     print!("{}", t.render());
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }
 
 pub fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32> {
@@ -114,7 +114,7 @@ pub fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32>
     })?;
     let Some(path) = row.output_path.clone() else {
         println!("{} {} has no output (it never ran)", row.id, row.state);
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     };
     let mut out = std::io::stdout().lock();
     let mut offset = 0u64;
@@ -130,12 +130,12 @@ pub fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32>
             return Err(failure(format!("output file {path} is gone (pruned?)")));
         }
         if !follow {
-            return Ok(crate::exit::OK);
+            return Ok(hermes_cron::exit::OK);
         }
         let state = ledger::get_execution(db.conn(), &id)?.map(|(r, _)| r.state);
         if state.is_none_or(|s| s.is_terminal()) {
             follow_tail(&path, offset, &mut out)?;
-            return Ok(crate::exit::OK);
+            return Ok(hermes_cron::exit::OK);
         }
         std::thread::sleep(Duration::from_millis(200));
     }

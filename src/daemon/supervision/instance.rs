@@ -10,10 +10,12 @@
 
 use crate::clock::monotonic;
 use crate::home::Home;
+use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The held instance lock.
@@ -28,11 +30,43 @@ pub struct InstanceLock {
 /// later; a restart in that moment must not be refused.
 const GONE_HOLDER_WAIT: Duration = Duration::from_secs(3);
 
+/// This home cannot be served by this gateway.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    #[error("cannot open {}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot lock {}: {errno}", path.display())]
+    Lock { path: PathBuf, errno: Errno },
+    #[error(
+        "another gateway (pid {pid}) is already running on {}; stop it first or use another --home",
+        home.display()
+    )]
+    Running { pid: String, home: PathBuf },
+    #[error(
+        "refusing home {}: it is owned by uid {owner}, not by you (uid {uid}); run the gateway as its owner, or fix it with `chown -R {uid} {}`",
+        home.display(),
+        home.display()
+    )]
+    NotOurs { home: PathBuf, owner: u32, uid: u32 },
+    #[error(
+        "refusing home {}: mode {mode:04o} lets group or others write to it; fix it with `chmod 700 {}`",
+        home.display(),
+        home.display()
+    )]
+    Writable { home: PathBuf, mode: u32 },
+}
+
 /// Take the instance lock, or say who holds it.
-pub fn acquire(home: &Home) -> Result<InstanceLock, String> {
+pub fn acquire(home: &Home) -> Result<InstanceLock, InstanceError> {
     let path = home.state_dir().join("gateway.lock");
-    let mut file = crate::fsutil::open_lock_file(&path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut file = crate::fsutil::open_lock_file(&path).map_err(|source| InstanceError::Open {
+        path: path.clone(),
+        source,
+    })?;
     let deadline = monotonic() + GONE_HOLDER_WAIT;
     loop {
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
@@ -54,39 +88,36 @@ pub fn acquire(home: &Home) -> Result<InstanceLock, String> {
                     file = held;
                     continue;
                 }
-                return Err(format!(
-                    "another gateway (pid {}) is already running on {}; stop it first or use another --home",
-                    pid.trim(),
-                    home.root().display()
-                ));
+                return Err(InstanceError::Running {
+                    pid: pid.trim().to_string(),
+                    home: home.root().to_path_buf(),
+                });
             }
-            Err((_, e)) => return Err(format!("cannot lock {}: {e}", path.display())),
+            Err((_, errno)) => return Err(InstanceError::Lock { path, errno }),
         }
     }
 }
 
 /// Refuse a home owned by another user or writable by group or others.
-pub fn check_private(home: &Home) -> Result<(), String> {
+pub fn check_private(home: &Home) -> Result<(), InstanceError> {
     let root = home.root();
     let Ok(meta) = std::fs::metadata(root) else {
         return Ok(());
     };
     let uid = nix::unistd::geteuid().as_raw();
     if meta.uid() != uid {
-        return Err(format!(
-            "refusing home {}: it is owned by uid {}, not by you (uid {uid}); run the gateway as its owner, or fix it with `chown -R {uid} {}`",
-            root.display(),
-            meta.uid(),
-            root.display()
-        ));
+        return Err(InstanceError::NotOurs {
+            home: root.to_path_buf(),
+            owner: meta.uid(),
+            uid,
+        });
     }
     let mode = meta.mode() & 0o777;
     if mode & 0o022 != 0 {
-        return Err(format!(
-            "refusing home {}: mode {mode:04o} lets group or others write to it; fix it with `chmod 700 {}`",
-            root.display(),
-            root.display()
-        ));
+        return Err(InstanceError::Writable {
+            home: root.to_path_buf(),
+            mode,
+        });
     }
     Ok(())
 }
@@ -121,7 +152,7 @@ mod tests {
         releaser.join().unwrap();
         // A live recorded holder (us) is refused at once.
         let start = monotonic();
-        let err = acquire(&home).unwrap_err();
+        let err = acquire(&home).unwrap_err().to_string();
         assert!(err.contains(&std::process::id().to_string()), "{err}");
         assert!(start.elapsed() < Duration::from_secs(1));
         drop(lock);
@@ -134,11 +165,11 @@ mod tests {
         home.ensure().unwrap();
         assert!(check_private(&home).is_ok());
         let first = acquire(&home).unwrap();
-        let err = acquire(&home).unwrap_err();
+        let err = acquire(&home).unwrap_err().to_string();
         assert!(err.contains(&std::process::id().to_string()), "{err}");
         drop(first);
         std::fs::set_permissions(home.root(), std::fs::Permissions::from_mode(0o775)).unwrap();
-        let err = check_private(&home).unwrap_err();
+        let err = check_private(&home).unwrap_err().to_string();
         assert!(err.contains("chmod 700"), "{err}");
     }
 }

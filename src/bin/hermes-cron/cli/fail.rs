@@ -1,6 +1,6 @@
 //! Errors that carry their exit code, and the mapping from any error to one.
 
-use crate::exit;
+use hermes_cron::exit;
 
 /// An error with a chosen exit code; its message is printed as is.
 #[derive(Debug, thiserror::Error)]
@@ -34,22 +34,22 @@ pub fn exit_code_for(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<Exit>() {
             return e.code;
         }
-        if let Some(e) = cause.downcast_ref::<crate::config::ConfigError>() {
+        if let Some(e) = cause.downcast_ref::<hermes_cron::config::ConfigError>() {
             return match e {
-                crate::config::ConfigError::Io { .. } => exit::FAILURE,
+                hermes_cron::config::ConfigError::Io { .. } => exit::FAILURE,
                 _ => exit::USAGE,
             };
         }
-        if cause.downcast_ref::<crate::job::JobError>().is_some()
+        if cause.downcast_ref::<hermes_cron::job::JobError>().is_some()
             || cause
-                .downcast_ref::<crate::schedule::ScheduleError>()
+                .downcast_ref::<hermes_cron::schedule::ScheduleError>()
                 .is_some()
         {
             return exit::USAGE;
         }
-        if let Some(e) = cause.downcast_ref::<crate::store::JobLookupError>() {
+        if let Some(e) = cause.downcast_ref::<hermes_cron::store::JobLookupError>() {
             return match e {
-                crate::store::JobLookupError::Store(_) => exit::FAILURE,
+                hermes_cron::store::JobLookupError::Store(_) => exit::FAILURE,
                 _ => exit::USAGE,
             };
         }

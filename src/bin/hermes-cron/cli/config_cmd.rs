@@ -2,8 +2,8 @@
 
 use super::args::ConfigAction;
 use super::context::Ctx;
-use crate::config;
-use crate::home::ensure_private_dir;
+use hermes_cron::config;
+use hermes_cron::home::ensure_private_dir;
 
 pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
     let path = ctx.home.config_file();
@@ -28,5 +28,5 @@ pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
             print!("{}", config::show(&path)?)
         }
     }
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }

@@ -5,10 +5,10 @@
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, local, utc};
-use crate::ids::JobId;
-use crate::import::detect_and_parse;
-use crate::job::{Job, JobState};
-use crate::store;
+use hermes_cron::ids::JobId;
+use hermes_cron::import::detect_and_parse;
+use hermes_cron::job::{Job, JobState};
+use hermes_cron::store;
 use serde_json::json;
 use std::path::Path;
 
@@ -42,7 +42,7 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
     }
     let zone_of = |j: &Job| {
         j.tz.as_deref()
-            .and_then(|t| crate::schedule::parse_zone(t).ok())
+            .and_then(|t| hermes_cron::schedule::parse_zone(t).ok())
             .unwrap_or(zone)
     };
     if as_json {
@@ -73,7 +73,7 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
                 "dry_run": dry_run, "imported": items, "not_imported": skipped, "notes": notes,
             }))?
         );
-        return Ok(crate::exit::OK);
+        return Ok(hermes_cron::exit::OK);
     }
     let mut t = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "FROM"]);
     for (j, i) in jobs.iter().zip(&plan.jobs) {
@@ -109,5 +109,5 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
             format!(", {} not importable", plan.skipped.len())
         }
     );
-    Ok(crate::exit::OK)
+    Ok(hermes_cron::exit::OK)
 }

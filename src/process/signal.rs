@@ -3,7 +3,7 @@
 //! stall killer and overlap `replace`.
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::unistd::Pid;
 
 /// The grace between SIGTERM and SIGKILL (SYSTEM.md: 10 s).
@@ -43,6 +43,21 @@ pub fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
         Ok(()) | Err(Errno::ESRCH) => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Wait up to `timeout` for one of the signals in `set` (which the calling
+/// thread has blocked) and take it: synchronous signal handling, no
+/// handlers, no races (`sigtimedwait`). None when the time passed (or the
+/// wait was interrupted).
+pub fn wait_for_signal(set: &SigSet, timeout: std::time::Duration) -> Option<Signal> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `set` is a valid sigset_t; `info` is written by the kernel.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let sig = unsafe { libc::sigtimedwait(set.as_ref(), &mut info, &ts) };
+    (sig > 0).then(|| Signal::try_from(sig).ok()).flatten()
 }
 
 /// Unblock every signal in the calling thread. For `Command::pre_exec`: a

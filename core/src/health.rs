@@ -1,0 +1,205 @@
+//! The gateway's health as its state files carry it: the heartbeat (pid,
+//! loop progress, the last claim pass, whether scopes can be made) and the
+//! lifecycle record (one line per start and exit). The gateway writes them
+//! (`daemon/`), `status`, `doctor` and `metrics` read them (`ops/`); the
+//! formats and the pure judgements of them live here, below both.
+
+use crate::placement::CauseCode;
+use crate::schedule::Timestamp;
+use std::time::Duration;
+
+/// A heartbeat file older than this many periods, or a loop counter still
+/// for as long, means the gateway is STALLED.
+pub const STALL_PERIODS: u32 = 3;
+
+/// Whether scopes can be made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CapabilityMode {
+    /// Not checked yet.
+    #[default]
+    Unknown,
+    Scoped,
+    Degraded,
+}
+
+crate::text_enum_impls!(CapabilityMode, "dispatch capability", {
+    Unknown => "unknown", Scoped => "scoped", Degraded => "degraded",
+});
+
+impl serde::Serialize for CapabilityMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CapabilityMode {
+    /// A word this version does not know (or an empty one, from before the
+    /// first check) reads as `unknown`.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(text.parse().unwrap_or(CapabilityMode::Unknown))
+    }
+}
+
+/// Whether a scope can be made now, and why not.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Capability {
+    pub mode: CapabilityMode,
+    /// The cause when degraded.
+    #[serde(default, deserialize_with = "lenient_cause")]
+    pub cause: Option<CauseCode>,
+    pub detail: Option<String>,
+}
+
+impl Capability {
+    pub fn scoped() -> Capability {
+        Capability {
+            mode: CapabilityMode::Scoped,
+            cause: None,
+            detail: None,
+        }
+    }
+
+    pub fn degraded(cause: CauseCode, detail: Option<String>) -> Capability {
+        Capability {
+            mode: CapabilityMode::Degraded,
+            cause: Some(cause),
+            detail,
+        }
+    }
+}
+
+/// A cause code this version does not know reads as none.
+fn lenient_cause<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<CauseCode>, D::Error> {
+    let text = <Option<String> as serde::Deserialize>::deserialize(d)?;
+    Ok(text.and_then(|t| t.parse().ok()))
+}
+
+/// How the last claim pass ended: `ok`, `contended`, or `error: <why>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum TickResult {
+    /// No pass yet.
+    #[default]
+    None,
+    Ok,
+    /// Another process held the tick lock.
+    Contended,
+    Error(String),
+}
+
+impl std::fmt::Display for TickResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TickResult::None => Ok(()),
+            TickResult::Ok => f.write_str("ok"),
+            TickResult::Contended => f.write_str("contended"),
+            TickResult::Error(why) => write!(f, "error: {why}"),
+        }
+    }
+}
+
+impl serde::Serialize for TickResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TickResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(match text.as_ref() {
+            "" => TickResult::None,
+            "ok" => TickResult::Ok,
+            "contended" => TickResult::Contended,
+            other => TickResult::Error(other.strip_prefix("error: ").unwrap_or(other).to_string()),
+        })
+    }
+}
+
+/// The outcome of the last claim pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TickSummary {
+    pub at: Option<Timestamp>,
+    pub result: TickResult,
+    pub claimed: usize,
+    pub skipped: usize,
+    pub missed: usize,
+}
+
+/// The heartbeat file's contents.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Heartbeat {
+    pub pid: u32,
+    pub start_time: u64,
+    pub started_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub period_ms: u64,
+    pub loop_counter: u64,
+    /// When the heartbeat thread last saw `loop_counter` change.
+    pub loop_counter_changed_at: Timestamp,
+    pub last_tick: TickSummary,
+    pub capability: Capability,
+    pub active_runs: u64,
+    pub version: String,
+}
+
+impl Heartbeat {
+    /// Whether the loop counter has been still for [`STALL_PERIODS`] periods at `now`.
+    pub fn loop_stalled(&self, now: Timestamp) -> bool {
+        let still = (now - self.loop_counter_changed_at)
+            .to_std()
+            .unwrap_or_default();
+        still > Duration::from_millis(self.period_ms) * STALL_PERIODS
+    }
+
+    /// Whether the file itself is older than [`STALL_PERIODS`] periods at `now`.
+    pub fn file_stale(&self, now: Timestamp) -> bool {
+        let age = (now - self.updated_at).to_std().unwrap_or_default();
+        age > Duration::from_millis(self.period_ms) * STALL_PERIODS
+    }
+}
+
+/// One lifecycle event: a gateway start or exit.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LifecycleLine {
+    /// `start` or `exit`.
+    pub event: String,
+    pub at: Timestamp,
+    pub pid: u32,
+    pub start_time: u64,
+    /// Why it exited: `signal`, `loop_liveness_watchdog`, `fatal: ...`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub version: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_stay_as_documented() {
+        let t = TickSummary {
+            result: TickResult::Error("disk full".into()),
+            ..TickSummary::default()
+        };
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json["result"], "error: disk full");
+        let back: TickSummary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, t);
+        for (r, text) in [(TickResult::Ok, "ok"), (TickResult::Contended, "contended")] {
+            assert_eq!(serde_json::to_value(&r).unwrap(), text);
+        }
+        let c = Capability::degraded(CauseCode::NoAddress, None);
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["mode"], "degraded");
+        assert_eq!(json["cause"], "no_address");
+        // An older file (mode "" before the first check), an unknown cause.
+        let old: Capability =
+            serde_json::from_str(r#"{"mode": "", "cause": "new_cause", "detail": null}"#).unwrap();
+        assert_eq!(old.mode, CapabilityMode::Unknown);
+        assert_eq!(old.cause, None);
+    }
+}

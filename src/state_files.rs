@@ -1,0 +1,50 @@
+//! The gateway's state files under the home's `state/`: the heartbeat,
+//! rewritten atomically on a period, and the lifecycle record, one line per
+//! start and exit. The gateway writes them (`daemon/`); `status`, `doctor`
+//! and `metrics` read them (`ops/`). Their formats are
+//! `hermes_cron_core::health`.
+
+use crate::fsutil::{WriteError, write_atomic};
+use crate::home::Home;
+use hermes_cron_core::health::{Heartbeat, LifecycleLine};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+
+/// Read the heartbeat file of `home`; None when absent or unreadable.
+pub fn read_heartbeat(home: &Home) -> Option<Heartbeat> {
+    serde_json::from_slice(&std::fs::read(home.heartbeat_file()).ok()?).ok()
+}
+
+/// Replace the heartbeat file (atomically). A failed write (a full disk)
+/// leaves the old file, whose age then tells the truth.
+pub fn write_heartbeat(home: &Home, beat: &Heartbeat) -> Result<(), WriteError> {
+    let json = serde_json::to_vec_pretty(beat).unwrap_or_default();
+    write_atomic(&home.heartbeat_file(), &json)
+}
+
+/// Append one lifecycle line, synced (best effort: a full disk must not
+/// stop an exit).
+pub fn append_lifecycle(home: &Home, line: &LifecycleLine) {
+    let Ok(mut text) = serde_json::to_string(line) else {
+        return;
+    };
+    text.push('\n');
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(home.lifecycle_file());
+    if let Ok(mut f) = file {
+        let _ = f.write_all(text.as_bytes());
+        let _ = f.sync_data();
+    }
+}
+
+/// Every line of the lifecycle record.
+pub fn read_lifecycle(home: &Home) -> Vec<LifecycleLine> {
+    std::fs::read_to_string(home.lifecycle_file())
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
