@@ -21,6 +21,7 @@ use crate::db::{DbWatcher, RECHECK_AFTER_CHANGE};
 use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ledger::{self, ExecState};
+use crate::logging::run_span;
 use crate::process::Owner;
 use crate::reconcile::{self, Settled};
 use crate::schedule::{Timestamp, Tz};
@@ -33,6 +34,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tracing::Instrument;
 
 /// The longest sleep without looking again, even with nothing due.
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
@@ -220,10 +222,13 @@ impl EventLoop {
             missed: report.not_run.len() - skipped,
         });
         for n in &report.not_run {
-            tracing::info!(job = %n.job_name, execution = %n.id, state = %n.state, reason = %n.reason_code, "{}", n.reason);
+            run_span(&n.job_name, &n.id).in_scope(
+                || tracing::info!(state = %n.state, reason = %n.reason_code, "{}", n.reason),
+            );
         }
         for c in &report.claimed {
-            tracing::debug!(job = %c.job_name, execution = %c.id, source = %c.source, "claimed");
+            run_span(&c.job_name, &c.id)
+                .in_scope(|| tracing::debug!(source = %c.source, "claimed"));
         }
     }
 
@@ -237,18 +242,22 @@ impl EventLoop {
         let batch: Vec<ClaimedRun> = self.queue.drain(..n).collect();
         let (db, launcher, clock, shared) = (&self.db, &self.launcher, &self.clock, &self.shared);
         let results: Vec<_> = futures_util::stream::iter(batch)
-            .map(|run| async move {
-                // A stop request ends the batch: what is not started yet
-                // stays queued, and is recorded as not run on the way out.
-                if shared.stop_requested() {
-                    return (run, None);
+            .map(|run| {
+                let span = run_span(&run.job_name, &run.id);
+                async move {
+                    // A stop request ends the batch: what is not started yet
+                    // stays queued, and is recorded as not run on the way out.
+                    if shared.stop_requested() {
+                        return (run, None);
+                    }
+                    let d = launcher
+                        .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
+                        .await;
+                    // A long batch is progress, not a frozen loop.
+                    shared.bump();
+                    (run, Some(d))
                 }
-                let d = launcher
-                    .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
-                    .await;
-                // A long batch is progress, not a frozen loop.
-                shared.bump();
-                (run, Some(d))
+                .instrument(span)
             })
             .buffer_unordered(DISPATCH_CONCURRENCY)
             .collect()
@@ -258,6 +267,7 @@ impl EventLoop {
                 self.queue.push_back(run);
                 continue;
             };
+            let _span = run_span(&run.job_name, &run.id).entered();
             match result {
                 Ok(Dispatched::Started {
                     mode,
@@ -266,27 +276,28 @@ impl EventLoop {
                     child,
                 }) => {
                     tracing::info!(
-                        job = %run.job_name, execution = %run.id, mode = %mode,
+                        mode = %mode,
                         unit = unit.as_deref().unwrap_or("-"),
                         cause = cause.as_ref().map_or("-", |c| c.code.as_str()),
                         pid = child.id(), "started"
                     );
-                    self.runs.add_child(run.id.clone(), child.id(), unit, mode);
+                    self.runs
+                        .add_child(run.id.clone(), &run.job_name, child.id(), unit, mode);
                     // Reaped through SIGCHLD by pid; the handle must not wait.
                     drop(child);
                 }
                 Ok(Dispatched::Refused { cause, message }) => {
-                    tracing::warn!(job = %run.job_name, execution = %run.id, cause = %cause.code, "{message}");
+                    tracing::warn!(cause = %cause.code, "{message}");
                 }
                 Ok(Dispatched::NotSpawned { message }) => {
-                    tracing::error!(job = %run.job_name, execution = %run.id, "{message}");
+                    tracing::error!("{message}");
                 }
                 Err(e) => match dispatch_failure(&run.id, e) {
                     Ok(fatal) => {
                         self.fatal.get_or_insert(fatal);
                     }
                     Err(e) => {
-                        tracing::error!(job = %run.job_name, execution = %run.id, "dispatch failed: {}", Chain(&e))
+                        tracing::error!("dispatch failed: {}", Chain(&e))
                     }
                 },
             }
@@ -303,22 +314,23 @@ impl EventLoop {
             let Some(t) = self.runs.reaped(pid) else {
                 continue;
             };
+            let _span = run_span(&t.job_name, &t.id).entered();
             match reconcile::reaped(&self.db, &t.id, self.owner, pid, status, self.clock.now()) {
                 Ok(Settled::Finished(r)) => {
                     tracing::info!(
-                        job = %r.job_name, execution = %r.id, state = %r.state,
+                        state = %r.state,
                         exit = r.exit_code.map_or("-".into(), |c| c.to_string()),
                         "finished"
                     );
                 }
                 Ok(Settled::Resolved(r)) => {
                     if let Some((state, code, reason)) = r.judgement.recorded() {
-                        tracing::warn!(job = %r.row.job_name, execution = %r.row.id, state = %state, reason = %code, "worker exited without an outcome: {reason}");
+                        tracing::warn!(state = %state, reason = %code, "worker exited without an outcome: {reason}");
                     }
                 }
                 Ok(Settled::Untouched) => {}
                 Err(e) => {
-                    tracing::error!(execution = %t.id, "failed to settle a reaped worker's run: {}", Chain(&e));
+                    tracing::error!("failed to settle a reaped worker's run: {}", Chain(&e));
                 }
             }
             if let (Some(unit), Some(m)) = (&t.unit, self.launcher.manager()) {

@@ -25,6 +25,7 @@ use crate::dispatch::Launcher;
 use crate::exit;
 use crate::home::Home;
 use crate::ledger::ExecState;
+use crate::logging::run_span;
 use crate::process::OwnerRole;
 use crate::reconcile::{self, Judgement};
 use crate::schedule::{self, Tz};
@@ -259,14 +260,15 @@ async fn serve(
         match judgement {
             Judgement::Alive { note } if row.state == ExecState::Running => {
                 runs.add_adopted(row);
-                tracing::info!(job = %row.job_name, execution = %row.id, "adopted: {note}");
+                run_span(&row.job_name, &row.id).in_scope(|| tracing::info!("adopted: {note}"));
             }
             Judgement::Alive { note } => {
-                tracing::info!(execution = %row.id, "left alone: {note}")
+                run_span(&row.job_name, &row.id).in_scope(|| tracing::info!("left alone: {note}"))
             }
             j => {
                 if let Some((_, code, reason)) = j.recorded() {
-                    tracing::warn!(job = %row.job_name, execution = %row.id, reason = %code, "resolved unknown: {reason}")
+                    run_span(&row.job_name, &row.id)
+                        .in_scope(|| tracing::warn!(reason = %code, "resolved unknown: {reason}"));
                 }
             }
         }

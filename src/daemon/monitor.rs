@@ -11,6 +11,7 @@ use super::supervision::notify::Notifier;
 use crate::clock::monotonic;
 use crate::db::Db;
 use crate::dispatch::{Launcher, probe_capability};
+use crate::logging::run_span;
 use crate::reconcile::{self, Judgement, STALL_INTERVALS, Watch};
 use crate::schedule::Timestamp;
 use crate::text::Chain;
@@ -114,18 +115,23 @@ impl Monitor {
                 Ok(Watch::Running) => false,
                 Ok(Watch::Ended(row)) => {
                     if let Some(r) = row {
-                        tracing::info!(job = %r.job_name, execution = %r.id, state = %r.state, "adopted run finished");
+                        run_span(&r.job_name, &r.id)
+                            .in_scope(|| tracing::info!(state = %r.state, "adopted run finished"));
                     }
                     true
                 }
                 Ok(Watch::Resolved(r)) => {
                     if let Judgement::Orphaned { reason, .. } = &r.judgement {
-                        tracing::warn!(job = %r.row.job_name, execution = %r.row.id, "adopted run ended without an outcome: {reason}");
+                        run_span(&r.row.job_name, &r.row.id).in_scope(|| {
+                            tracing::warn!("adopted run ended without an outcome: {reason}")
+                        });
                     }
                     true
                 }
                 Err(e) => {
-                    tracing::error!(execution = %t.id, "failed to look at an adopted run: {}", Chain(&e));
+                    run_span(&t.job_name, &t.id).in_scope(|| {
+                        tracing::error!("failed to look at an adopted run: {}", Chain(&e))
+                    });
                     false
                 }
             };
@@ -143,7 +149,12 @@ impl Monitor {
             Ok(resolved) => {
                 for r in resolved {
                     stall::stop(launcher.manager(), &r.row).await;
-                    tracing::warn!(job = %r.row.job_name, execution = %r.row.id, pid = r.row.pid.unwrap_or_default(), "stalled worker stopped; recorded timed_out (stalled)");
+                    run_span(&r.row.job_name, &r.row.id).in_scope(|| {
+                        tracing::warn!(
+                            pid = r.row.pid.unwrap_or_default(),
+                            "stalled worker stopped; recorded timed_out (stalled)"
+                        )
+                    });
                 }
             }
             Err(e) => tracing::error!("failed to record a stalled run: {}", Chain(&e)),
@@ -160,7 +171,8 @@ fn resolve_orphans(db: &Db, now: Timestamp) {
         Ok(resolved) => {
             for r in resolved {
                 if let Judgement::Orphaned { code, reason } = &r.judgement {
-                    tracing::warn!(job = %r.row.job_name, execution = %r.row.id, reason = %code, "resolved unknown: {reason}");
+                    run_span(&r.row.job_name, &r.row.id)
+                        .in_scope(|| tracing::warn!(reason = %code, "resolved unknown: {reason}"));
                 }
             }
         }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tracked {
     pub id: ExecutionId,
+    pub job_name: String,
     /// The worker's pid.
     pub pid: Option<u32>,
     pub unit: Option<String>,
@@ -34,6 +35,7 @@ impl Runs {
     pub fn add_child(
         &mut self,
         id: ExecutionId,
+        job_name: &str,
         pid: u32,
         unit: Option<String>,
         mode: DispatchMode,
@@ -43,6 +45,7 @@ impl Runs {
             id.clone(),
             Tracked {
                 id,
+                job_name: job_name.to_string(),
                 pid: Some(pid),
                 unit,
                 mode: Some(mode),
@@ -57,6 +60,7 @@ impl Runs {
             e.id.clone(),
             Tracked {
                 id: e.id.clone(),
+                job_name: e.job_name.clone(),
                 pid: e.pid,
                 unit: e.unit.clone(),
                 mode: e.dispatch_mode,
@@ -108,7 +112,7 @@ mod tests {
     fn tracks_children_by_pid_and_adopted_by_id() {
         let mut runs = Runs::default();
         let a = ExecutionId::generate();
-        runs.add_child(a.clone(), 42, None, DispatchMode::Degraded);
+        runs.add_child(a.clone(), "a", 42, None, DispatchMode::Degraded);
         assert_eq!(runs.len(), 1);
         assert_eq!(runs.reaped(42).unwrap().id, a);
         assert_eq!(runs.len(), 0);

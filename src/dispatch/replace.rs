@@ -7,6 +7,7 @@
 use crate::clock::monotonic;
 use crate::db::{Db, DbWatcher};
 use crate::ledger::{self, ExecState, Execution};
+use crate::logging::run_span;
 use crate::process::{identity_of, signal_pid};
 use crate::systemd::UnitManager;
 use nix::sys::signal::Signal;
@@ -16,7 +17,8 @@ use std::time::Duration;
 /// Stop `old` and wait for them to end.
 pub async fn stop_previous(db: &Db, manager: Option<&Arc<dyn UnitManager>>, old: &[Execution]) {
     for run in old {
-        tracing::info!(execution = %run.id, job = %run.job_name, "overlap replace: stopping the previous run");
+        run_span(&run.job_name, &run.id)
+            .in_scope(|| tracing::info!("overlap replace: stopping the previous run"));
         let stopped = match (&run.unit, manager) {
             (Some(unit), Some(m)) => m.stop_unit(unit).await.is_ok(),
             _ => false,

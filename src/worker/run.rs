@@ -44,12 +44,20 @@ pub struct WorkerArgs {
     pub tee: bool,
 }
 
-fn say(exec: &str, msg: impl std::fmt::Display) {
-    eprintln!("hermes-cron-worker[{exec}]: {msg}");
+/// Say something about this run in the worker's log (`logs/worker.log` for
+/// detached workers), inside the run's span.
+fn say(msg: impl std::fmt::Display) {
+    tracing::warn!("{msg}");
 }
 
-/// Run the worker; returns its exit code.
-pub fn run(mut args: WorkerArgs) -> i32 {
+/// Run the worker; returns its exit code. Everything it logs is inside a
+/// `run{execution=…}` span.
+pub fn run(args: WorkerArgs) -> i32 {
+    let span = tracing::info_span!("run", execution = %args.execution);
+    span.in_scope(|| run_in(args))
+}
+
+fn run_in(mut args: WorkerArgs) -> i32 {
     match wait_for_go() {
         Heard::GiveUp => return exit::OK,
         Heard::Go => {}
@@ -67,12 +75,12 @@ pub fn run(mut args: WorkerArgs) -> i32 {
         let _ = unsafe { signal(sig, SigHandler::SigDfl) };
     }
     if handled_signals().thread_block().is_err() {
-        say(&args.execution, "cannot block signals");
+        say("cannot block signals");
     }
     let clock = match SystemClock::from_env() {
         Ok(c) => c,
         Err(e) => {
-            say(&args.execution, e);
+            say(e);
             return exit::WORKER_USAGE;
         }
     };
@@ -80,7 +88,7 @@ pub fn run(mut args: WorkerArgs) -> i32 {
     let db = match Db::open(&home.db_file()) {
         Ok(db) => db,
         Err(e) => {
-            say(&args.execution, Chain(&e).to_string());
+            say(Chain(&e).to_string());
             return exit::WORKER_LEDGER;
         }
     };
@@ -88,11 +96,11 @@ pub fn run(mut args: WorkerArgs) -> i32 {
     let (row, spec) = match ledger::get_execution(db.conn(), &id) {
         Ok(Some(found)) => found,
         Ok(None) => {
-            say(&args.execution, "no such execution in the ledger");
+            say("no such execution in the ledger");
             return exit::WORKER_NOT_OURS;
         }
         Err(e) => {
-            say(&args.execution, format!("cannot read the ledger: {e}"));
+            say(format!("cannot read the ledger: {e}"));
             return exit::WORKER_LEDGER;
         }
     };
@@ -114,21 +122,15 @@ pub fn run(mut args: WorkerArgs) -> i32 {
         )
     };
     let adopted = row.state == ExecState::Claimed
-        && match patience::retry("adopt the row", |m| say(&args.execution, m), adopt) {
+        && match patience::retry("adopt the row", say, adopt) {
             Ok(adopted) => adopted,
             Err(e) => {
-                say(
-                    &args.execution,
-                    format!("cannot adopt the row: {}", Chain(&e)),
-                );
+                say(format!("cannot adopt the row: {}", Chain(&e)));
                 return exit::WORKER_LEDGER;
             }
         };
     if !adopted {
-        say(
-            &args.execution,
-            format!("row is {} and not ours to run; exiting", row.state),
-        );
+        say(format!("row is {} and not ours to run; exiting", row.state));
         return exit::WORKER_NOT_OURS;
     }
     crate::crash::point("worker_after_adopt");
@@ -173,11 +175,8 @@ fn execute(
             let program = spec.command().first().cloned().unwrap_or_default();
             let finished = Finished::not_started(format!("cannot start {program:?}: {e}"));
             let record = |_attempt| ledger::finish(db.conn(), id, &me, &finished, clock.now());
-            if let Err(e) = patience::retry("record the outcome", |m| say(id.as_str(), m), record) {
-                say(
-                    id.as_str(),
-                    format!("cannot record the outcome: {}", Chain(&e)),
-                );
+            if let Err(e) = patience::retry("record the outcome", say, record) {
+                say(format!("cannot record the outcome: {}", Chain(&e)));
                 return exit::WORKER_LEDGER;
             }
             return exit::WORKER_EXEC;
@@ -235,17 +234,11 @@ fn execute(
         }
         result
     };
-    match patience::retry("record the outcome", |m| say(id.as_str(), m), record) {
+    match patience::retry("record the outcome", say, record) {
         Ok(true) => crate::crash::point("worker_after_finish"),
-        Ok(false) => say(
-            id.as_str(),
-            "the row was resolved by someone else; outcome not recorded",
-        ),
+        Ok(false) => say("the row was resolved by someone else; outcome not recorded"),
         Err(e) => {
-            say(
-                id.as_str(),
-                format!("cannot record the outcome: {}", Chain(&e)),
-            );
+            say(format!("cannot record the outcome: {}", Chain(&e)));
             return exit::WORKER_LEDGER;
         }
     }

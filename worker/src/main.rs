@@ -46,6 +46,7 @@ fn main() {
             });
         }
     };
+    hermes_cron::logging::init_worker();
     let Ok(mode) = args.mode.parse::<DispatchMode>() else {
         eprintln!(
             "hermes-cron-worker: --mode {:?} is not scoped, degraded or in_process",
