@@ -9,7 +9,7 @@ use std::time::Duration;
 /// Test-only clock override. Either an RFC 3339 instant (`2026-03-29T00:00:00Z`),
 /// which freezes the clock there, or a signed offset in seconds from the real
 /// clock (`+18000`, `-60`), which moves it. Not for production use.
-pub const TEST_NOW_ENV: &str = "HERMES_CRON_NOW";
+pub(crate) const TEST_NOW_ENV: &str = "HERMES_CRON_NOW";
 
 /// A source of the current instant.
 pub trait Clock: Send + Sync {
@@ -98,16 +98,6 @@ pub fn monotonic() -> std::time::Instant {
 /// Time elapsed since `start` on the monotonic clock.
 pub fn elapsed(start: std::time::Instant) -> Duration {
     monotonic().saturating_duration_since(start)
-}
-
-/// A clock fixed at one instant, for tests.
-#[derive(Clone, Copy, Debug)]
-pub struct FixedClock(pub DateTime<Utc>);
-
-impl Clock for FixedClock {
-    fn now(&self) -> DateTime<Utc> {
-        self.0
-    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// A failed atomic write: which path, and why.
 #[derive(Debug, thiserror::Error)]
 #[error("failed to write {}", path.display())]
-pub struct WriteError {
+pub(crate) struct WriteError {
     pub path: PathBuf,
     #[source]
     pub source: io::Error,
@@ -31,7 +31,7 @@ const FILE_MODE: u32 = 0o600;
 const DIR_MODE: u32 = 0o700;
 
 /// Replace `path` with `text`, atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let target = resolve_symlink(path);
     let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -110,7 +110,7 @@ fn io_error(path: &Path, source: io::Error) -> WriteError {
 }
 
 /// Open (creating, 0600, close-on-exec) a file used only for `flock`.
-pub fn open_lock_file(path: &Path) -> io::Result<File> {
+pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .write(true)

@@ -9,7 +9,7 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming the home.
-pub const HOME_ENV: &str = "HERMES_HOME";
+pub(crate) const HOME_ENV: &str = "HERMES_HOME";
 
 /// A hermes home: the root directory and the fixed layout under it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,33 +69,33 @@ impl Home {
     pub fn db_file(&self) -> PathBuf {
         self.cron_dir().join("cron.db")
     }
-    pub fn tick_lock(&self) -> PathBuf {
+    pub(crate) fn tick_lock(&self) -> PathBuf {
         self.cron_dir().join(".tick.lock")
     }
-    pub fn output_root(&self) -> PathBuf {
+    pub(crate) fn output_root(&self) -> PathBuf {
         self.cron_dir().join("output")
     }
     /// `cron/output/<job-id>/`
-    pub fn output_dir(&self, job_id: &str) -> PathBuf {
+    pub(crate) fn output_dir(&self, job_id: &str) -> PathBuf {
         self.output_root().join(job_id)
     }
     /// `cron/output/<job-id>/<execution-id>.log`
     pub fn output_file(&self, job_id: &str, execution_id: &str) -> PathBuf {
         self.output_dir(job_id).join(format!("{execution_id}.log"))
     }
-    pub fn state_dir(&self) -> PathBuf {
+    pub(crate) fn state_dir(&self) -> PathBuf {
         self.root.join("state")
     }
-    pub fn heartbeat_file(&self) -> PathBuf {
+    pub(crate) fn heartbeat_file(&self) -> PathBuf {
         self.state_dir().join("gateway.heartbeat")
     }
-    pub fn lifecycle_file(&self) -> PathBuf {
+    pub(crate) fn lifecycle_file(&self) -> PathBuf {
         self.state_dir().join("lifecycle.jsonl")
     }
-    pub fn metrics_file(&self) -> PathBuf {
+    pub(crate) fn metrics_file(&self) -> PathBuf {
         self.state_dir().join("metrics.prom")
     }
-    pub fn logs_dir(&self) -> PathBuf {
+    pub(crate) fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
 

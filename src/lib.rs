@@ -13,7 +13,7 @@ pub mod crash;
 pub mod daemon;
 pub mod db;
 pub mod dispatch;
-pub mod fsutil;
+pub(crate) mod fsutil;
 pub mod home;
 pub mod host_zone;
 pub mod ledger;

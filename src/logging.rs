@@ -13,7 +13,7 @@ use crate::ids::ExecutionId;
 use tracing_subscriber::EnvFilter;
 
 /// The environment variable holding the log filter.
-pub const LOG_ENV: &str = "HERMES_CRON_LOG";
+pub(crate) const LOG_ENV: &str = "HERMES_CRON_LOG";
 
 fn install(timestamps: bool) {
     let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
@@ -41,6 +41,6 @@ pub fn init_worker() {
 }
 
 /// The span of one run: the job and execution every event in it is about.
-pub fn run_span(job: &str, execution: &ExecutionId) -> tracing::Span {
+pub(crate) fn run_span(job: &str, execution: &ExecutionId) -> tracing::Span {
     tracing::info_span!("run", job = %crate::text::one_line(job, 64), execution = %execution)
 }

@@ -17,14 +17,14 @@ pub fn read_heartbeat(home: &Home) -> Option<Heartbeat> {
 
 /// Replace the heartbeat file (atomically). A failed write (a full disk)
 /// leaves the old file, whose age then tells the truth.
-pub fn write_heartbeat(home: &Home, beat: &Heartbeat) -> Result<(), WriteError> {
+pub(crate) fn write_heartbeat(home: &Home, beat: &Heartbeat) -> Result<(), WriteError> {
     let json = serde_json::to_vec_pretty(beat).unwrap_or_default();
     write_atomic(&home.heartbeat_file(), &json)
 }
 
 /// Append one lifecycle line, synced (best effort: a full disk must not
 /// stop an exit).
-pub fn append_lifecycle(home: &Home, line: &LifecycleLine) {
+pub(crate) fn append_lifecycle(home: &Home, line: &LifecycleLine) {
     let Ok(mut text) = serde_json::to_string(line) else {
         return;
     };
@@ -38,13 +38,4 @@ pub fn append_lifecycle(home: &Home, line: &LifecycleLine) {
         let _ = f.write_all(text.as_bytes());
         let _ = f.sync_data();
     }
-}
-
-/// Every line of the lifecycle record.
-pub fn read_lifecycle(home: &Home) -> Vec<LifecycleLine> {
-    std::fs::read_to_string(home.lifecycle_file())
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
 }

@@ -43,7 +43,7 @@ const DISPATCH_CONCURRENCY: usize = 32;
 
 /// Why the loop ended.
 #[derive(Debug)]
-pub enum LoopExit {
+pub(crate) enum LoopExit {
     Signal(&'static str),
     /// A failure the gateway does not survive.
     Fatal(Fatal),
@@ -51,7 +51,7 @@ pub enum LoopExit {
 
 /// The signals the loop listens to: stop requests from the signal thread
 /// (SIGTERM, SIGINT; see `signals.rs`) and SIGCHLD.
-pub struct Signals {
+pub(crate) struct Signals {
     stop: StopRequests,
     child: Signal,
 }
@@ -66,7 +66,7 @@ impl Signals {
 }
 
 /// Everything the loop owns.
-pub struct EventLoop {
+pub(crate) struct EventLoop {
     pub home: Home,
     pub config: Config,
     pub zone: Tz,
@@ -343,7 +343,7 @@ impl EventLoop {
     }
 
     /// On shutdown: claims never dispatched are recorded as not run.
-    pub fn abandon_queue(&mut self) {
+    pub(crate) fn abandon_queue(&mut self) {
         let now = self.clock.now();
         for run in self.queue.drain(..) {
             let _ = ledger::abandoned(self.db.conn(), &run.id, &run.owner, now);

@@ -10,7 +10,7 @@ use crate::ledger::LedgerError;
 
 /// A failure the gateway does not survive.
 #[derive(Debug, thiserror::Error)]
-pub enum Fatal {
+pub(crate) enum Fatal {
     #[error("cannot build the runtime")]
     Runtime(#[source] std::io::Error),
     #[error("cannot start the {what}")]
@@ -39,7 +39,10 @@ pub enum Fatal {
 
 /// Whether a failed dispatch stops the gateway: only when the ledger failed
 /// for good. Returns the fatal error, or the error back to be logged.
-pub fn dispatch_failure(execution: &ExecutionId, e: DispatchError) -> Result<Fatal, DispatchError> {
+pub(crate) fn dispatch_failure(
+    execution: &ExecutionId,
+    e: DispatchError,
+) -> Result<Fatal, DispatchError> {
     match e {
         DispatchError::Ledger(source) if !source.is_transient() => Ok(Fatal::Dispatch {
             execution: execution.clone(),

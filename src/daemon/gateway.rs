@@ -40,10 +40,10 @@ use std::time::Duration;
 
 /// Test hook: block the runtime thread this many milliseconds after ready,
 /// as a wedged event loop would (for the loop watchdog's tests).
-pub const WEDGE_ENV: &str = "HERMES_CRON_TEST_WEDGE_LOOP_AFTER_MS";
+pub(crate) const WEDGE_ENV: &str = "HERMES_CRON_TEST_WEDGE_LOOP_AFTER_MS";
 
 /// What the gateway is built from; tests may supply their own.
-pub struct Deps {
+pub(crate) struct Deps {
     pub clock: Arc<dyn Clock>,
     /// None: never create scopes.
     pub manager: Option<Arc<dyn UnitManager>>,
@@ -88,7 +88,7 @@ fn fail(home: &Home, clock: &dyn Clock, code: i32, why: &dyn std::error::Error) 
 /// Run the gateway with explicit dependencies. Call it before this process
 /// starts any thread: it blocks SIGTERM and SIGINT for a thread of its own,
 /// and threads started earlier would not inherit that.
-pub fn run_with(home: Home, deps: Deps) -> i32 {
+pub(crate) fn run_with(home: Home, deps: Deps) -> i32 {
     if let Err(e) = signals::block() {
         eprintln!("hermes-cron gateway: cannot block SIGTERM/SIGINT: {e}");
         return exit::FAILURE;

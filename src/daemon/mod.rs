@@ -21,5 +21,4 @@ pub(crate) mod state;
 mod supervision;
 mod upkeep;
 
-pub use gateway::{Deps, WEDGE_ENV, run, run_with};
-pub use supervision::{HEARTBEAT_PERIOD_ENV, WATCHDOG_REASON};
+pub use gateway::run;

@@ -23,7 +23,7 @@ use std::time::Duration;
 const PROBE_EVERY: Duration = Duration::from_secs(30);
 
 /// The periodic watcher.
-pub struct Monitor {
+pub(crate) struct Monitor {
     period: Duration,
     notifier: Notifier,
     next_probe: Option<std::time::Instant>,
@@ -53,7 +53,7 @@ impl Monitor {
         self.period
     }
 
-    pub fn notifier(&self) -> &Notifier {
+    pub(crate) fn notifier(&self) -> &Notifier {
         &self.notifier
     }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 /// One watched run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tracked {
+pub(crate) struct Tracked {
     pub id: ExecutionId,
     pub job_name: String,
     /// The worker's pid.
@@ -32,7 +32,7 @@ impl Runs {
     }
 
     /// A worker we spawned.
-    pub fn add_child(
+    pub(crate) fn add_child(
         &mut self,
         id: ExecutionId,
         job_name: &str,
@@ -55,7 +55,7 @@ impl Runs {
     }
 
     /// A run found alive by the startup sweep.
-    pub fn add_adopted(&mut self, e: &Execution) {
+    pub(crate) fn add_adopted(&mut self, e: &Execution) {
         self.by_id.insert(
             e.id.clone(),
             Tracked {
@@ -91,7 +91,7 @@ impl Runs {
 }
 
 /// Reap every exited child: `(pid, wait status)` for each.
-pub fn reap_children() -> Vec<(u32, i32)> {
+pub(crate) fn reap_children() -> Vec<(u32, i32)> {
     let mut out = Vec::new();
     loop {
         let mut status = 0;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Shared by the loop, the heartbeat thread and the watchdog.
 #[derive(Debug, Default)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// Bumped by the loop on every turn: a frozen loop shows as a stale counter.
     pub loop_counter: AtomicU64,
     /// Watchdog probes the loop answered.
@@ -32,7 +32,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.loop_counter.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -41,24 +41,24 @@ impl Shared {
     }
 
     /// Claim the process exit; false if another thread already did.
-    pub fn claim_exit(&self) -> bool {
+    pub(crate) fn claim_exit(&self) -> bool {
         !self.exit_claimed.swap(true, Ordering::SeqCst)
     }
 
-    pub fn request_stop(&self) {
+    pub(crate) fn request_stop(&self) {
         self.stop_requested.store(true, Ordering::SeqCst);
     }
 
-    pub fn stop_requested(&self) -> bool {
+    pub(crate) fn stop_requested(&self) -> bool {
         self.stop_requested.load(Ordering::SeqCst)
     }
 
     /// Whether some thread is ending the process.
-    pub fn exiting(&self) -> bool {
+    pub(crate) fn exiting(&self) -> bool {
         self.exit_claimed.load(Ordering::SeqCst)
     }
 
-    pub fn set_doing(&self, what: impl Into<String>) {
+    pub(crate) fn set_doing(&self, what: impl Into<String>) {
         let what = what.into();
         if let Ok(mut d) = self.doing.lock() {
             *d = what;
@@ -66,14 +66,14 @@ impl Shared {
     }
 
     /// What the loop is doing, if the lock is free right now.
-    pub fn try_doing(&self) -> String {
+    pub(crate) fn try_doing(&self) -> String {
         self.doing
             .try_lock()
             .map(|d| d.clone())
             .unwrap_or_else(|_| "(busy: the activity note is being written)".into())
     }
 
-    pub fn set_tick(&self, t: TickSummary) {
+    pub(crate) fn set_tick(&self, t: TickSummary) {
         if let Ok(mut l) = self.last_tick.lock() {
             *l = t;
         }
@@ -83,7 +83,7 @@ impl Shared {
         self.last_tick.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
-    pub fn set_capability(&self, c: Capability) {
+    pub(crate) fn set_capability(&self, c: Capability) {
         if let Ok(mut l) = self.capability.lock() {
             *l = c;
         }

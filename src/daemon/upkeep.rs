@@ -15,16 +15,16 @@ use crate::text::Chain;
 use std::time::Duration;
 
 /// How often the metrics file is rewritten.
-pub const METRICS_EVERY: Duration = Duration::from_secs(15);
+pub(crate) const METRICS_EVERY: Duration = Duration::from_secs(15);
 /// How often retention runs, at most.
-pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+pub(crate) const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// How long after start the first prune runs.
-pub const FIRST_PRUNE_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const FIRST_PRUNE_AFTER: Duration = Duration::from_secs(60);
 
 /// When each chore is next due (monotonic).
 #[derive(Debug, Default)]
-pub struct Upkeep {
+pub(crate) struct Upkeep {
     next_metrics: Option<std::time::Instant>,
     next_prune: Option<std::time::Instant>,
 }

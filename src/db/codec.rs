@@ -5,7 +5,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 
 /// An instant as stored in the database.
-pub fn to_ms(at: DateTime<Utc>) -> i64 {
+pub(crate) fn to_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 

@@ -97,7 +97,7 @@ CREATE INDEX retry_queue_due ON retry_queue(due_at);
 ";
 
 /// Every migration, in order. Index + 1 is the `user_version` it produces.
-pub const MIGRATIONS: &[&str] = &[JOBS, LEDGER];
+pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

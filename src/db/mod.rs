@@ -6,8 +6,10 @@ mod migrations;
 mod open;
 mod watch;
 
-pub use codec::{from_ms, to_ms};
+pub use codec::from_ms;
+
+pub(crate) use codec::to_ms;
 pub use explain::explain;
-pub use migrations::{MIGRATIONS, SCHEMA_VERSION};
-pub use open::{Db, DbError, JOURNAL_ENV, JournalMode};
-pub use watch::{DbWatcher, RECHECK_AFTER_CHANGE};
+pub use open::{Db, DbError, JournalMode};
+pub use watch::DbWatcher;
+pub(crate) use watch::RECHECK_AFTER_CHANGE;

@@ -19,10 +19,10 @@ use std::time::Duration;
 
 /// Test and operator override for the journal: `wal` (default) or `delete`
 /// (forces the rollback journal, as on filesystems where WAL is unavailable).
-pub const JOURNAL_ENV: &str = "HERMES_CRON_JOURNAL";
+pub(crate) const JOURNAL_ENV: &str = "HERMES_CRON_JOURNAL";
 
 /// Override for the busy timeout in milliseconds (default 15000).
-pub const BUSY_TIMEOUT_ENV: &str = "HERMES_CRON_BUSY_TIMEOUT_MS";
+pub(crate) const BUSY_TIMEOUT_ENV: &str = "HERMES_CRON_BUSY_TIMEOUT_MS";
 
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -181,7 +181,8 @@ impl Db {
     }
 
     /// An in-memory database with the full schema, for unit tests.
-    pub fn open_in_memory() -> Result<Db, DbError> {
+    #[cfg(test)]
+    pub(crate) fn open_in_memory() -> Result<Db, DbError> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().map_err(|source| DbError::Open {
             path: path.clone(),
@@ -272,7 +273,7 @@ impl Db {
 }
 
 impl JournalMode {
-    pub fn is_wal(&self) -> bool {
+    pub(crate) fn is_wal(&self) -> bool {
         matches!(self, JournalMode::Wal)
     }
 }

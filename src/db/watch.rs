@@ -16,7 +16,7 @@ use tokio::io::unix::AsyncFd;
 
 /// After a change notification, look at the database once more this much
 /// later: the notification (a WAL append) can precede the commit it announces.
-pub const RECHECK_AFTER_CHANGE: Duration = Duration::from_millis(50);
+pub(crate) const RECHECK_AFTER_CHANGE: Duration = Duration::from_millis(50);
 
 /// The inotify instance, as a raw descriptor tokio can register.
 struct Watch(Inotify);

@@ -7,7 +7,7 @@ use hermes_cron_core::health::Capability;
 use hermes_cron_core::placement::{Cause, CauseCode};
 
 /// `text` with `<user>` and `<uid>` filled in for this process.
-pub fn personalize(text: &str) -> String {
+pub(crate) fn personalize(text: &str) -> String {
     let uid = nix::unistd::getuid();
     let user = std::env::var("USER")
         .ok()
@@ -23,7 +23,7 @@ pub fn personalize(text: &str) -> String {
 }
 
 /// The fix for running without a user systemd manager.
-pub fn fix_text() -> String {
+pub(crate) fn fix_text() -> String {
     personalize(FIX_TEXT)
 }
 
@@ -39,13 +39,13 @@ pub fn cause(code: CauseCode, problem: impl Into<String>) -> Cause {
 /// A bus failure as a cause: its problem, and the fix whether or not the
 /// bus message names one (every way of not getting a scope has the same
 /// remedy).
-pub fn cause_of(c: &BusCause) -> Cause {
+pub(crate) fn cause_of(c: &BusCause) -> Cause {
     cause(c.code(), personalize(&c.problem()))
 }
 
 /// What `status` shows for a bus failure: its message, fix included where
 /// the bus cause carries one.
-pub fn capability_detail(c: &BusCause) -> String {
+pub(crate) fn capability_detail(c: &BusCause) -> String {
     personalize(&c.to_string())
 }
 

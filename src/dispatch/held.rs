@@ -26,7 +26,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// The detached workers' own log, in the home's `logs/`.
-pub const WORKER_LOG: &str = "worker.log";
+pub(crate) const WORKER_LOG: &str = "worker.log";
 
 /// A spawned worker waiting for its go byte.
 #[derive(Debug)]
@@ -121,7 +121,7 @@ impl HeldWorker {
 
     /// Close the gate (the worker sees EOF and exits untouched), make sure it
     /// is gone, and reap it.
-    pub fn abandon(mut self) {
+    pub(crate) fn abandon(mut self) {
         drop(self.go.take());
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Test knob: both D-Bus timeouts of [`Launcher::from_env`], in milliseconds.
-pub const DBUS_TIMEOUT_ENV: &str = "HERMES_CRON_DBUS_TIMEOUT_MS";
+pub(crate) const DBUS_TIMEOUT_ENV: &str = "HERMES_CRON_DBUS_TIMEOUT_MS";
 
 /// The D-Bus timeouts: the test knob when set and sane, else the defaults.
 fn zbus_timeouts() -> ZbusTimeouts {
@@ -72,7 +72,7 @@ pub fn session_manager() -> Arc<dyn UnitManager> {
 }
 
 /// How long an unavailable manager is believed unavailable.
-pub const UNAVAILABLE_RETRY: Duration = Duration::from_secs(30);
+pub(crate) const UNAVAILABLE_RETRY: Duration = Duration::from_secs(30);
 /// Headroom of `RuntimeMaxUSec` over the job's timeout and kill grace.
 const RUNTIME_HEADROOM: Duration = Duration::from_secs(30);
 
@@ -429,9 +429,4 @@ fn warn_degraded_once(cause: &Cause) {
             cause.explained()
         );
     }
-}
-
-/// Whether this process has warned about degraded dispatch.
-pub fn degraded_warned() -> bool {
-    DEGRADED_WARNED.load(Ordering::SeqCst)
 }

@@ -12,12 +12,11 @@ mod replace;
 mod spawn;
 mod worker_bin;
 
-pub use fix::{capability_detail, cause, cause_of, fix_text, personalize, probe_capability};
+pub use fix::{cause, probe_capability};
+
+pub(crate) use fix::fix_text;
 pub use held::{Attach, HeldWorker, WorkerCall};
 pub use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
-pub use launcher::{
-    DBUS_TIMEOUT_ENV, DispatchError, Dispatched, Launcher, UNAVAILABLE_RETRY, degraded_warned,
-    session_manager,
-};
-pub use spawn::{SpawnError, SpawnRequest, Spawned, spawn_blocking, spawn_worker};
-pub use worker_bin::{WORKER_ENV, WorkerNotFound, locate_worker};
+pub use launcher::{DispatchError, Dispatched, Launcher, session_manager};
+pub use spawn::{SpawnError, SpawnRequest, Spawned, spawn_worker};
+pub use worker_bin::{WORKER_ENV, WorkerNotFound};

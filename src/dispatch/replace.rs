@@ -15,7 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Stop `old` and wait for them to end.
-pub async fn stop_previous(db: &Db, manager: Option<&Arc<dyn UnitManager>>, old: &[Execution]) {
+pub(crate) async fn stop_previous(
+    db: &Db,
+    manager: Option<&Arc<dyn UnitManager>>,
+    old: &[Execution],
+) {
     for run in old {
         run_span(&run.job_name, &run.id)
             .in_scope(|| tracing::info!("overlap replace: stopping the previous run"));

@@ -1,9 +1,8 @@
 //! Spawning a long-running worker outside any schedule (kanban workers):
-//! one `spawn` row, dispatched like any claimed run. For embedding, call
-//! [`spawn_worker`] (async, with your own launcher) or [`spawn_blocking`].
+//! one `spawn` row, dispatched like any claimed run.
 
 use super::{Attach, Cause, Dispatched, Launcher, Requirement};
-use crate::clock::{Clock, SystemClock};
+use crate::clock::Clock;
 use crate::config::{self, Config};
 use crate::db::Db;
 use crate::home::Home;
@@ -162,26 +161,4 @@ pub async fn spawn_worker(
         }),
         Dispatched::NotSpawned { message } => Err(SpawnError::NotSpawned(message)),
     }
-}
-
-/// [`spawn_worker`] with everything set up from the home: its config, the
-/// session bus of this process, and a private runtime.
-pub fn spawn_blocking(home: &Home, req: &SpawnRequest) -> Result<Spawned, SpawnError> {
-    let loaded = config::load(&home.config_file())?;
-    home.ensure()?;
-    let db = Db::open(&home.db_file())?;
-    let launcher = Launcher::from_env(home, &loaded.config)?;
-    let clock = SystemClock::from_env()?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(SpawnError::Runtime)?;
-    rt.block_on(spawn_worker(
-        home,
-        &loaded.config,
-        &launcher,
-        &db,
-        req,
-        &clock,
-    ))
 }

@@ -33,7 +33,7 @@ pub enum LedgerError {
 
 impl LedgerError {
     /// The SQLite error behind this one, if any.
-    pub fn sqlite(&self) -> Option<&rusqlite::Error> {
+    pub(crate) fn sqlite(&self) -> Option<&rusqlite::Error> {
         match self {
             LedgerError::Sql { source, .. } | LedgerError::Read { source, .. } => Some(source),
             LedgerError::NotAllowed { .. } => None,
@@ -41,7 +41,7 @@ impl LedgerError {
     }
 
     /// Whether SQLite said the disk is full.
-    pub fn is_disk_full(&self) -> bool {
+    pub(crate) fn is_disk_full(&self) -> bool {
         self.sqlite()
             .and_then(rusqlite::Error::sqlite_error_code)
             .is_some_and(|c| c == ErrorCode::DiskFull)
@@ -50,7 +50,7 @@ impl LedgerError {
     /// Whether the failure may pass by itself (a lock held past the busy
     /// timeout, a full disk): retried later, never a reason to stop. Anything
     /// else (a corrupt or unreadable database, a refused move) will not.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         self.sqlite()
             .and_then(rusqlite::Error::sqlite_error_code)
             .is_some_and(|c| {

@@ -24,11 +24,10 @@ pub use hermes_cron_core::run::{
     RunSpec, Source,
 };
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
-pub use moves::{
-    Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, spawn_failed, stalled,
-    unadopted,
-};
-pub use read::{RunFilter, active_runs, active_runs_for_job, get_execution, list_executions};
-pub use retention::prune_rows;
-pub use retry::{DueRetry, due_retries, next_retry_at, take as take_retry};
-pub use terminal::Entered;
+pub use moves::{Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
+pub(crate) use moves::{spawn_failed, unadopted};
+pub(crate) use read::active_runs_for_job;
+pub use read::{RunFilter, active_runs, get_execution, list_executions};
+pub(crate) use retention::prune_rows;
+pub use retry::take as take_retry;
+pub(crate) use retry::{due_retries, next_retry_at};

@@ -140,7 +140,7 @@ pub fn refuse(
 }
 
 /// `claimed -> failed`: the worker for `mode` could not be started.
-pub fn spawn_failed(
+pub(crate) fn spawn_failed(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &Owner,
@@ -164,7 +164,7 @@ pub fn spawn_failed(
 
 /// `claimed -> failed`: the worker ended before adopting `row`, so the
 /// command never started; retried per the job's policy.
-pub fn unadopted(
+pub(crate) fn unadopted(
     conn: &Connection,
     row: &Execution,
     message: String,

@@ -162,7 +162,10 @@ pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<Execution>> {
 }
 
 /// Claimed or running rows of one job.
-pub fn active_runs_for_job(conn: &Connection, job: &JobId) -> rusqlite::Result<Vec<Execution>> {
+pub(crate) fn active_runs_for_job(
+    conn: &Connection,
+    job: &JobId,
+) -> rusqlite::Result<Vec<Execution>> {
     collect(
         conn,
         &format!(

@@ -4,7 +4,7 @@
 use crate::db::Db;
 
 /// Delete the terminal rows beyond the newest `keep` of each job; returns how many.
-pub fn prune_rows(db: &mut Db, keep: u64) -> rusqlite::Result<u64> {
+pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> rusqlite::Result<u64> {
     let tx = db.immediate()?;
     let deleted = tx.execute(
         "DELETE FROM executions WHERE id IN (
@@ -13,7 +13,7 @@ pub fn prune_rows(db: &mut Db, keep: u64) -> rusqlite::Result<u64> {
                      PARTITION BY COALESCE(job_id, 'spawn:' || job_name) ORDER BY id DESC) AS rn
                  FROM executions WHERE state NOT IN ('claimed', 'running')
              ) WHERE rn > ?1)",
-        [keep as i64],
+        [i64::from(keep)],
     )? as u64;
     tx.commit()?;
     Ok(deleted)

@@ -12,10 +12,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 /// A retry that is owed now.
 #[derive(Clone, Debug)]
-pub struct DueRetry {
+pub(crate) struct DueRetry {
     /// The failed attempt.
     pub failed: Execution,
-    pub due_at: Timestamp,
 }
 
 /// Queue the retry row `id` is owed after ending in `state` at `at`, if its
@@ -59,7 +58,7 @@ pub fn take(tx: &Connection, failed: &ExecutionId) -> rusqlite::Result<()> {
 
 /// Retries whose backoff has passed, oldest first. A paused job's retries
 /// wait in the queue until it is resumed.
-pub fn due_retries(
+pub(crate) fn due_retries(
     conn: &Connection,
     now: Timestamp,
     limit: usize,
@@ -74,14 +73,13 @@ pub fn due_retries(
     let rows = stmt.query_map(params![to_ms(now), limit as i64], |row| {
         Ok(DueRetry {
             failed: execution_from_row(row)?,
-            due_at: from_ms(row.get("due_at")?),
         })
     })?;
     rows.collect()
 }
 
 /// When the earliest owed retry is due.
-pub fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Timestamp>> {
+pub(crate) fn next_retry_at(conn: &Connection) -> rusqlite::Result<Option<Timestamp>> {
     let ms: Option<i64> = conn
         .prepare_cached(
             "SELECT MIN(q.due_at) FROM retry_queue q

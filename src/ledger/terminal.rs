@@ -28,7 +28,7 @@ use rusqlite::{Connection, params};
 
 /// A row that just became terminal, as [`entered`] sees it.
 #[derive(Clone, Copy, Debug)]
-pub struct Entered<'a> {
+pub(crate) struct Entered<'a> {
     pub id: &'a ExecutionId,
     pub mv: Move,
     pub state: ExecState,
@@ -38,8 +38,17 @@ pub struct Entered<'a> {
 
 /// The observation point: called once for every row that becomes terminal,
 /// inside the transaction that makes it so (an error rolls the move back).
+/// Nothing observes it yet beyond a trace line.
 fn entered(tx: &Connection, event: &Entered<'_>) -> rusqlite::Result<()> {
-    let _ = (tx, event);
+    let _ = tx;
+    tracing::trace!(
+        execution = %event.id,
+        state = %event.state,
+        by = event.mv.name(),
+        reason = event.reason_code.map_or("-", |r| r.as_str()),
+        at = %event.at,
+        "terminal"
+    );
     Ok(())
 }
 

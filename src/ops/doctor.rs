@@ -15,11 +15,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// A job overdue by more than this is reported.
-pub const OVERDUE: chrono::Duration = chrono::Duration::minutes(15);
+pub(crate) const OVERDUE: chrono::Duration = chrono::Duration::minutes(15);
 /// A row claimed longer ago than this, and still `claimed`, is stuck.
-pub const STUCK_CLAIM: chrono::Duration = chrono::Duration::minutes(2);
+pub(crate) const STUCK_CLAIM: chrono::Duration = chrono::Duration::minutes(2);
 /// How far back `unknown` and degraded rows are looked for.
-pub const RECENT: chrono::Duration = chrono::Duration::days(7);
+pub(crate) const RECENT: chrono::Duration = chrono::Duration::days(7);
 
 /// One problem and its fix.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -60,7 +60,7 @@ pub struct Gathered<'a> {
     pub now: Timestamp,
 }
 
-pub fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
+pub(crate) fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
     match g.gateway {
         GatewayHealth::Running => vec![],
         GatewayHealth::NotRunning => vec![finding(
@@ -79,7 +79,7 @@ pub fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
     }
 }
 
-pub fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
+pub(crate) fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
     if g.capability_now.mode == CapabilityMode::Scoped {
         return vec![];
     }
@@ -101,7 +101,7 @@ pub fn check_scope(g: &Gathered<'_>) -> Vec<Finding> {
     )]
 }
 
-pub fn check_overdue(g: &Gathered<'_>) -> Vec<Finding> {
+pub(crate) fn check_overdue(g: &Gathered<'_>) -> Vec<Finding> {
     g.jobs
         .iter()
         .filter(|j| j.state == JobState::Active)
@@ -119,7 +119,7 @@ pub fn check_overdue(g: &Gathered<'_>) -> Vec<Finding> {
         .collect()
 }
 
-pub fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
+pub(crate) fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for j in g.jobs.iter().filter(|j| j.state != JobState::Completed) {
         if let Some(dir) = &j.workdir
@@ -161,7 +161,7 @@ pub fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
     out
 }
 
-pub fn check_permissions(g: &Gathered<'_>) -> Vec<Finding> {
+pub(crate) fn check_permissions(g: &Gathered<'_>) -> Vec<Finding> {
     g.private_paths
         .iter()
         .filter_map(|p| {
@@ -179,7 +179,7 @@ pub fn check_permissions(g: &Gathered<'_>) -> Vec<Finding> {
         .collect()
 }
 
-pub fn check_journal(g: &Gathered<'_>) -> Vec<Finding> {
+pub(crate) fn check_journal(g: &Gathered<'_>) -> Vec<Finding> {
     match g.journal {
         Some(JournalMode::Rollback { mode, .. }) => vec![finding(
             "database_not_wal",

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use std::fmt::Write as _;
 
 /// Upper bounds of the start-lateness histogram, in seconds.
-pub const LATENESS_BUCKETS: &[f64] = &[
+pub(crate) const LATENESS_BUCKETS: &[f64] = &[
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 ];
 

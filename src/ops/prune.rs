@@ -32,18 +32,10 @@ pub enum PruneError {
 
 /// Prune the ledger and the output files.
 pub fn prune(db: &mut Db, home: &Home, cfg: &CronConfig) -> Result<PruneReport, PruneError> {
-    let mut report = PruneReport::default();
-    let tx = db.immediate()?;
-    report.rows_deleted = tx.execute(
-        "DELETE FROM executions WHERE id IN (
-             SELECT id FROM (
-                 SELECT id, ROW_NUMBER() OVER (
-                     PARTITION BY COALESCE(job_id, 'spawn:' || job_name) ORDER BY id DESC) AS rn
-                 FROM executions WHERE state NOT IN ('claimed', 'running')
-             ) WHERE rn > ?1)",
-        [cfg.ledger_retention as i64],
-    )? as u64;
-    tx.commit()?;
+    let mut report = PruneReport {
+        rows_deleted: ledger::prune_rows(db, cfg.ledger_retention)?,
+        ..PruneReport::default()
+    };
     let active: HashSet<String> = ledger::active_runs(db.conn())?
         .into_iter()
         .map(|e| e.id.to_string())

@@ -30,7 +30,7 @@ fn parse_stat(text: &str) -> Option<Stat> {
 }
 
 /// This process.
-pub fn current() -> ProcessIdentity {
+pub(crate) fn current() -> ProcessIdentity {
     let pid = std::process::id();
     identity_of(pid).unwrap_or(ProcessIdentity { pid, start: 0 })
 }

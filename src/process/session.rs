@@ -17,7 +17,7 @@ fn session_of(pid: u32) -> Option<u32> {
 }
 
 /// Every live process in session `sid`.
-pub fn session_members(sid: u32) -> Vec<u32> {
+pub(crate) fn session_members(sid: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -7,14 +7,14 @@ use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::unistd::Pid;
 
 /// The grace between SIGTERM and SIGKILL (SYSTEM.md: 10 s).
-pub const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Test knob: the grace in milliseconds (`HERMES_CRON_KILL_GRACE_MS`), read by
 /// the worker and the gateway at start. Production leaves it unset.
-pub const KILL_GRACE_ENV: &str = "HERMES_CRON_KILL_GRACE_MS";
+pub(crate) const KILL_GRACE_ENV: &str = "HERMES_CRON_KILL_GRACE_MS";
 
 /// The grace to use: the test knob when set and sane, else [`KILL_GRACE`].
-pub fn kill_grace() -> std::time::Duration {
+pub(crate) fn kill_grace() -> std::time::Duration {
     std::env::var(KILL_GRACE_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -24,7 +24,7 @@ pub fn kill_grace() -> std::time::Duration {
 }
 
 /// Send `sig` to every process in group `pgid`. A vanished group is not an error.
-pub fn signal_group(pgid: u32, sig: Signal) -> Result<(), Errno> {
+pub(crate) fn signal_group(pgid: u32, sig: Signal) -> Result<(), Errno> {
     if pgid <= 1 {
         return Err(Errno::EINVAL);
     }
@@ -35,7 +35,7 @@ pub fn signal_group(pgid: u32, sig: Signal) -> Result<(), Errno> {
 }
 
 /// Send `sig` to one process. A vanished process is not an error.
-pub fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
+pub(crate) fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
     if pid <= 1 {
         return Err(Errno::EINVAL);
     }
@@ -49,7 +49,7 @@ pub fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
 /// thread has blocked) and take it: synchronous signal handling, no
 /// handlers, no races (`sigtimedwait`). None when the time passed (or the
 /// wait was interrupted).
-pub fn wait_for_signal(set: &SigSet, timeout: std::time::Duration) -> Option<Signal> {
+pub(crate) fn wait_for_signal(set: &SigSet, timeout: std::time::Duration) -> Option<Signal> {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
@@ -65,7 +65,7 @@ pub fn wait_for_signal(set: &SigSet, timeout: std::time::Duration) -> Option<Sig
 /// not reset it), so a worker that blocks SIGTERM to wait for it
 /// synchronously would otherwise start jobs deaf to SIGTERM.
 /// Async-signal-safe: one `pthread_sigmask` call.
-pub fn unblock_all_signals() -> std::io::Result<()> {
+pub(crate) fn unblock_all_signals() -> std::io::Result<()> {
     // SAFETY: sigemptyset initializes the set; pthread_sigmask reads it.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();

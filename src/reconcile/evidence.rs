@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// Liveness from `/proc`. The worker scan runs once, when first needed.
 #[derive(Default)]
-pub struct ProcLiveness {
+pub(crate) struct ProcLiveness {
     workers: std::sync::OnceLock<HashMap<String, ProcessIdentity>>,
 }
 
@@ -27,7 +27,7 @@ impl Liveness for ProcLiveness {
 }
 
 /// A wait status in words: `exit 3`, `SIGKILL`.
-pub fn describe_wait_status(status: i32) -> String {
+pub(crate) fn describe_wait_status(status: i32) -> String {
     if libc::WIFEXITED(status) {
         format!("exit {}", libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {

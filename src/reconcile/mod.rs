@@ -11,10 +11,8 @@
 mod evidence;
 mod passes;
 
-pub use evidence::{ProcLiveness, describe_wait_status};
 pub use hermes_cron_core::reconcile::{
     Evidence, Judgement, Liveness, Reaped, STALL_INTERVALS, ScopeSeen, Silence, is_stalled, judge,
 };
-pub use passes::{
-    Resolved, Settled, SweepReport, Watch, apply, reaped, stalled, startup_sweep, sweep, watched,
-};
+pub use passes::{Resolved, Settled, Watch, reaped, stalled, sweep};
+pub(crate) use passes::{startup_sweep, watched};

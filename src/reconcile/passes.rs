@@ -31,7 +31,12 @@ pub struct Resolved {
 /// Apply `j` to `row` through its named move. Returns whether the row
 /// moved: false for a judgement that moves nothing, or a lost
 /// compare-and-set (it moved on while we looked: not ours to judge).
-pub fn apply(db: &Db, row: &Execution, j: &Judgement, now: Timestamp) -> Result<bool, LedgerError> {
+pub(crate) fn apply(
+    db: &Db,
+    row: &Execution,
+    j: &Judgement,
+    now: Timestamp,
+) -> Result<bool, LedgerError> {
     let conn = db.conn();
     match j {
         Judgement::Ended | Judgement::Alive { .. } => Ok(false),
@@ -75,22 +80,14 @@ pub fn sweep(db: &Db, now: Timestamp) -> Result<Vec<Resolved>, LedgerError> {
 
 /// What the startup sweep decided for each active row.
 #[derive(Debug, Default)]
-pub struct SweepReport {
+pub(crate) struct SweepReport {
     /// Every row looked at and its judgement; a judgement that would move
     /// a row which moved on meanwhile is left out.
     pub rows: Vec<(Execution, Judgement)>,
 }
 
 impl SweepReport {
-    /// Running rows whose worker lives: the gateway watches them to their end.
-    pub fn adopted(&self) -> impl Iterator<Item = &Execution> {
-        self.rows
-            .iter()
-            .filter(|(r, j)| r.state == ExecState::Running && matches!(j, Judgement::Alive { .. }))
-            .map(|(r, _)| r)
-    }
-
-    pub fn unknown_count(&self) -> usize {
+    pub(crate) fn unknown_count(&self) -> usize {
         self.rows
             .iter()
             .filter(|(_, j)| matches!(j, Judgement::Orphaned { .. }))
@@ -120,7 +117,7 @@ async fn scope_of(manager: &dyn UnitManager, unit: &str) -> Result<Option<ScopeS
 /// checked. `manager` is asked about scopes while it answers; once it
 /// cannot be asked, the rest is judged by pid and start time, so a wedged
 /// manager costs one timeout, not one per row. Idempotent.
-pub async fn startup_sweep(
+pub(crate) async fn startup_sweep(
     db: &Db,
     manager: Option<&dyn UnitManager>,
     now: Timestamp,
@@ -212,7 +209,7 @@ pub enum Watch {
 }
 
 /// Look at the row of a run adopted at start (`| watched |` above).
-pub fn watched(db: &Db, id: &ExecutionId, now: Timestamp) -> Result<Watch, LedgerError> {
+pub(crate) fn watched(db: &Db, id: &ExecutionId, now: Timestamp) -> Result<Watch, LedgerError> {
     let Some(row) = row_of(db, id)? else {
         return Ok(Watch::Ended(None));
     };
@@ -366,6 +363,11 @@ mod tests {
         let manager = Wedged::default();
         let report = startup_sweep(&db, Some(&manager), now).await.unwrap();
         assert_eq!(manager.asked.load(Ordering::SeqCst), 1);
-        assert_eq!(report.adopted().count(), 3, "{report:?}");
+        let adopted = report
+            .rows
+            .iter()
+            .filter(|(_, j)| matches!(j, Judgement::Alive { .. }))
+            .count();
+        assert_eq!(adopted, 3, "{report:?}");
     }
 }

@@ -204,7 +204,7 @@ pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
 }
 
 /// After a claim: the job's next slot, anchor and state.
-pub fn update_job_schedule_state(
+pub(crate) fn update_job_schedule_state(
     conn: &Connection,
     id: &JobId,
     next_run_at: Option<Timestamp>,
@@ -222,7 +222,7 @@ pub fn update_job_schedule_state(
 }
 
 /// One job by id.
-pub fn get_job(conn: &Connection, id: &JobId) -> Result<Option<Job>, StoreError> {
+pub(crate) fn get_job(conn: &Connection, id: &JobId) -> Result<Option<Job>, StoreError> {
     Ok(query_jobs(
         conn,
         &format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"),
@@ -267,7 +267,7 @@ pub fn list_jobs(conn: &Connection, all: bool) -> Result<Vec<Job>, StoreError> {
 /// Active `@reboot` jobs in creation order. Chosen by their stored schedule
 /// text, so a gateway start parses only these (a parsed cron expression holds
 /// about 5 KB; parsing 10,000 of them left ~50 MB on the gateway's heap).
-pub fn reboot_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
+pub(crate) fn reboot_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
     query_jobs(
         conn,
         &format!("SELECT {COLUMNS} FROM jobs WHERE state = 'active' AND schedule = ?1 ORDER BY id"),
@@ -276,7 +276,11 @@ pub fn reboot_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
 }
 
 /// Active jobs whose next slot is at or before `now`, oldest slot first.
-pub fn due_jobs(conn: &Connection, now: Timestamp, limit: usize) -> Result<Vec<Job>, StoreError> {
+pub(crate) fn due_jobs(
+    conn: &Connection,
+    now: Timestamp,
+    limit: usize,
+) -> Result<Vec<Job>, StoreError> {
     query_jobs(
         conn,
         &format!(
@@ -289,7 +293,7 @@ pub fn due_jobs(conn: &Connection, now: Timestamp, limit: usize) -> Result<Vec<J
 }
 
 /// The earliest next slot of any active job.
-pub fn next_due_at(conn: &Connection) -> Result<Option<Timestamp>, StoreError> {
+pub(crate) fn next_due_at(conn: &Connection) -> Result<Option<Timestamp>, StoreError> {
     let ms: Option<i64> = conn
         .prepare_cached(
             "SELECT MIN(next_run_at) FROM jobs WHERE state = 'active' AND next_run_at IS NOT NULL",

@@ -3,6 +3,7 @@
 mod jobs;
 
 pub use jobs::{
-    JobLookupError, StoreError, delete_job, due_jobs, get_job, insert_job, list_jobs, next_due_at,
-    reboot_jobs, resolve_job, update_job, update_job_schedule_state,
+    JobLookupError, StoreError, delete_job, insert_job, list_jobs, resolve_job, update_job,
 };
+
+pub(crate) use jobs::{due_jobs, get_job, next_due_at, reboot_jobs, update_job_schedule_state};

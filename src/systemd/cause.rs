@@ -10,7 +10,7 @@ use hermes_cron_core::placement::CauseCode;
 use std::path::PathBuf;
 
 /// What to do when the user manager cannot be reached.
-pub const FIX_TEXT: &str = "run `loginctl enable-linger <user>` so the user manager and its \
+pub(crate) const FIX_TEXT: &str = "run `loginctl enable-linger <user>` so the user manager and its \
     session bus stay up; when hermes-cron runs from a system-level unit, also set \
     XDG_RUNTIME_DIR=/run/user/<uid> and DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/<uid>/bus \
     in that unit";

@@ -26,7 +26,9 @@ mod proxy;
 mod zbus_manager;
 
 pub use bus::{AddressSource, BusAddress, BusEnv, locate_bus};
-pub use cause::{BusCause, FIX_TEXT};
+
+pub use cause::BusCause;
+pub(crate) use cause::FIX_TEXT;
 pub use hermes_cron_core::scope::{
     DESCRIPTION_MAX, ScopeSpec, UNIT_NAME_MAX, escape_unit_component, sanitize_description,
     scope_unit_name,

@@ -326,7 +326,7 @@ pub fn claim_manual(
 
 /// `@reboot` jobs: one occurrence each per gateway start, at `ctx.now` (the
 /// start instant), source `reboot`. Honours overlap like any claim.
-pub fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
+pub(crate) fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
     let tx = db.immediate()?;
     let mut w = Writer {
         tx: &tx,

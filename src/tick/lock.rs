@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 
 /// A held tick lock; released on drop.
 #[derive(Debug)]
-pub struct TickLock {
+pub(crate) struct TickLock {
     _lock: Flock<File>,
 }
 
 /// The outcome of trying to take the lock.
 #[derive(Debug)]
-pub enum TryLock {
+pub(crate) enum TryLock {
     Acquired(TickLock),
     /// Another process holds it: it is claiming right now.
     Contended,
@@ -54,7 +54,7 @@ fn hint_for(e: &std::io::Error) -> &'static str {
 
 impl TickLock {
     /// Try once to take the lock at `path`, creating the file (0600) if needed.
-    pub fn try_acquire(path: &Path) -> Result<TryLock, LockError> {
+    pub(crate) fn try_acquire(path: &Path) -> Result<TryLock, LockError> {
         let file = crate::fsutil::open_lock_file(path).map_err(|source| LockError::Open {
             path: path.to_path_buf(),
             hint: hint_for(&source),

@@ -5,11 +5,10 @@
 mod claim;
 mod lock;
 
-pub use claim::{
-    ClaimContext, ClaimError, ClaimReport, ClaimedRun, NotRun, claim_due, claim_manual,
-    claim_reboot,
-};
+pub use claim::{ClaimContext, ClaimError, ClaimReport, ClaimedRun, claim_due, claim_manual};
+
+pub(crate) use claim::claim_reboot;
 pub use hermes_cron_core::plan::{
     JobPlan, MAX_SLOTS_PER_PASS, ON_TIME, PlanInput, PlannedSlot, SlotFate, misfire_grace, plan_job,
 };
-pub use lock::{LockError, TickLock, TryLock};
+pub use lock::LockError;

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 /// What ended up in the output file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// Bytes of job output stored in the file (the mark not included).
     pub stored: u64,
     /// Bytes the job wrote in all.
@@ -24,12 +24,12 @@ pub struct Captured {
 }
 
 /// The mark appended when the cap is reached.
-pub fn truncation_mark(cap: u64) -> String {
+pub(crate) fn truncation_mark(cap: u64) -> String {
     format!("\n[hermes-cron: output truncated at {cap} bytes]\n")
 }
 
 /// Read `pipe` until EOF on a new thread.
-pub fn spawn_capture(
+pub(crate) fn spawn_capture(
     pipe: OwnedFd,
     file: Option<File>,
     cap: u64,

@@ -76,7 +76,7 @@ impl Go {
 }
 
 /// Block until the launcher's go (or EOF) on stdin, then point stdin at /dev/null.
-pub fn wait_for_go() -> Heard {
+pub(crate) fn wait_for_go() -> Heard {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     let heard = loop {

@@ -9,4 +9,5 @@ mod run;
 mod supervise;
 
 pub use go::{Go, Heard};
+
 pub use run::{WorkerArgs, run};

@@ -18,9 +18,9 @@ use std::path::Path;
 use std::time::Duration;
 
 /// How long a worker keeps retrying a ledger write before giving up.
-pub const LEDGER_PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const LEDGER_PATIENCE: Duration = Duration::from_secs(60);
 /// What [`cut_output`] frees at most.
-pub const ROOM_FOR_THE_LEDGER: u64 = 1024 * 1024;
+pub(crate) const ROOM_FOR_THE_LEDGER: u64 = 1024 * 1024;
 
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
@@ -64,7 +64,7 @@ pub fn retry<T>(
 /// Shorten the output file at `path` by up to [`ROOM_FOR_THE_LEDGER`] and
 /// append a mark saying why. Returns the job output bytes kept, or None when
 /// there was nothing to cut.
-pub fn cut_output(path: &Path) -> Option<u64> {
+pub(crate) fn cut_output(path: &Path) -> Option<u64> {
     let len = std::fs::metadata(path).ok()?.len();
     if len == 0 {
         return None;

@@ -14,7 +14,7 @@ use nix::sys::signal::{SigSet, Signal};
 use std::time::{Duration, Instant};
 
 /// The signals the worker handles synchronously.
-pub fn handled_signals() -> SigSet {
+pub(crate) fn handled_signals() -> SigSet {
     let mut set = SigSet::empty();
     for s in [
         Signal::SIGCHLD,
@@ -29,7 +29,7 @@ pub fn handled_signals() -> SigSet {
 
 /// Timing of the supervision.
 #[derive(Clone, Copy, Debug)]
-pub struct Knobs {
+pub(crate) struct Knobs {
     /// None: no timeout (spawned long-running workers).
     pub timeout: Option<Duration>,
     pub grace: Duration,
@@ -38,7 +38,7 @@ pub struct Knobs {
 
 /// How the supervision ended.
 #[derive(Clone, Copy, Debug)]
-pub struct Supervised {
+pub(crate) struct Supervised {
     pub ending: Ending,
     pub max_rss_kb: u64,
     pub duration: Duration,
@@ -63,7 +63,7 @@ fn reap(pid: i32) -> Option<(Exit, u64)> {
 }
 
 /// Supervise the job with pid (and process group) `pid` until it exits.
-pub fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> Supervised {
+pub(crate) fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> Supervised {
     let started = monotonic();
     let set = handled_signals();
     let pgid = pid;

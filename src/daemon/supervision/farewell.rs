@@ -22,7 +22,7 @@ const SAY_WAIT: Duration = Duration::from_millis(500);
 
 /// Log `msg` at warn level from a throwaway thread; wait at most `wait` for it.
 /// A wedged stderr costs one parked thread, never the caller.
-pub fn say_bounded(msg: String, wait: Duration) {
+pub(crate) fn say_bounded(msg: String, wait: Duration) {
     let (tx, rx) = mpsc::channel::<()>();
     let spawned = std::thread::Builder::new()
         .name("say".into())
@@ -39,7 +39,7 @@ pub fn say_bounded(msg: String, wait: Duration) {
 /// `last` (forensics; returns the message for stderr), record `reason` in the
 /// lifecycle, log the message (bounded), and exit. If another thread claimed
 /// the exit first, park: it is about to end the process.
-pub fn exit_now(
+pub(crate) fn exit_now(
     home: &Home,
     shared: &Shared,
     clock: &dyn Clock,
@@ -57,7 +57,7 @@ pub fn exit_now(
 }
 
 /// Wait for the thread that claimed the exit to end the process.
-pub fn park_forever() -> ! {
+pub(crate) fn park_forever() -> ! {
     loop {
         std::thread::park();
     }

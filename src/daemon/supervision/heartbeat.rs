@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How often the heartbeat is written (default).
-pub const HEARTBEAT_PERIOD: Duration = Duration::from_secs(5);
+pub(crate) const HEARTBEAT_PERIOD: Duration = Duration::from_secs(5);
 /// Test knob: the period in milliseconds.
-pub const HEARTBEAT_PERIOD_ENV: &str = "HERMES_CRON_HEARTBEAT_PERIOD_MS";
+pub(crate) const HEARTBEAT_PERIOD_ENV: &str = "HERMES_CRON_HEARTBEAT_PERIOD_MS";
 
 /// The configured period.
 pub fn period() -> Duration {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// The held instance lock.
 #[derive(Debug)]
-pub struct InstanceLock {
+pub(crate) struct InstanceLock {
     _lock: Flock<File>,
 }
 
@@ -32,7 +32,7 @@ const GONE_HOLDER_WAIT: Duration = Duration::from_secs(3);
 
 /// This home cannot be served by this gateway.
 #[derive(Debug, thiserror::Error)]
-pub enum InstanceError {
+pub(crate) enum InstanceError {
     #[error("cannot open {}", path.display())]
     Open {
         path: PathBuf,
@@ -61,7 +61,7 @@ pub enum InstanceError {
 }
 
 /// Take the instance lock, or say who holds it.
-pub fn acquire(home: &Home) -> Result<InstanceLock, InstanceError> {
+pub(crate) fn acquire(home: &Home) -> Result<InstanceLock, InstanceError> {
     let path = home.state_dir().join("gateway.lock");
     let mut file = crate::fsutil::open_lock_file(&path).map_err(|source| InstanceError::Open {
         path: path.clone(),
@@ -99,7 +99,7 @@ pub fn acquire(home: &Home) -> Result<InstanceLock, InstanceError> {
 }
 
 /// Refuse a home owned by another user or writable by group or others.
-pub fn check_private(home: &Home) -> Result<(), InstanceError> {
+pub(crate) fn check_private(home: &Home) -> Result<(), InstanceError> {
     let root = home.root();
     let Ok(meta) = std::fs::metadata(root) else {
         return Ok(());

@@ -20,6 +20,3 @@ pub(super) mod lifecycle;
 pub(super) mod notify;
 pub(super) mod stop_signals;
 pub(super) mod watchdog;
-
-pub use heartbeat::HEARTBEAT_PERIOD_ENV;
-pub use watchdog::WATCHDOG_REASON;

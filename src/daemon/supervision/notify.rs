@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// A notifier bound to `$NOTIFY_SOCKET`, or a no-op.
 #[derive(Debug)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     target: Option<(UnixDatagram, SocketAddr)>,
     watchdog: Option<Duration>,
 }
@@ -55,7 +55,7 @@ impl Notifier {
     }
 
     /// How often to send `WATCHDOG=1` (half the timeout), if systemd asked.
-    pub fn watchdog_period(&self) -> Option<Duration> {
+    pub(crate) fn watchdog_period(&self) -> Option<Duration> {
         self.watchdog.map(|w| w / 2)
     }
 

@@ -26,13 +26,13 @@ use tokio::sync::mpsc;
 /// ends the process without it.
 /// Longer than one dispatch can take (the 15 s bound on a scope start), so a
 /// dispatch in flight finishes; shorter than the unit's `TimeoutStopSec`.
-pub const STOP_GRACE: Duration = Duration::from_secs(20);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(20);
 
 /// How long the runtime has to show it still turns after a stop request.
-pub const PROBE_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const PROBE_WAIT: Duration = Duration::from_secs(2);
 
 /// The stop request the loop receives: the signal's name.
-pub type StopRequests = mpsc::UnboundedReceiver<&'static str>;
+pub(crate) type StopRequests = mpsc::UnboundedReceiver<&'static str>;
 
 fn stop_set() -> SigSet {
     let mut set = SigSet::empty();

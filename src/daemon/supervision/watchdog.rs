@@ -23,14 +23,14 @@ use std::time::Duration;
 
 /// Timing read from config at start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WatchdogTiming {
+pub(crate) struct WatchdogTiming {
     pub interval: Duration,
     pub timeout: Duration,
     pub max_strikes: u32,
 }
 
 /// The reason recorded when the watchdog fires.
-pub const WATCHDOG_REASON: &str = "loop_liveness_watchdog";
+pub(crate) const WATCHDOG_REASON: &str = "loop_liveness_watchdog";
 
 /// Start the watchdog. `probe` asks the runtime to run the given closure; the
 /// loop's answer is the closure running at all.
