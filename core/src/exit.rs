@@ -1,8 +1,9 @@
 //! Process exit codes shared by the CLI, the gateway and the worker.
 //!
-//! The CLI and gateway codes are the contract in SYSTEM.md. The worker's own
-//! failure codes live in the 120s so they can never be mistaken for a job's
-//! exit status (jobs commonly use 0-2, 64-78 and 126-165).
+//! The CLI and gateway codes are documented in the README ("Exit codes").
+//! The worker's own failure codes live in the 120s so they can never be
+//! mistaken for a job's exit status (jobs commonly use 0-2, 64-78 and
+//! 126-165).
 
 /// Everything went as asked.
 pub const OK: i32 = 0;

@@ -50,31 +50,47 @@ const INSERT: &str = "INSERT INTO executions (id, job_id, job_name, scheduled_fo
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14)
      ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING";
 
+/// One INSERT of an occurrence's row; 0 when it already had one.
+fn insert(
+    conn: &Connection,
+    o: &Occurrence<'_>,
+    state: ExecState,
+    reason: Option<(ReasonCode, &str)>,
+    owner: Option<&Owner>,
+    output_path: Option<&str>,
+) -> rusqlite::Result<usize> {
+    let finished = state.is_terminal().then(|| to_ms(o.at));
+    conn.prepare_cached(INSERT)?.execute(params![
+        o.id.as_str(),
+        o.job_id.map(JobId::as_str),
+        o.job_name,
+        o.scheduled_for.map(to_ms),
+        o.attempt,
+        o.source.as_str(),
+        state.as_str(),
+        reason.map(|(code, _)| code.as_str()),
+        reason.map(|(_, text)| text),
+        o.spec.to_json(),
+        owner.map(Owner::to_string),
+        to_ms(o.at),
+        finished,
+        output_path,
+    ])
+}
+
 /// Insert a claimed row. False: the occurrence already has a row.
 pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
     let o = &c.occurrence;
     check(o.id, Move::Claim, None, ExecState::Claimed)?;
-    let n = conn
-        .prepare_cached(INSERT)
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                o.id.as_str(),
-                o.job_id.map(JobId::as_str),
-                o.job_name,
-                o.scheduled_for.map(to_ms),
-                o.attempt,
-                o.source.as_str(),
-                ExecState::Claimed.as_str(),
-                None::<&str>,
-                None::<String>,
-                o.spec.to_json(),
-                Some(c.owner.to_string()),
-                to_ms(o.at),
-                None::<i64>,
-                c.output_path,
-            ])
-        })
-        .map_err(sql_err(o.id))?;
+    let n = insert(
+        conn,
+        o,
+        ExecState::Claimed,
+        None,
+        Some(&c.owner),
+        c.output_path.as_deref(),
+    )
+    .map_err(sql_err(o.id))?;
     Ok(n == 1)
 }
 
@@ -83,22 +99,8 @@ pub fn not_run(conn: &Connection, r: &NewNotRun<'_>) -> Result<bool, LedgerError
     let o = &r.occurrence;
     check(o.id, Move::NotRun, None, r.state)?;
     in_savepoint(conn, |tx| {
-        let n = tx.prepare_cached(INSERT)?.execute(params![
-            o.id.as_str(),
-            o.job_id.map(JobId::as_str),
-            o.job_name,
-            o.scheduled_for.map(to_ms),
-            o.attempt,
-            o.source.as_str(),
-            r.state.as_str(),
-            Some(r.reason_code.as_str()),
-            Some(&r.reason),
-            o.spec.to_json(),
-            None::<String>,
-            to_ms(o.at),
-            Some(to_ms(o.at)),
-            None::<String>,
-        ])?;
+        let reason = Some((r.reason_code, r.reason.as_str()));
+        let n = insert(tx, o, r.state, reason, None, None)?;
         if n == 1 {
             terminal::inserted(
                 tx,

@@ -115,8 +115,39 @@ pub fn finish(
     conclude(conn, &c)
 }
 
+/// A claimed row (`id`, claimed by `claimer`) ending by `mv`.
+fn conclude_claim(
+    conn: &Connection,
+    mv: Move,
+    id: &ExecutionId,
+    claimer: &Owner,
+    end: (ExecState, ReasonCode, String),
+    at: Timestamp,
+    dispatch: (Option<DispatchMode>, Option<CauseCode>),
+) -> Result<bool, LedgerError> {
+    let owner = claimer.to_string();
+    let (state, code, reason) = end;
+    let mut c =
+        Conclusion::new(mv, id, ExecState::Claimed, Some(&owner), state, at).because(code, reason);
+    (c.dispatch_mode, c.dispatch_cause) = dispatch;
+    conclude(conn, &c)
+}
+
+/// `row` (as its caller read it) ending by `mv`.
+fn conclude_row(
+    conn: &Connection,
+    mv: Move,
+    row: &Execution,
+    end: (ExecState, ReasonCode, String),
+    at: Timestamp,
+) -> Result<bool, LedgerError> {
+    let (state, code, reason) = end;
+    let c = Conclusion::new(mv, &row.id, row.state, stored(row), state, at).because(code, reason);
+    conclude(conn, &c)
+}
+
 /// `claimed -> refused`: a restart-safe scope was required and none could
-/// be made (`cause` is why, as a cause code).
+/// be made (`cause` is why).
 pub fn refuse(
     conn: &Connection,
     id: &ExecutionId,
@@ -125,22 +156,20 @@ pub fn refuse(
     message: String,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
-    let owner = claimer.to_string();
-    let mut c = Conclusion::new(
+    let end = (ExecState::Refused, ReasonCode::ScopeUnavailable, message);
+    conclude_claim(
+        conn,
         Move::Refuse,
         id,
-        ExecState::Claimed,
-        Some(&owner),
-        ExecState::Refused,
+        claimer,
+        end,
         at,
+        (None, Some(cause)),
     )
-    .because(ReasonCode::ScopeUnavailable, message);
-    c.dispatch_cause = Some(cause);
-    conclude(conn, &c)
 }
 
 /// `claimed -> failed`: the worker for `mode` could not be started.
-pub(crate) fn spawn_failed(
+pub fn spawn_failed(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &Owner,
@@ -148,38 +177,28 @@ pub(crate) fn spawn_failed(
     message: String,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
-    let owner = claimer.to_string();
-    let mut c = Conclusion::new(
+    let end = (ExecState::Failed, ReasonCode::SpawnFailed, message);
+    conclude_claim(
+        conn,
         Move::SpawnFailed,
         id,
-        ExecState::Claimed,
-        Some(&owner),
-        ExecState::Failed,
+        claimer,
+        end,
         at,
+        (Some(mode), None),
     )
-    .because(ReasonCode::SpawnFailed, message);
-    c.dispatch_mode = Some(mode);
-    conclude(conn, &c)
 }
 
 /// `claimed -> failed`: the worker ended before adopting `row`, so the
 /// command never started; retried per the job's policy.
-pub(crate) fn unadopted(
+pub fn unadopted(
     conn: &Connection,
     row: &Execution,
     message: String,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
-    let c = Conclusion::new(
-        Move::Unadopted,
-        &row.id,
-        row.state,
-        stored(row),
-        ExecState::Failed,
-        at,
-    )
-    .because(ReasonCode::WorkerExited, message);
-    conclude(conn, &c)
+    let end = (ExecState::Failed, ReasonCode::WorkerExited, message);
+    conclude_row(conn, Move::Unadopted, row, end, at)
 }
 
 /// `claimed | running -> unknown`: the owner of `row` died without a
@@ -199,16 +218,13 @@ pub fn orphaned(
             | ReasonCode::GatewayRestart
             | ReasonCode::NoOwner
     ));
-    let c = Conclusion::new(
+    conclude_row(
+        conn,
         Move::Orphaned,
-        &row.id,
-        row.state,
-        stored(row),
-        ExecState::Unknown,
+        row,
+        (ExecState::Unknown, code, message),
         at,
     )
-    .because(code, message);
-    conclude(conn, &c)
 }
 
 /// `running -> timed_out`: the live worker of `row` stopped stamping its
@@ -219,16 +235,8 @@ pub fn stalled(
     message: String,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
-    let c = Conclusion::new(
-        Move::Stalled,
-        &row.id,
-        row.state,
-        stored(row),
-        ExecState::TimedOut,
-        at,
-    )
-    .because(ReasonCode::Stalled, message);
-    conclude(conn, &c)
+    let end = (ExecState::TimedOut, ReasonCode::Stalled, message);
+    conclude_row(conn, Move::Stalled, row, end, at)
 }
 
 /// `claimed -> missed`: the gateway is stopping and never dispatched it.
@@ -238,18 +246,7 @@ pub fn abandoned(
     claimer: &Owner,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
-    let owner = claimer.to_string();
-    let c = Conclusion::new(
-        Move::Abandoned,
-        id,
-        ExecState::Claimed,
-        Some(&owner),
-        ExecState::Missed,
-        at,
-    )
-    .because(
-        ReasonCode::GatewayStopped,
-        "the gateway stopped before dispatching it; it never ran".into(),
-    );
-    conclude(conn, &c)
+    let why = "the gateway stopped before dispatching it; it never ran".to_string();
+    let end = (ExecState::Missed, ReasonCode::GatewayStopped, why);
+    conclude_claim(conn, Move::Abandoned, id, claimer, end, at, (None, None))
 }

@@ -6,7 +6,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// The grace between SIGTERM and SIGKILL (SYSTEM.md: 10 s).
+/// The grace between SIGTERM and SIGKILL: 10 s (README, "Policies": `--timeout`).
 pub(crate) const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Test knob: the grace in milliseconds (`HERMES_CRON_KILL_GRACE_MS`), read by

@@ -1,7 +1,7 @@
 //! When a schedule fires, and what DST did to each fire. Pure: the zone and
 //! the instants are arguments.
 //!
-//! ## The DST policy (SYSTEM.md "Schedules")
+//! ## The DST policy (the README, "Schedules")
 //!
 //! Croner finds the wall-clock times a cron expression matches, ignoring
 //! zones; this file turns each matched wall time into real instants:
@@ -17,8 +17,8 @@
 //! hours and is "fixed". This is where we differ from croner, which calls a
 //! job fixed only when its second, minute *and* hour are single values: for
 //! croner `0,30 1 * * *` and `*/15 2 * * *` are wildcard jobs that run in both
-//! passes of a repeated hour and are skipped in a gap. SYSTEM.md makes the hour
-//! field the distinction, so for us they run once per wall time in a repeated
+//! passes of a repeated hour and are skipped in a gap. Our policy makes the
+//! hour field the distinction (a named wall time happens once a day), so for us they run once per wall time in a repeated
 //! hour, and a gap moves them to the first instant after it.
 //!
 //! Several wanted wall times in one gap (`0,30 2 * * *` on a 02:00->03:00 day)

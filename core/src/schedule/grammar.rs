@@ -1,5 +1,6 @@
-//! The schedule grammar: which parser a string goes to, in SYSTEM.md's order
-//! (cron, intervals, one-shots, phrases), and the stored (canonical) form.
+//! The schedule grammar: which parser a string goes to, in order (cron,
+//! intervals, one-shots, phrases: the README's "Schedules" table), and the
+//! stored (canonical) form.
 //! Pure.
 //!
 //! Routing, on the first word and the shape of the text:
