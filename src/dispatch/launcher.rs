@@ -11,9 +11,11 @@
 //! 5. release the worker with its placement (the go line), or give it up
 //!    (close its gate: it exits untouched) and record the refusal.
 //!
-//! When the scope start timed out, the held pid may still have been moved
-//! into it late; that worker is given up and a fresh one is started
-//! degraded, so a degraded run is never inside a scope we do not know of.
+//! When the scope's start job ran but did not end `done`, or timed out, the
+//! held pid may have been moved into it (late); that worker is given up and
+//! a fresh one is started degraded, so a degraded run is never inside a
+//! scope we do not know of. When the call never reached a manager, or the
+//! manager refused it, the held worker itself is released degraded.
 //!
 //! A manager found unavailable (no bus, no systemd on it) is remembered for
 //! [`UNAVAILABLE_RETRY`] so a burst of dispatches does not retry the bus for
@@ -306,16 +308,18 @@ impl Launcher {
         match manager.start_scope(&spec).await {
             Ok(()) => Ok(unit),
             Err(bus) => {
-                let timed_out = matches!(bus, BusCause::Timeout { .. });
                 let cause = cause_of(&bus);
                 // A wedged manager (timeout) is as good as absent for a
                 // while: do not spend a full timeout on every dispatch.
-                if bus.is_unavailable() || timed_out {
+                if bus.is_unavailable() || matches!(bus, BusCause::Timeout { .. }) {
                     self.remember_unavailable(&cause);
                 }
+                // Only a call that never reached systemd, or that it
+                // refused, surely left the held worker where it was.
+                let untouched = bus.is_unavailable() || matches!(bus, BusCause::CallRefused { .. });
                 Err(NoScope {
                     cause,
-                    maybe_moved: timed_out,
+                    maybe_moved: !untouched,
                 })
             }
         }
