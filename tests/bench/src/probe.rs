@@ -5,14 +5,14 @@
 //!
 //! "Running" is defined once, here, for every peer: **the launched program is
 //! executing its own `main` after `exec`, and, when it was started held on a
-//! go pipe (our dispatch), after it has read its go byte.** That is the first
+//! go pipe (our dispatch), after it has read its go line (its first byte).** That is the first
 //! instant a worker may do its work, in its scope when it has one
 //! (`systemd-run --scope` and our scoped dispatch both move the process before
 //! it gets there).
 //!
 //! | argv\[1\] | role |
 //! |---|---|
-//! | `--home` | started by our dispatcher (`HeldWorker`): read the go byte, then report |
+//! | `--home` | started by our dispatcher (`HeldWorker`): read the first byte of the go line, then report |
 //! | `probe` | started by a peer (`systemd-run --scope`, fork+exec): report at once |
 //! | `ready` | a job run by the real worker: report at once |
 //! | `stamp FILE` | a timer's service: append CLOCK_REALTIME (ns) to FILE |

@@ -38,7 +38,7 @@ impl ManagerUse {
 /// The four dispatchers the dispatch rows drive. Each is the library's own
 /// `Launcher`; they differ only in the worker binary and the bus.
 pub struct Launchers {
-    /// Scoped, worker = this binary (a held stand-in that reports at its go byte).
+    /// Scoped, worker = this binary (a held stand-in that reports at its go line).
     pub probe_scoped: Launcher,
     /// Degraded (no bus), worker = this binary.
     pub probe_degraded: Launcher,

@@ -1,7 +1,7 @@
 //! `breakdown` (not part of `all`; printed to stderr): where one scoped
 //! dispatch spends its time, with the library's pieces driven one by one:
 //! the held spawn, the scope start (subscribe to `JobRemoved`,
-//! `StartTransientUnit`, wait for the job), the go byte, and the worker waking
+//! `StartTransientUnit`, wait for the job), the go line, and the worker waking
 //! up; one bare D-Bus round trip (`GetUnit`) for scale; and the CPU time the
 //! user manager and the bus daemon spend per scope.
 //!
@@ -24,7 +24,7 @@ use std::time::Duration;
 const PARTS: [&str; 6] = [
     "spawn held",
     "start_scope",
-    "go byte write",
+    "go line write",
     "go → running",
     "total",
     "GetUnit round trip",

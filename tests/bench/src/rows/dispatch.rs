@@ -3,9 +3,9 @@
 //! Four launchers run round-robin in one loop (rotating which goes first), so
 //! a burst of load on the shared machine hits all of them alike:
 //! - ours, scoped: `Launcher::dispatch` (held spawn, `StartTransientUnit`,
-//!   its `JobRemoved`, the go byte) with this binary as the worker;
+//!   its `JobRemoved`, the go line) with this binary as the worker;
 //! - ours, degraded: the same `Launcher::dispatch` finding no bus (held
-//!   spawn with `setsid`, the go byte);
+//!   spawn with `setsid`, the go line);
 //! - `systemd-run --user --scope --quiet --collect <this binary> probe`;
 //! - a plain fork+exec of `<this binary> probe` (`std::process::Command`).
 //!
@@ -139,7 +139,7 @@ pub async fn measure(setup: &Setup, ready: &Ready) -> Result<LaunchSamples, Stri
     Ok(s)
 }
 
-const SCOPED: &str = "scoped dispatch cost: claimed run → worker running (held spawn + StartTransientUnit + JobRemoved + go byte)";
+const SCOPED: &str = "scoped dispatch cost: claimed run → worker running (held spawn + StartTransientUnit + JobRemoved + go line)";
 
 /// Row 1a: scoped vs `systemd-run --scope`.
 pub fn row_1a(s: &LaunchSamples) -> Row {
@@ -178,7 +178,7 @@ pub fn row_2(s: &LaunchSamples) -> Row {
     Row {
         id: "2",
         measure:
-            "degraded dispatch cost: claimed run → worker running (held spawn + setsid + go byte)"
+            "degraded dispatch cost: claimed run → worker running (held spawn + setsid + go line)"
                 .into(),
         ours: p50_p99_ms(&s.degraded),
         peer: format!("plain fork+exec: {}", p50_p99_ms(&s.plain)),

@@ -1,11 +1,11 @@
 //! Row 1c: the same comparison end to end, with the real worker and the real
 //! ledger. A manual occurrence is claimed (not timed); the sample runs from
 //! the start of its dispatch to the instant its **job** is running: the real
-//! `hermes-cron-worker` has read its go byte, opened the ledger, adopted the
+//! `hermes-cron-worker` has read its go line, opened the ledger, adopted the
 //! row (`claimed -> running`, one `synchronous=FULL` commit) and forked the
 //! job, which reports (see [`crate::probe`], role `ready`).
 //!
-//! Peers launch the same worker for the same kind of row, its go byte
+//! Peers launch the same worker for the same kind of row, a bare go (`g`)
 //! already in its stdin pipe: `systemd-run --user --scope ... hermes-cron-worker`
 //! and a plain fork+exec of `hermes-cron-worker`. The worker's own work is the
 //! same in all three; only the launch differs.
