@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README "Two commands"). On a fresh Debian 12 machine it
 # installs what the tests need, boots a private systemd user manager when none
-# is reachable (tests/support/user-manager.sh, as TESTING.md describes), runs
-# the gates (fmt, clippy) and every test, and stops the manager it booted.
+# is reachable (tests/support/user-manager.sh: the scoped tests need a real
+# `systemd --user`), runs the gates (fmt, clippy) and every test (the unit
+# tests, and the integration suite: one binary, tests/suite/), and stops the
+# manager it booted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +27,7 @@ if ! command -v python3 >/dev/null 2>&1; then
     apt-get install -y -qq python3 python3-pip
 fi
 if ! python3 -c 'import croniter' >/dev/null 2>&1; then
-    log "installing croniter (the DST oracle of tests/dst_oracles.rs)"
+    log "installing croniter (the DST oracle of tests/suite/dst_oracles.rs)"
     python3 -m pip --version >/dev/null 2>&1 || apt-get install -y -qq python3-pip
     python3 -m pip install --quiet --root-user-action=ignore --break-system-packages 'croniter==7.0.0'
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for tests/dst_oracles.rs: the fires of cron expressions
+"""Independent oracle for tests/suite/dst_oracles.rs: the fires of cron expressions
 in one zone, computed by Python croniter.
 
 stdin:  {"zone": "Europe/Berlin",

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# A systemd user manager for the scope tests (see shared/design/TESTING.md).
+# A systemd user manager for the scoped tests of the integration suite (tests/suite/;
+# see tests/suite/support/real_manager.rs): they need a real `systemd --user` and fail
+# loudly without one.
 #
 #   tests/support/user-manager.sh start   reuse a reachable manager, or boot a private one
 #                                         (root only); prints the env exports on stdout

@@ -1,0 +1,320 @@
+//! Crash at every step (issue 8, item 1). For each named crash point
+//! (`src/crash.rs`) a real gateway runs on a home with two `every 1s` jobs
+//! whose command appends its execution id to a file; the point's hook makes
+//! the gateway (or each of its workers) SIGKILL itself there; a gateway
+//! without the hook is then started on the same home, runs until new slots
+//! succeed, and is stopped with SIGTERM. After the workers finish, the
+//! ledger invariants of [`crate::support::invariants`] must hold: every slot is one
+//! terminal row, no gap in the slot sequence, no side effect twice, no row
+//! left active, `PRAGMA integrity_check` ok.
+//!
+//! Each point runs scoped (the real systemd user manager at
+//! `XDG_RUNTIME_DIR`/`DBUS_SESSION_BUS_ADDRESS`, default `/run/user/$UID`)
+//! and, where the dispatch path differs, degraded (no bus).
+
+use crate::support::gateway::count;
+use crate::support::invariants::{self, Row};
+use crate::support::scene::{Scene, TWO_JOBS};
+use crate::support::{Bus, SETTLE_TIMEOUT, wait_for};
+use hermes_cron::crash::CRASH_ENV;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A monitor period short enough for the regression tests (default 5 s).
+const QUICK_MONITOR: (&str, &str) = ("HERMES_CRON_HEARTBEAT_PERIOD_MS", "300");
+
+/// Where the crash happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    /// The gateway itself dies at the point.
+    Gateway,
+    /// Each worker dies at the point; the gateway lives on.
+    Worker,
+    /// The startup sweep of a second gateway dies while resolving the rows
+    /// a first gateway (killed after its claim) left behind.
+    Sweep,
+}
+
+fn who(point: &str) -> Who {
+    if point.starts_with("worker_") {
+        Who::Worker
+    } else if point.starts_with("sweep_") {
+        Who::Sweep
+    } else {
+        Who::Gateway
+    }
+}
+
+/// The whole scenario for `point` in `mode`; returns the scene, checked.
+fn crash_at(point: &str, bus: Bus) -> Scene {
+    let scene = Scene::new(bus.clone(), TWO_JOBS);
+    let home = &scene.home;
+    let hook = [(CRASH_ENV, point)];
+    match who(point) {
+        Who::Gateway => {
+            let mut gw = home.gateway(&hook);
+            gw.wait_killed(point, SETTLE_TIMEOUT);
+        }
+        Who::Sweep => {
+            let mut first = home.gateway(&[(CRASH_ENV, "after_claim_commit")]);
+            first.wait_killed("after_claim_commit", SETTLE_TIMEOUT);
+            let mut second = home.gateway(&hook);
+            second.wait_killed(point, SETTLE_TIMEOUT);
+        }
+        Who::Worker => {
+            let mut gw = home.gateway(&hook);
+            let needle = format!("crash point {point} reached");
+            wait_for(
+                &format!("two workers to die at {point}"),
+                SETTLE_TIMEOUT,
+                || (count(&home.worker_log(), &needle) >= 2).then_some(()),
+            );
+            if point != "worker_after_finish" {
+                // The gateway itself must notice its workers died and record
+                // them; a row left active blocks the job (overlap skip)
+                // until the next restart.
+                let mut last = Vec::new();
+                let resolved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    wait_for(
+                        "the gateway to resolve its dead workers' rows",
+                        SETTLE_TIMEOUT,
+                        || {
+                            last = scene.rows();
+                            // `unknown` (the job may have run), or `failed`
+                            // for a worker that never adopted its row.
+                            let resolved = last
+                                .iter()
+                                .filter(|r| r.state == "unknown" || r.state == "failed")
+                                .count();
+                            (resolved >= 2).then_some(())
+                        },
+                    )
+                }));
+                if resolved.is_err() {
+                    let rows: Vec<String> = last.iter().map(|r| r.to_string()).collect();
+                    panic!(
+                        "workers died at {point} but the live gateway left their rows active:\n{}\n{}",
+                        rows.join("\n"),
+                        gw.log()
+                    );
+                }
+            }
+            gw.stop();
+        }
+    }
+    scene.restart_and_run();
+    let tally = scene.check();
+    eprintln!("{point} ({}): {tally}", bus.name());
+    let rows = scene.rows();
+    if bus == Bus::Real {
+        assert!(
+            rows.iter()
+                .any(|r| r.dispatch_mode.as_deref() == Some("scoped")),
+            "no run was scoped: the user manager did not take the scopes"
+        );
+    }
+    scene
+}
+
+fn reasons(scene: &Scene) -> Vec<String> {
+    scene
+        .rows()
+        .iter()
+        .filter(|r| r.state == "unknown")
+        .map(|r| r.reason_code.clone().unwrap_or_default())
+        .collect()
+}
+
+/// The claimed rows of a gateway killed before dispatching are `unknown`
+/// (`claimer_died`), never run, never doubled.
+fn claimer_died_rows(scene: &Scene) {
+    assert!(
+        reasons(scene).iter().any(|r| r == "claimer_died"),
+        "the crash left no claimed row behind to resolve: {:?}",
+        reasons(scene)
+    );
+}
+
+#[test]
+fn claim_before_commit_scoped() {
+    let scene = crash_at("claim_before_commit", Bus::Real);
+    // The transaction rolled back: nothing was half-claimed, nothing to resolve.
+    assert!(reasons(&scene).is_empty(), "{:?}", reasons(&scene));
+}
+
+#[test]
+fn after_claim_commit_scoped() {
+    claimer_died_rows(&crash_at("after_claim_commit", Bus::Real));
+}
+
+#[test]
+fn after_worker_spawn_scoped() {
+    claimer_died_rows(&crash_at("after_worker_spawn", Bus::Real));
+}
+
+#[test]
+fn after_worker_spawn_degraded() {
+    claimer_died_rows(&crash_at("after_worker_spawn", Bus::None));
+}
+
+#[test]
+fn after_scope_created_scoped() {
+    claimer_died_rows(&crash_at("after_scope_created", Bus::Real));
+}
+
+/// A released worker outlives its gateway: it adopts and finishes its run.
+fn released_worker_finished(scene: &Scene) {
+    assert!(reasons(scene).is_empty(), "{:?}", reasons(scene));
+}
+
+#[test]
+fn after_go_scoped() {
+    released_worker_finished(&crash_at("after_go", Bus::Real));
+}
+
+#[test]
+fn after_go_degraded() {
+    released_worker_finished(&crash_at("after_go", Bus::None));
+}
+
+#[test]
+fn worker_before_adopt_scoped() {
+    crash_at("worker_before_adopt", Bus::Real);
+}
+
+#[test]
+fn worker_before_adopt_degraded() {
+    crash_at("worker_before_adopt", Bus::None);
+}
+
+#[test]
+fn worker_after_adopt_scoped() {
+    crash_at("worker_after_adopt", Bus::Real);
+}
+
+#[test]
+fn worker_after_adopt_degraded() {
+    crash_at("worker_after_adopt", Bus::None);
+}
+
+#[test]
+fn worker_before_finish_scoped() {
+    ran_but_unrecorded(&crash_at("worker_before_finish", Bus::Real));
+}
+
+#[test]
+fn worker_before_finish_degraded() {
+    ran_but_unrecorded(&crash_at("worker_before_finish", Bus::None));
+}
+
+#[test]
+fn worker_after_finish_scoped() {
+    released_worker_finished(&crash_at("worker_after_finish", Bus::Real));
+}
+
+#[test]
+fn sweep_before_resolve_scoped() {
+    claimer_died_rows(&crash_at("sweep_before_resolve", Bus::Real));
+}
+
+/// A worker that died at `worker_before_finish` had run its job: its row is
+/// `unknown` and its side effect is there, once.
+fn ran_but_unrecorded(scene: &Scene) {
+    let text = std::fs::read_to_string(&scene.side_effects).unwrap_or_default();
+    let rows = scene.rows();
+    let unknown: Vec<&Row> = rows.iter().filter(|r| r.state == "unknown").collect();
+    assert!(!unknown.is_empty(), "no worker died before finishing");
+    for r in unknown {
+        assert_eq!(r.reason_code.as_deref(), Some("worker_died"), "{r}");
+        assert_eq!(count(&text, &r.id), 1, "the job of {r} ran once");
+    }
+}
+
+#[test]
+fn regression_a_killed_run_command_does_not_wedge_its_job_under_a_live_gateway() {
+    // `run` killed right after its claim leaves a `claimed` row owned by a
+    // dead process. The gateway only swept at startup, so the row stayed
+    // active and overlap `skip` skipped every later slot until a restart.
+    let scene = Scene::new(Bus::None, &TWO_JOBS[..1]);
+    let home = &scene.home;
+    let mut gw = home.gateway(&[QUICK_MONITOR]);
+    gw.wait_ready();
+    scene.wait_successes(1);
+    let out = home
+        .cmd(&["run", "a"])
+        .env(CRASH_ENV, "after_claim_commit")
+        .run();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(libc::SIGKILL),
+        "{out}"
+    );
+    let manual = wait_for("the manual row", SETTLE_TIMEOUT, || {
+        scene.rows().into_iter().find(|r| r.source == "manual")
+    });
+    wait_for(
+        "the live gateway to resolve the dead run's row",
+        SETTLE_TIMEOUT,
+        || {
+            scene
+                .rows()
+                .into_iter()
+                .find(|r| r.id == manual.id && r.state == "unknown")
+        },
+    );
+    scene.wait_successes(2);
+    gw.stop();
+    let rows_after: Vec<Row> = scene.rows();
+    let row = rows_after.iter().find(|r| r.id == manual.id).unwrap();
+    assert_eq!(row.reason_code.as_deref(), Some("claimer_died"), "{row}");
+    scene.check();
+}
+
+#[test]
+fn regression_a_claimed_row_left_to_a_live_worker_is_resolved_when_that_worker_dies() {
+    // The startup sweep leaves a `claimed` row alone while a process carries
+    // its `--execution` (a released worker about to adopt it). If that
+    // process then died without adopting, nobody looked at the row again.
+    let scene = Scene::new(Bus::None, TWO_JOBS);
+    let home = &scene.home;
+    let mut first = home.gateway(&[(CRASH_ENV, "after_claim_commit")]);
+    first.wait_killed("after_claim_commit", SETTLE_TIMEOUT);
+    let stale = invariants::active(&home.db_file());
+    assert!(!stale.is_empty(), "the crash left no claimed row");
+    // Stand-ins for released workers that will die before adopting.
+    let mut holders: Vec<_> = stale
+        .iter()
+        .map(|r| {
+            Command::new("sh")
+                .args(["-c", "sleep 1.5", "hold", "--execution", &r.id])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("spawn sh")
+        })
+        .collect();
+    let mut second = home.gateway(&[QUICK_MONITOR]);
+    second.wait_ready();
+    assert!(
+        second.log().contains("left alone"),
+        "the sweep should leave the rows to their live holders\n{}",
+        second.log()
+    );
+    for h in &mut holders {
+        h.wait().expect("wait holder");
+    }
+    for r in &stale {
+        wait_for(
+            &format!("the gateway to resolve {r} after its holder died"),
+            Duration::from_secs(20),
+            || {
+                scene
+                    .rows()
+                    .into_iter()
+                    .find(|x| x.id == r.id && x.state == "unknown")
+            },
+        );
+    }
+    scene.wait_successes(2);
+    second.stop();
+    scene.check();
+}

@@ -1,0 +1,185 @@
+//! The worker through the real binaries (`run JOB --wait`, scoped against the real user
+//! manager): output cap, timeout, exit codes, exec failures, env, workdir, shell, and
+//! arguments that stay arguments.
+
+use crate::support::TestHome;
+use crate::support::rows::execution_id_in;
+use serde_json::Value;
+
+/// `run JOB --wait`: the exit code of the CLI and the row of the run.
+fn run_wait(h: &TestHome, job: &str) -> (i32, Value) {
+    let out = h.run(&["run", job, "--wait"]);
+    let row = h
+        .row(&execution_id_in(&out.stdout))
+        .unwrap_or_else(|| panic!("no row: {out:#?}"));
+    assert_eq!(row["terminal"], true, "--wait returned early: {row:#}");
+    (out.code(), row)
+}
+
+#[test]
+fn output_beyond_the_cap_is_truncated_with_a_mark() {
+    let h = TestHome::scoped();
+    h.config_set("cron.output_max_bytes", "1024");
+    h.add(
+        "chatty",
+        "every 1h",
+        &[],
+        &["sh", "-c", r#"head -c 5000 /dev/zero | tr '\0' x"#],
+    );
+    let (code, row) = run_wait(&h, "chatty");
+    assert_eq!(code, 0, "{row:#}");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    assert_eq!(row["output_truncated"], true, "{row:#}");
+    assert_eq!(row["output_bytes"], 1024, "{row:#}");
+    let text = h.output_of(&row);
+    let (kept, mark) = text.split_at(1024);
+    assert_eq!(kept, "x".repeat(1024));
+    assert_eq!(mark, "\n[hermes-cron: output truncated at 1024 bytes]\n");
+}
+
+#[test]
+fn a_job_ignoring_sigterm_is_killed_at_the_timeout() {
+    let h = TestHome::scoped().with_env("HERMES_CRON_KILL_GRACE_MS", "200");
+    h.add(
+        "stubborn",
+        "every 1h",
+        &["--timeout", "1s"],
+        &["sh", "-c", r#"trap "" TERM; sleep 60"#],
+    );
+    let (code, row) = run_wait(&h, "stubborn");
+    assert_eq!(code, 1, "{row:#}");
+    assert_eq!(row["state"], "timed_out", "{row:#}");
+    assert_eq!(row["reason_code"], "timeout", "{row:#}");
+    assert_eq!(
+        row["signal"], 9,
+        "SIGTERM was ignored, SIGKILL ended it: {row:#}"
+    );
+}
+
+#[test]
+fn a_non_zero_exit_is_failed_with_its_code() {
+    let h = TestHome::scoped();
+    h.add(
+        "three",
+        "every 1h",
+        &[],
+        &["sh", "-c", "echo before; exit 3"],
+    );
+    let (code, row) = run_wait(&h, "three");
+    assert_eq!(code, 1, "{row:#}");
+    assert_eq!(row["state"], "failed", "{row:#}");
+    assert_eq!(row["reason_code"], "exit_code", "{row:#}");
+    assert_eq!(row["exit_code"], 3, "{row:#}");
+    assert_eq!(h.output_of(&row), "before\n");
+}
+
+#[test]
+fn a_missing_program_is_failed_as_exec_failed() {
+    let h = TestHome::scoped();
+    for (name, program) in [
+        ("absent-path", "/nonexistent/hermes-cron-test-program"),
+        ("absent-name", "hermes-cron-test-no-such-program"),
+    ] {
+        h.add(name, "every 1h", &["--no-check"], &[program, "arg"]);
+        let (code, row) = run_wait(&h, name);
+        assert_eq!(code, 1, "{row:#}");
+        assert_eq!(row["state"], "failed", "{row:#}");
+        assert_eq!(row["reason_code"], "exec_failed", "{row:#}");
+        assert!(row["reason"].as_str().unwrap().contains(program), "{row:#}");
+    }
+}
+
+#[test]
+fn env_reaches_the_job_verbatim() {
+    let h = TestHome::scoped();
+    h.add(
+        "greeter",
+        "every 1h",
+        &["--env", "GREETING=hello world; $(touch pwned) `id`"],
+        &[
+            "sh",
+            "-c",
+            r#"printf '%s|%s' "$GREETING" "$HERMES_CRON_EXECUTION_ID""#,
+        ],
+    );
+    let (code, row) = run_wait(&h, "greeter");
+    assert_eq!(code, 0, "{row:#}");
+    assert_eq!(
+        h.output_of(&row),
+        format!(
+            "hello world; $(touch pwned) `id`|{}",
+            row["id"].as_str().unwrap()
+        )
+    );
+}
+
+#[test]
+fn workdir_is_the_jobs_current_directory() {
+    let h = TestHome::scoped();
+    let dir = h.scratch().join("work dir");
+    std::fs::create_dir(&dir).unwrap();
+    h.add(
+        "where",
+        "every 1h",
+        &["--workdir", dir.to_str().unwrap()],
+        &["pwd"],
+    );
+    let (_, row) = run_wait(&h, "where");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    assert_eq!(h.output_of(&row), format!("{}\n", dir.display()));
+}
+
+#[test]
+fn shell_jobs_run_through_sh_c() {
+    let h = TestHome::scoped();
+    h.add(
+        "piped",
+        "every 1h",
+        &["--shell"],
+        &["echo one && echo two | tr o 0"],
+    );
+    let (_, row) = run_wait(&h, "piped");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    assert_eq!(h.output_of(&row), "one\ntw0\n");
+}
+
+#[test]
+fn arguments_without_shell_are_passed_literally() {
+    let h = TestHome::scoped();
+    let dir = h.scratch().join("wd");
+    std::fs::create_dir_all(dir.join("x")).unwrap();
+    h.add(
+        "literal",
+        "every 1h",
+        &["--workdir", dir.to_str().unwrap()],
+        &[
+            "printf",
+            r"%s\n",
+            "$(touch pwned)",
+            ";rm -rf x",
+            "`touch pwned2`",
+        ],
+    );
+    let (_, row) = run_wait(&h, "literal");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    assert_eq!(
+        h.output_of(&row),
+        "$(touch pwned)\n;rm -rf x\n`touch pwned2`\n"
+    );
+    assert!(!dir.join("pwned").exists());
+    assert!(!dir.join("pwned2").exists());
+    assert!(dir.join("x").is_dir());
+}
+
+#[test]
+fn foreground_runs_in_process_with_output_here() {
+    let h = TestHome::scoped();
+    h.add("fg", "every 1h", &[], &["echo", "in the foreground"]);
+    let out = h.run(&["run", "fg", "--foreground"]).ok();
+    assert!(out.stdout.contains("in the foreground\n"), "{out:#?}");
+    let rows = h.runs(Some("fg"));
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["state"], "succeeded", "{:#}", rows[0]);
+    assert_eq!(rows[0]["dispatch_mode"], "in_process", "{:#}", rows[0]);
+    assert_eq!(rows[0]["unit"], Value::Null, "{:#}", rows[0]);
+}

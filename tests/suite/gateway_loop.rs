@@ -1,0 +1,310 @@
+//! The gateway's event loop, driven through the real binaries: every slot of
+//! a 1 s schedule exactly once, waking on database changes, stalled workers,
+//! and SIGTERM (exit 0, running work left alone, no zombies).
+
+use crate::support::TestHome;
+use crate::support::process::{children_of, proc_state};
+use crate::support::rows::s;
+use hermes_cron::clock::{elapsed, monotonic};
+use nix::sys::signal::Signal;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// Gateway log filter that shows the loop going to sleep.
+const LOOP_DEBUG: &str = "info,hermes_cron::daemon::event_loop=debug";
+
+fn instant(row: &Value, key: &str) -> chrono::DateTime<chrono::FixedOffset> {
+    chrono::DateTime::parse_from_rfc3339(&s(row, key))
+        .unwrap_or_else(|e| panic!("{key} of {row} is not RFC 3339: {e}"))
+}
+
+/// `every 1s` under the gateway for 30 s: consecutive slots exactly 1 s
+/// apart, none twice, every run `succeeded`, and every row carries
+/// `start_lateness_ms` (presence only: the benchmark measures it).
+#[test]
+fn every_second_for_thirty_seconds_no_missed_or_doubled_slots() {
+    let h = TestHome::scoped();
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    h.add("pulse", "every 1s", &[], &["true"]);
+    h.wait_until("30 rows of the 1 s job", Duration::from_secs(90), || {
+        (h.runs_of("pulse").len() >= 30).then_some(())
+    });
+    h.run(&["pause", "pulse"]).ok();
+    let rows = h.wait_until(
+        "every row of the paused job to be terminal",
+        Duration::from_secs(30),
+        || {
+            let rows = h.runs_of("pulse");
+            rows.iter().all(|r| r["terminal"] == true).then_some(rows)
+        },
+    );
+    assert_eq!(gw.stop().code(), Some(0));
+
+    assert!(rows.len() >= 30, "{}", rows.len());
+    let mut slots: Vec<_> = rows.iter().map(|r| instant(r, "scheduled_for")).collect();
+    slots.sort();
+    let unique: HashSet<_> = slots.iter().collect();
+    assert_eq!(unique.len(), slots.len(), "a slot has two rows: {slots:?}");
+    for pair in slots.windows(2) {
+        assert_eq!(
+            (pair[1] - pair[0]).num_milliseconds(),
+            1000,
+            "slots {} and {} are not 1 s apart\n{}",
+            pair[0],
+            pair[1],
+            h.diag()
+        );
+    }
+    for r in &rows {
+        assert_eq!(r["state"], "succeeded", "{r}\n{}", h.diag());
+        assert_eq!(r["attempt"], 1, "{r}");
+        assert!(r["start_lateness_ms"].is_i64(), "no start_lateness_ms: {r}");
+    }
+}
+
+/// `@reboot` jobs fire once per gateway start (source `reboot`), a paused one
+/// never does, and jobs on a clock are not touched by the start.
+#[test]
+fn reboot_jobs_fire_once_per_gateway_start() {
+    let h = TestHome::scoped();
+    let marks = h.scratch().join("booted.txt");
+    let line = format!("echo boot >> {}", marks.display());
+    h.add("at-boot", "@reboot", &["--shell"], &[&line]);
+    h.add("paused-boot", "@reboot", &[], &["true"]);
+    h.run(&["pause", "paused-boot"]).ok();
+    h.add("yearly", "0 0 1 1 *", &[], &["true"]);
+
+    for start in 1..=2usize {
+        let mut gw = h.gateway(&[]);
+        gw.wait_ready();
+        h.wait_until(
+            &format!("the @reboot job's run after start {start}"),
+            Duration::from_secs(60),
+            || {
+                let rows = h.runs_of("at-boot");
+                (rows.len() == start && rows.iter().all(|r| r["terminal"] == true)).then_some(())
+            },
+        );
+        assert_eq!(gw.stop().code(), Some(0), "{}", h.diag());
+    }
+
+    let rows = h.runs_of("at-boot");
+    assert_eq!(rows.len(), 2, "{rows:?}\n{}", h.diag());
+    for r in &rows {
+        assert_eq!(r["source"], "reboot", "{r}");
+        assert_eq!(r["state"], "succeeded", "{r}\n{}", h.diag());
+    }
+    let ran = std::fs::read_to_string(&marks).unwrap_or_default();
+    assert_eq!(ran.lines().count(), 2, "the @reboot job ran {ran:?}");
+    assert!(
+        h.runs_of("paused-boot").is_empty(),
+        "a paused @reboot job fired"
+    );
+    assert!(h.runs_of("yearly").is_empty(), "a clock job fired at start");
+}
+
+/// An idle gateway (nothing due, monitor period 300 s) wakes when another
+/// process adds a job: the `in 2s` job runs long before any timer would
+/// have woken the loop.
+#[test]
+fn idle_gateway_wakes_when_a_job_is_added() {
+    let h = TestHome::scoped();
+    h.write_config("cron:\n  heartbeat_interval_s: 300\n");
+    let mut gw = h.gateway(&[
+        ("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000"),
+        ("HERMES_CRON_LOG", LOOP_DEBUG),
+    ]);
+    gw.wait_ready();
+    gw.wait_log("idle: no job due", Duration::from_secs(30));
+    assert!(h.runs(None).is_empty());
+    h.add("wake", "in 2s", &[], &["sh", "-c", "echo woke"]);
+    let row = h.wait_until(
+        "the job added to an idle gateway to succeed",
+        Duration::from_secs(60),
+        || {
+            h.runs_of("wake")
+                .into_iter()
+                .find(|r| r["state"] == "succeeded")
+        },
+    );
+    assert_eq!(row["source"], "schedule", "{row}");
+    assert_eq!(gw.stop().code(), Some(0));
+}
+
+/// A running worker that stops heart-beating (SIGSTOPped) is stopped by the
+/// gateway, recorded `timed_out` with reason `stalled`, and retried.
+#[test]
+fn stalled_worker_is_stopped_recorded_timed_out_and_retried() {
+    let h = TestHome::scoped();
+    h.write_config("cron:\n  heartbeat_interval_s: 1\n");
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let marker = h.scratch().join("first-attempt");
+    let script = format!(
+        "if [ -e {m} ]; then echo second; exit 0; fi; touch {m}; sleep 120",
+        m = marker.display()
+    );
+    h.add(
+        "stall",
+        "in 1s",
+        &["--retries", "1", "--retry-backoff", "1s"],
+        &["sh", "-c", &script],
+    );
+    let first = h.wait_until("attempt 1 to run", Duration::from_secs(30), || {
+        h.runs_of("stall")
+            .into_iter()
+            .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
+    });
+    let pid = first["pid"].as_u64().unwrap() as u32;
+    let worker = hermes_cron::process::identity_of(pid).expect("worker alive");
+    // Whatever happens, do not leave a stopped worker behind.
+    struct Unstop(hermes_cron::process::ProcessIdentity);
+    impl Drop for Unstop {
+        fn drop(&mut self) {
+            if hermes_cron::process::is_alive(&self.0) {
+                hermes_cron::process::signal_session(&self.0, Signal::SIGKILL);
+            }
+        }
+    }
+    let _guard = Unstop(worker);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGSTOP).unwrap();
+
+    let id = s(&first, "id");
+    let stalled = h.wait_terminal(&id, Duration::from_secs(60));
+    assert_eq!(stalled["state"], "timed_out", "{stalled}");
+    assert_eq!(stalled["reason_code"], "stalled", "{stalled}");
+    assert!(s(&stalled, "reason").contains("no heartbeat"), "{stalled}");
+    let second = h.wait_until("attempt 2 to succeed", Duration::from_secs(60), || {
+        h.runs_of("stall")
+            .into_iter()
+            .find(|r| r["attempt"] == 2 && r["terminal"] == true)
+    });
+    assert_eq!(second["state"], "succeeded", "{second}");
+    assert_eq!(second["source"], "retry", "{second}");
+    assert_eq!(second["scheduled_for"], first["scheduled_for"]);
+    h.wait_until(
+        "the stalled worker to be gone",
+        Duration::from_secs(30),
+        || (!hermes_cron::process::is_alive(&worker)).then_some(()),
+    );
+    assert!(gw.log().contains("stalled worker stopped"), "{}", gw.log());
+    assert_eq!(gw.stop().code(), Some(0));
+}
+
+/// Fails when a child of `pid` stays a zombie: a zombie seen twice, 1.5 s
+/// apart, is one the gateway did not reap.
+fn assert_no_lingering_zombies(h: &TestHome, pid: u32) {
+    let zombies = || -> HashSet<u32> {
+        children_of(pid)
+            .into_iter()
+            .filter(|(_, state)| *state == 'Z')
+            .map(|(child, _)| child)
+            .collect()
+    };
+    let start = monotonic();
+    while elapsed(start) < Duration::from_secs(4) {
+        let before = zombies();
+        std::thread::sleep(Duration::from_millis(1500));
+        let still: Vec<_> = zombies().intersection(&before).copied().collect();
+        assert!(
+            still.is_empty(),
+            "the gateway left zombie children {still:?}\n{}",
+            h.diag()
+        );
+    }
+}
+
+/// SIGTERM while busy: no zombie children while it ran, exit 0 with a
+/// lifecycle line `signal`, and a running scoped worker keeps running and
+/// records its own success.
+#[test]
+fn sigterm_exits_zero_leaves_scoped_worker_and_reaps_every_child() {
+    let h = TestHome::scoped();
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    h.add("busy", "every 1s", &[], &["true"]);
+    // Runs until the test opens the gate, after the gateway is gone.
+    let gate = h.scratch().join("gate");
+    let long = format!(
+        "sleep 1; while [ ! -e {} ]; do sleep 0.1; done; echo done",
+        gate.display()
+    );
+    h.add("long", "in 1s", &[], &["sh", "-c", &long]);
+    let long = h.wait_until(
+        "the long run to be running",
+        Duration::from_secs(30),
+        || {
+            h.runs_of("long")
+                .into_iter()
+                .find(|r| r["state"] == "running")
+        },
+    );
+    assert_eq!(long["dispatch_mode"], "scoped", "{long}");
+    h.wait_until("five busy runs", Duration::from_secs(30), || {
+        let n = h
+            .runs_of("busy")
+            .iter()
+            .filter(|r| r["state"] == "succeeded")
+            .count();
+        (n >= 5).then_some(())
+    });
+    assert_no_lingering_zombies(&h, gw.pid());
+
+    let status = gw.stop();
+    assert_eq!(status.code(), Some(0), "{}", gw.log());
+    let life = h.lifecycle();
+    let last = life.last().expect("lifecycle lines");
+    assert_eq!(last["event"], "exit", "{life:?}");
+    assert_eq!(last["reason"], "signal", "{life:?}");
+    assert_eq!(last["exit_code"], 0, "{life:?}");
+
+    // The gateway is gone and its worker still runs its job.
+    assert_eq!(h.row(&s(&long, "id")).unwrap()["state"], "running");
+    let worker = long["pid"].as_u64().unwrap() as u32;
+    assert!(
+        proc_state(worker).is_some_and(|st| st != 'Z'),
+        "the scoped worker {worker} died with the gateway"
+    );
+    std::fs::write(&gate, b"").unwrap();
+    let done = h.wait_terminal(&s(&long, "id"), Duration::from_secs(60));
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let out = std::fs::read_to_string(s(&done, "output_path")).unwrap();
+    assert_eq!(out, "done\n");
+}
+
+/// A gateway that did not run for a while (host suspended; here: the
+/// gateway and the worker SIGSTOPped together) does not take the workers'
+/// heartbeats, as old as its own absence, for stalls: the run is not
+/// killed, and finishes.
+#[test]
+fn gateway_pause_is_not_worker_silence() {
+    let h = TestHome::scoped();
+    h.write_config("cron:\n  heartbeat_interval_s: 1\n");
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    h.add("napper", "in 1s", &[], &["sh", "-c", "sleep 6; echo awake"]);
+    let row = h.wait_until("the run to be running", Duration::from_secs(30), || {
+        h.runs_of("napper")
+            .into_iter()
+            .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
+    });
+    let worker = nix::unistd::Pid::from_raw(row["pid"].as_u64().unwrap() as i32);
+    let gateway = nix::unistd::Pid::from_raw(gw.pid() as i32);
+    let stop = |p| nix::sys::signal::kill(p, Signal::SIGSTOP).unwrap();
+    let cont = |p| nix::sys::signal::kill(p, Signal::SIGCONT).unwrap();
+    // As a suspend: both stop, for longer than 3 heartbeat intervals.
+    stop(worker);
+    stop(gateway);
+    std::thread::sleep(Duration::from_secs(5));
+    // The gateway wakes first (its missed monitor round runs at once), the
+    // worker a moment later.
+    cont(gateway);
+    gw.wait_log("did not run for", Duration::from_secs(30));
+    cont(worker);
+    let done = h.wait_terminal(&s(&row, "id"), Duration::from_secs(60));
+    assert_eq!(done["state"], "succeeded", "{done}\n{}", h.diag());
+    assert!(gw.log().contains("did not run for"), "{}", gw.log());
+    assert_eq!(gw.stop().code(), Some(0));
+}

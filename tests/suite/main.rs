@@ -1,0 +1,35 @@
+//! The integration suite: every integration test of hermes-cron, in one test
+//! binary (one link instead of one per file). Each module is one former test
+//! file, named for what it tests; `support` is the harness they share.
+//!
+//! Most tests drive the real `hermes-cron` and `hermes-cron-worker` binaries.
+//! The scoped ones need a systemd user manager (`tests/run-all.sh` boots one
+//! where none runs; see `support::real_manager`), the full-disk ones need root
+//! (they mount a tmpfs). Run one module with a filter, e.g.
+//! `cargo nextest run --workspace -E 'test(/^crash_soak::/)'` or
+//! `cargo test --test suite crash_soak::`.
+
+mod support;
+
+mod cli_config;
+mod cli_jobs;
+mod crash_points;
+mod crash_soak;
+mod dispatch_modes;
+mod dispatch_scoped;
+mod dispatch_worker;
+mod dst_oracles;
+mod full_disk;
+mod gateway_loop;
+mod gateway_regression;
+mod gateway_restart;
+mod gateway_sweep;
+mod gateway_watchdog;
+mod journal_rollback;
+mod load;
+mod operators;
+mod properties;
+mod security;
+mod systemd_scope;
+mod tick_claims;
+mod tick_policies;

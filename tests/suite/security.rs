@@ -1,0 +1,151 @@
+//! Security (issue 8): private files, a gateway that refuses a home it should
+//! not trust, and secrets that never leak into what we print or write.
+//! Arguments never reach a shell unless asked (`dispatch_worker`), a bus
+//! socket of another user is refused as `wrong owner` (`systemd_scope`), and
+//! hostile job names cannot inject unit directives (`dispatch_scoped`).
+
+use crate::support::home::mode;
+use crate::support::{PATIENCE, TestHome, wait_for};
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn the_home_and_every_file_we_write_are_private() {
+    let h = TestHome::new().with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "100");
+    h.config_set("cron.output_retention", "10");
+    let id = h.add("echo", "every 1h", &[], &["echo", "hi"]);
+    h.run(&["run", "echo", "--wait"]).ok();
+    h.run(&["tick"]).ok();
+    let gw = h.start(&["gateway"]);
+    let home = h.path().to_path_buf();
+    wait_for("heartbeat", PATIENCE, || {
+        home.join("state/gateway.heartbeat").exists().then_some(())
+    });
+    let out_dir = home.join("cron/output").join(&id);
+    let log = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for dir in [
+        home.clone(),
+        home.join("cron"),
+        home.join("cron/output"),
+        out_dir,
+        home.join("state"),
+        home.join("logs"),
+    ] {
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+    }
+    for file in [
+        home.join("config.yaml"),
+        home.join("cron/cron.db"),
+        home.join("cron/.tick.lock"),
+        log,
+        home.join("state/gateway.heartbeat"),
+        home.join("state/lifecycle.jsonl"),
+    ] {
+        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    }
+    drop(gw);
+}
+
+#[test]
+fn the_gateway_refuses_a_home_writable_by_group_or_others() {
+    let h = TestHome::new();
+    h.add("a", "every 1h", &[], &["true"]);
+    std::fs::set_permissions(h.path(), std::fs::Permissions::from_mode(0o775)).unwrap();
+    let out = h.start(&["gateway"]).wait_within(PATIENCE);
+    assert_eq!(out.code(), 2, "{out:#?}");
+    assert!(
+        out.stderr.contains("chmod 700"),
+        "the refusal names the fix: {out:#?}"
+    );
+}
+
+#[test]
+fn the_gateway_refuses_a_home_owned_by_another_user() {
+    let h = TestHome::new();
+    h.add("a", "every 1h", &[], &["true"]);
+    let nobody = 65534;
+    std::os::unix::fs::chown(h.path(), Some(nobody), Some(nobody)).unwrap();
+    let out = h.start(&["gateway"]).wait_within(PATIENCE);
+    assert_eq!(out.code(), 2, "{out:#?}");
+    assert!(
+        out.stderr.contains("owned by uid 65534") && out.stderr.contains("chown"),
+        "{out:#?}"
+    );
+    std::os::unix::fs::chown(h.path(), Some(0), Some(0)).unwrap();
+}
+
+#[test]
+fn secret_environment_values_never_appear_in_output_logs_or_dumps() {
+    const SECRET: &str = "hunter2-s3cr3t-value";
+    let h = TestHome::new()
+        .with_env("HERMES_CRON_LOG", "debug")
+        .with_env("HERMES_CRON_TEST_WEDGE_LOOP_AFTER_MS", "1500");
+    for (k, v) in [
+        ("gateway.loop_watchdog_probe_interval_s", "1"),
+        ("gateway.loop_watchdog_probe_timeout_s", "1"),
+        ("gateway.loop_watchdog_max_strikes", "1"),
+    ] {
+        h.config_set(k, v);
+    }
+    let flags = [
+        "--env",
+        &format!("API_TOKEN={SECRET}"),
+        "--env",
+        &format!("DB_PASSWORD={SECRET}"),
+        "--env",
+        &format!("aws_secret_access_key={SECRET}"),
+        "--env",
+        &format!("SIGNING_KEY={SECRET}"),
+    ];
+    // The job itself may print its environment: that output is the job's,
+    // kept in its private output file, not ours to censor. It echoes a
+    // harmless marker instead so the run is observable.
+    h.add("secretive", "every 1s", &flags, &["echo", "ran"]);
+    h.run(&["run", "secretive", "--wait"]).ok();
+    let gw = h.start(&["gateway"]);
+    let out = gw.wait_within(PATIENCE);
+    assert_eq!(
+        out.code(),
+        75,
+        "the wedge hook makes the watchdog fire: {out:#?}"
+    );
+
+    let mut seen = vec![
+        ("show", h.run(&["show", "secretive"]).stdout),
+        (
+            "show --json",
+            h.run(&["show", "secretive", "--json"]).stdout,
+        ),
+        ("list --json", h.run(&["list", "--json"]).stdout),
+        ("runs --json", h.run(&["runs", "--json"]).stdout),
+        ("gateway stderr", out.stderr.clone()),
+        ("gateway stdout", out.stdout.clone()),
+    ];
+    for dir in ["logs", "state"] {
+        for f in std::fs::read_dir(h.path().join(dir)).unwrap().flatten() {
+            seen.push((
+                "a file under the home",
+                String::from_utf8_lossy(&std::fs::read(f.path()).unwrap()).into_owned(),
+            ));
+        }
+    }
+    assert!(
+        std::fs::read_dir(h.path().join("logs"))
+            .unwrap()
+            .flatten()
+            .any(|f| f.file_name().to_string_lossy().starts_with("watchdog-")),
+        "a forensic dump was written"
+    );
+    for (what, text) in &seen {
+        assert!(
+            !text.contains(SECRET),
+            "the secret leaked into {what}:\n{text}"
+        );
+    }
+    let shown = &seen[0].1;
+    assert!(shown.contains("API_TOKEN=<redacted>"), "{shown}");
+}

@@ -1,0 +1,34 @@
+//! The harness of the integration suite, one file per responsibility:
+//!
+//! - `cli`: the binaries under test (the worker brought up to date first) and
+//!   running them: a scrubbed environment, a hard timeout, output to files;
+//! - `home`: [`TestHome`], a private home per test (degraded by default, or on
+//!   the real user manager's bus), the CLI commands tests run on it, and the
+//!   cleanup when it is dropped;
+//! - `gateway`: the gateway as a child process or as a transient user service;
+//! - `waiting`: [`wait_for`], the only way a test waits;
+//! - `process`: processes as `/proc` shows them;
+//! - `rows`: ledger rows as the CLI prints them;
+//! - `invariants`: the ledger read directly, and the invariants crash tests check;
+//! - `scene`: the homes of the crash tests;
+//! - `tmpfs`: a small filesystem for full-disk tests;
+//! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
+//! - `real_manager`: the real systemd user manager (booted, where none runs, by
+//!   `tests/support/user-manager.sh`, which stays there: `tests/run-all.sh` and
+//!   the benchmark run it).
+
+pub mod cli;
+pub mod dbus_daemon;
+pub mod gateway;
+pub mod home;
+pub mod invariants;
+pub mod mock_manager;
+pub mod process;
+pub mod real_manager;
+pub mod rows;
+pub mod scene;
+pub mod tmpfs;
+pub mod waiting;
+
+pub use home::{Bus, TestHome};
+pub use waiting::{PATIENCE, SETTLE_TIMEOUT, wait_for};
