@@ -1,6 +1,6 @@
 //! What each fuzz target checks on one input, shared by the cargo-fuzz
 //! targets (`fuzz_targets/*.rs`) and by the ordinary suite, which replays the
-//! committed corpus through the same checks (`tests/properties.rs`,
+//! committed corpus through the same checks (`tests/suite/properties.rs`,
 //! `fuzz_corpus_replays_clean`). A check panics on a violated property.
 
 use chrono::{DateTime, TimeDelta};

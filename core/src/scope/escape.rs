@@ -33,7 +33,7 @@ const HASH_LEN: usize = 17;
 /// Escapes `s` like `systemd-escape` does in its default (string) mode.
 ///
 /// ```
-/// use hermes_cron::systemd::escape_unit_component;
+/// use hermes_cron_core::scope::escape_unit_component;
 /// assert_eq!(escape_unit_component("backup/db-1"), r"backup-db\x2d1");
 /// assert_eq!(escape_unit_component(".hidden"), r"\x2ehidden");
 /// ```
