@@ -190,3 +190,27 @@ fn update(tx: &Connection, c: &Conclusion<'_>) -> rusqlite::Result<bool> {
         ])?;
     Ok(n == 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::db::Db;
+
+    /// Terminal rows are frozen by a trigger too (`db::migrations`), not
+    /// only by the moves' compare-and-set.
+    #[test]
+    fn terminal_rows_are_frozen_by_trigger() {
+        let db = Db::open_in_memory().unwrap();
+        db.conn()
+            .execute(
+                "INSERT INTO executions (id, job_id, job_name, source, state, spec, claimed_at)
+                 VALUES ('e1', 'j1', 'n', 'manual', 'succeeded', '{}', 0)",
+                [],
+            )
+            .unwrap();
+        let err = db
+            .conn()
+            .execute("UPDATE executions SET state = 'failed' WHERE id = 'e1'", [])
+            .unwrap_err();
+        assert!(err.to_string().contains("never change"), "{err}");
+    }
+}
