@@ -96,8 +96,19 @@ CREATE TABLE retry_queue (
 CREATE INDEX retry_queue_due ON retry_queue(due_at);
 ";
 
+/// Migration 3: what a job brings from elsewhere and what it takes from the
+/// caller's environment: the Hermes job it was imported from (its 12-hex id),
+/// files of `KEY=VALUE` lines read when it runs, and the names of variables
+/// passed through from the process that starts it.
+const JOB_ORIGIN_AND_ENV: &str = "
+ALTER TABLE jobs ADD COLUMN hermes_id TEXT;
+ALTER TABLE jobs ADD COLUMN env_files TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE jobs ADD COLUMN pass_env TEXT NOT NULL DEFAULT '[]';
+CREATE INDEX jobs_hermes_id ON jobs(hermes_id) WHERE hermes_id IS NOT NULL;
+";
+
 /// Every migration, in order. Index + 1 is the `user_version` it produces.
-pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER];
+pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER, JOB_ORIGIN_AND_ENV];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -7,7 +7,7 @@ use crate::config::{self, Config};
 use crate::db::Db;
 use crate::home::Home;
 use crate::ids::ExecutionId;
-use crate::job::{Env, Resources};
+use crate::job::Env;
 use crate::ledger::{self, DispatchMode, NewClaim, Occurrence, RunSpec, Source};
 use crate::process::OwnerRole;
 use crate::tick::ClaimedRun;
@@ -20,7 +20,12 @@ use std::time::Duration;
 pub struct SpawnRequest {
     pub name: String,
     pub argv: Vec<String>,
+    /// `--env K=V`.
     pub env: Env,
+    /// `--env-file PATH`s, read by the worker.
+    pub env_files: Vec<PathBuf>,
+    /// `--pass-env NAME`s: variables of this process the worker passes on.
+    pub pass_env: Vec<String>,
     pub workdir: Option<PathBuf>,
     /// None: no timeout (long-running workers).
     pub timeout: Option<Duration>,
@@ -87,16 +92,15 @@ pub async fn spawn_worker(
     crate::job::validate_name(&req.name).map_err(|e| SpawnError::Invalid(e.to_string()))?;
     let spec = RunSpec {
         argv: req.argv.clone(),
-        shell: false,
         env: req.env.clone(),
+        env_files: req.env_files.clone(),
+        pass_env: req.pass_env.clone(),
         workdir: req.workdir.clone(),
         timeout_s: req.timeout.map_or(0, |d| d.as_secs().max(1)),
         output_max_bytes: config.cron.output_max_bytes,
         heartbeat_interval_s: config.cron.heartbeat_interval_s,
-        retries: 0,
-        retry_backoff_s: 0,
-        resources: Resources::default(),
         require_scope: req.require_scope,
+        ..RunSpec::default()
     };
     let id = ExecutionId::generate();
     let owner = crate::process::owner(OwnerRole::Cli);

@@ -303,16 +303,11 @@ mod tests {
     fn spec() -> RunSpec {
         RunSpec {
             argv: vec!["true".into()],
-            shell: false,
-            env: Default::default(),
-            workdir: None,
             timeout_s: 60,
             output_max_bytes: 1024,
             heartbeat_interval_s: 5,
-            retries: 0,
             retry_backoff_s: 30,
-            resources: Default::default(),
-            require_scope: false,
+            ..RunSpec::default()
         }
     }
 

@@ -40,7 +40,8 @@ pub enum JobLookupError {
 
 const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
-    state, pause_reason, anchor, next_run_at, created_at, updated_at";
+    state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
+    pass_env";
 
 fn corrupt(id: &str, field: &'static str, message: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -59,6 +60,10 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         .map_err(|e| corrupt(&id, "argv", e))?;
     let env: Env =
         serde_json::from_str(&row.get::<_, String>("env")?).map_err(|e| corrupt(&id, "env", e))?;
+    let env_files: Vec<PathBuf> = serde_json::from_str(&row.get::<_, String>("env_files")?)
+        .map_err(|e| corrupt(&id, "env_files", e))?;
+    let pass_env: Vec<String> = serde_json::from_str(&row.get::<_, String>("pass_env")?)
+        .map_err(|e| corrupt(&id, "pass_env", e))?;
     let overlap: Overlap = row
         .get::<_, String>("overlap")?
         .parse::<Overlap>()
@@ -86,6 +91,8 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         argv,
         shell: row.get("shell")?,
         env,
+        env_files,
+        pass_env,
         workdir: row.get::<_, Option<String>>("workdir")?.map(PathBuf::from),
         timeout: secs(row.get("timeout_s")?),
         overlap,
@@ -98,6 +105,7 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
             tasks_max: count(row.get("tasks_max")?),
         },
         require_scope: row.get("require_scope")?,
+        hermes_id: row.get("hermes_id")?,
         state,
         anchor: from_ms(row.get("anchor")?),
         next_run_at: row.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
@@ -124,6 +132,8 @@ fn query_jobs(
 struct Encoded {
     argv: String,
     env: String,
+    env_files: String,
+    pass_env: String,
     workdir: Option<String>,
     pause_reason: Option<String>,
 }
@@ -132,6 +142,8 @@ fn encode(job: &Job) -> Encoded {
     Encoded {
         argv: serde_json::to_string(&job.argv).unwrap_or_else(|_| "[]".into()),
         env: serde_json::to_string(&job.env).unwrap_or_else(|_| "[]".into()),
+        env_files: serde_json::to_string(&job.env_files).unwrap_or_else(|_| "[]".into()),
+        pass_env: serde_json::to_string(&job.pass_env).unwrap_or_else(|_| "[]".into()),
         workdir: job
             .workdir
             .as_ref()
@@ -143,7 +155,7 @@ fn encode(job: &Job) -> Encoded {
     }
 }
 
-/// Insert or update: both statements take the same 24 parameters, in
+/// Insert or update: both statements take the same 27 parameters, in
 /// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone).
 fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
@@ -172,6 +184,9 @@ fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreErro
         job.next_run_at.map(to_ms),
         to_ms(job.created_at),
         to_ms(job.updated_at),
+        job.hermes_id,
+        e.env_files,
+        e.pass_env,
     ])?)
 }
 
@@ -181,7 +196,7 @@ pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
         conn,
         &format!(
             "INSERT INTO jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
         ),
         job,
     )?;
@@ -196,7 +211,8 @@ pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
          shell = ?7, env = ?8, workdir = ?9, timeout_s = ?10, overlap = ?11, catch_up = ?12,
          retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
          tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
-         next_run_at = ?22, updated_at = ?24
+         next_run_at = ?22, updated_at = ?24, hermes_id = ?25, env_files = ?26,
+         pass_env = ?27
          WHERE id = ?1",
         job,
     )?;

@@ -3,6 +3,7 @@
 //! wrapper around [`run`].
 
 mod capture;
+mod environment;
 mod go;
 mod patience;
 mod run;

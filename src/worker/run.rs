@@ -6,6 +6,7 @@
 //! [`crate::exit`], which no job outcome maps to.
 
 use super::capture::spawn_capture;
+use super::environment::job_environment;
 use super::go::{Heard, wait_for_go};
 use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
@@ -134,7 +135,16 @@ fn run_in(mut args: WorkerArgs) -> i32 {
         return exit::WORKER_NOT_OURS;
     }
     crate::crash::point("worker_after_adopt");
-    execute(&db, &clock, &id, &row, &spec, me, args.tee)
+    let adopted = Adopted {
+        db: &db,
+        clock: &clock,
+        home: &home,
+        id: &id,
+        row: &row,
+        spec: &spec,
+        me,
+    };
+    execute(&adopted, args.tee)
 }
 
 fn open_output(row: &Execution) -> Result<Option<File>, String> {
@@ -154,32 +164,52 @@ fn open_output(row: &Execution) -> Result<Option<File>, String> {
         .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
-fn execute(
-    db: &Db,
-    clock: &SystemClock,
-    id: &ExecutionId,
-    row: &Execution,
-    spec: &RunSpec,
+/// A run this worker adopted, and what it runs with.
+struct Adopted<'a> {
+    db: &'a Db,
+    clock: &'a SystemClock,
+    home: &'a Home,
+    id: &'a ExecutionId,
+    row: &'a Execution,
+    spec: &'a RunSpec,
     me: Owner,
-    tee: bool,
-) -> i32 {
+}
+
+/// Record a run whose command never started.
+fn not_started(a: &Adopted<'_>, why: String) -> i32 {
+    let finished = Finished::not_started(why);
+    let record = |_attempt| ledger::finish(a.db.conn(), a.id, &a.me, &finished, a.clock.now());
+    if let Err(e) = patience::retry("record the outcome", say, record) {
+        say(format!("cannot record the outcome: {}", Chain(&e)));
+        return exit::WORKER_LEDGER;
+    }
+    exit::WORKER_EXEC
+}
+
+fn execute(a: &Adopted<'_>, tee: bool) -> i32 {
+    let Adopted {
+        db,
+        clock,
+        id,
+        row,
+        spec,
+        me,
+        ..
+    } = *a;
+    let env = match job_environment(a.home, row, spec) {
+        Ok(env) => env,
+        Err(why) => return not_started(a, why),
+    };
     let mut notes = Vec::new();
     let file = open_output(row).unwrap_or_else(|e| {
         notes.push(format!("output not captured: {e}"));
         None
     });
-    let spawned = spawn_job(spec, row);
-    let (child, reader) = match spawned {
+    let (child, reader) = match spawn_job(spec, &env) {
         Ok(pair) => pair,
         Err(e) => {
             let program = spec.command().first().cloned().unwrap_or_default();
-            let finished = Finished::not_started(format!("cannot start {program:?}: {e}"));
-            let record = |_attempt| ledger::finish(db.conn(), id, &me, &finished, clock.now());
-            if let Err(e) = patience::retry("record the outcome", say, record) {
-                say(format!("cannot record the outcome: {}", Chain(&e)));
-                return exit::WORKER_LEDGER;
-            }
-            return exit::WORKER_EXEC;
+            return not_started(a, format!("cannot start {program:?}: {e}"));
         }
     };
     let capture = spawn_capture(reader, file, spec.output_max_bytes, tee);
@@ -266,7 +296,7 @@ fn join_capture(
 
 fn spawn_job(
     spec: &RunSpec,
-    row: &Execution,
+    env: &[(String, String)],
 ) -> std::io::Result<(std::process::Child, std::os::fd::OwnedFd)> {
     let argv = spec.command();
     let (program, args) = argv
@@ -280,14 +310,8 @@ fn spawn_job(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer2))
         .process_group(0)
-        .env("HERMES_CRON_EXECUTION_ID", row.id.as_str())
-        .env("HERMES_CRON_JOB_NAME", &row.job_name);
-    if let Some(job) = &row.job_id {
-        cmd.env("HERMES_CRON_JOB_ID", job.as_str());
-    }
-    for (k, v) in &spec.env.0 {
-        cmd.env(k, v);
-    }
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)));
     if let Some(dir) = &spec.workdir {
         cmd.current_dir(dir);
     }

@@ -30,6 +30,10 @@ pub struct JobInput {
     pub tasks_max: Option<u64>,
     /// `K=V` pairs; on edit they replace the whole environment.
     pub env: Option<Vec<String>>,
+    /// `--env-file PATH` (absolute); on edit they replace the list.
+    pub env_files: Option<Vec<PathBuf>>,
+    /// `--pass-env NAME`; on edit they replace the list.
+    pub pass_env: Option<Vec<String>>,
     pub workdir: Option<PathBuf>,
     pub shell: Option<bool>,
     pub require_scope: Option<bool>,
@@ -100,16 +104,14 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is out of range"))
 }
 
+/// `--env K=V` pairs into an environment (a later K wins).
 pub fn parse_env(pairs: &[String]) -> Result<Env, JobError> {
     let mut env: Vec<(String, String)> = Vec::new();
     for pair in pairs {
         let (k, v) = pair
             .split_once('=')
             .ok_or_else(|| invalid("--env", format!("{pair:?} is not KEY=VALUE")))?;
-        let valid = !k.is_empty()
-            && !k.starts_with(|c: char| c.is_ascii_digit())
-            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
+        if !is_env_name(k) {
             return Err(invalid(
                 "--env",
                 format!("{k:?} is not a variable name; use letters, digits and _"),
@@ -125,6 +127,35 @@ pub fn parse_env(pairs: &[String]) -> Result<Env, JobError> {
         env.push((k.to_string(), v.to_string()));
     }
     Ok(Env(env))
+}
+
+/// Check `--pass-env` names: environment variable names, each once.
+pub fn parse_pass_env(names: &[String]) -> Result<Vec<String>, JobError> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        let name = name.trim();
+        if !is_env_name(name) {
+            return Err(invalid(
+                "--pass-env",
+                format!(
+                    "{name:?} is not a variable name (letters, digits and _, not first a digit)"
+                ),
+            ));
+        }
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn parse_duration_flag(flag: &'static str, text: &str) -> Result<Duration, JobError> {
@@ -164,6 +195,8 @@ impl JobInput {
             argv,
             shell: false,
             env: Env::default(),
+            env_files: Vec::new(),
+            pass_env: Vec::new(),
             workdir: None,
             timeout: None,
             overlap: Overlap::default(),
@@ -172,6 +205,7 @@ impl JobInput {
             retry_backoff: Duration::from_secs(30),
             resources: Resources::default(),
             require_scope: false,
+            hermes_id: None,
             state: JobState::Active,
             anchor: now,
             next_run_at: None,
@@ -252,6 +286,18 @@ impl JobInput {
         }
         if let Some(env) = &self.env {
             job.env = parse_env(env)?;
+        }
+        if let Some(files) = &self.env_files {
+            if let Some(f) = files.iter().find(|f| !f.is_absolute()) {
+                return Err(invalid(
+                    "--env-file",
+                    format!("{} is not an absolute path", f.display()),
+                ));
+            }
+            job.env_files = files.clone();
+        }
+        if let Some(names) = &self.pass_env {
+            job.pass_env = parse_pass_env(names)?;
         }
         if let Some(dir) = &self.workdir {
             if !dir.is_absolute() {

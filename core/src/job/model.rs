@@ -12,6 +12,12 @@ use std::time::Duration;
 #[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Env(pub Vec<(String, String)>);
 
+impl Env {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 impl fmt::Debug for Env {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
@@ -70,6 +76,12 @@ pub struct Job {
     /// Run through `sh -c` (the argv joined by spaces).
     pub shell: bool,
     pub env: Env,
+    /// Files of `KEY=VALUE` lines read by the worker when the job runs
+    /// (`--env-file`); their values override `cron.env`, `--env` overrides them.
+    pub env_files: Vec<PathBuf>,
+    /// Variables passed through from the process that starts the run
+    /// (`--pass-env NAME`): nothing else of the caller's environment is.
+    pub pass_env: Vec<String>,
     pub workdir: Option<PathBuf>,
     /// None means `cron.script_timeout_seconds`.
     pub timeout: Option<Duration>,
@@ -81,6 +93,8 @@ pub struct Job {
     pub resources: Resources,
     /// Never run this job outside a restart-safe scope.
     pub require_scope: bool,
+    /// The Hermes job (its id in `cron/jobs.json`) this one came from.
+    pub hermes_id: Option<String>,
     pub state: JobState,
     /// Origin of `every` periods; moved by catch-up `skip`.
     pub anchor: Timestamp,

@@ -3,6 +3,7 @@
 //! between them, sources, dispatch modes, reason codes, owners, the row, the
 //! run spec snapshot, and how a run ended.
 
+mod environment;
 mod outcome;
 mod owner;
 mod reason;
@@ -11,6 +12,10 @@ mod snapshot;
 mod state;
 mod transition;
 
+pub use environment::{
+    Account, BUS_VARIABLES, DEFAULT_LANG, DEFAULT_PATH, EnvFileError, Layers, compose,
+    parse_env_file,
+};
 pub use outcome::{Ending, Exit, Finished, RunEnd, judge};
 pub use owner::{NotAnOwner, Owner, OwnerRole, ProcessIdentity, RowOwner};
 pub use reason::ReasonCode;

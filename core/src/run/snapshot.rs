@@ -6,11 +6,24 @@ use crate::job::{Env, Job, Resources, RetryPolicy};
 use std::path::PathBuf;
 
 /// The command and limits of one occurrence.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunSpec {
     pub argv: Vec<String>,
     pub shell: bool,
+    /// The job's `--env`.
     pub env: Env,
+    /// The job's `--env-file`s, read by the worker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_files: Vec<PathBuf>,
+    /// The job's `--pass-env` names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
+    /// `cron.env` when the run was claimed.
+    #[serde(default, skip_serializing_if = "Env::is_empty")]
+    pub config_env: Env,
+    /// `cron.path` when the run was claimed (None: the default PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     pub workdir: Option<PathBuf>,
     pub timeout_s: u64,
     pub output_max_bytes: u64,
@@ -30,6 +43,10 @@ impl RunSpec {
             argv: job.argv.clone(),
             shell: job.shell,
             env: job.env.clone(),
+            env_files: job.env_files.clone(),
+            pass_env: job.pass_env.clone(),
+            config_env: Env::default(),
+            path: None,
             workdir: job.workdir.clone(),
             timeout_s: job
                 .timeout

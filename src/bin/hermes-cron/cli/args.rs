@@ -158,6 +158,13 @@ pub struct JobFlags {
     /// Environment for the job (repeatable).
     #[arg(long, value_name = "K=V")]
     pub env: Vec<String>,
+    /// A file of KEY=VALUE lines read when the job runs (absolute; repeatable).
+    #[arg(long = "env-file", value_name = "PATH")]
+    pub env_file: Vec<PathBuf>,
+    /// Pass this variable from the process that starts the run (repeatable);
+    /// nothing else of its environment reaches the job.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Working directory (absolute).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
@@ -204,8 +211,8 @@ pub struct EditArgs {
     /// Allow degraded runs again.
     #[arg(long = "no-require-scope", conflicts_with = "require_scope")]
     pub no_require_scope: bool,
-    /// Replace the environment with none.
-    #[arg(long = "clear-env", conflicts_with = "env")]
+    /// Replace the environment with none (also the env files and passed variables).
+    #[arg(long = "clear-env", conflicts_with_all = ["env", "env_file", "pass_env"])]
     pub clear_env: bool,
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -253,6 +260,12 @@ pub struct SpawnArgs {
     pub require_scope: bool,
     #[arg(long, value_name = "K=V")]
     pub env: Vec<String>,
+    /// A file of KEY=VALUE lines read when the worker starts (repeatable).
+    #[arg(long = "env-file", value_name = "PATH")]
+    pub env_file: Vec<PathBuf>,
+    /// Pass this variable of this process to the worker (repeatable).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
     #[arg(long, value_name = "DURATION")]

@@ -9,6 +9,7 @@ use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
 use hermes_cron::ledger::{self, Execution, RunFilter};
 use hermes_cron::schedule::{self, Tz};
 use hermes_cron::store;
+use hermes_cron_core::run::DEFAULT_PATH;
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -24,6 +25,8 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
         cpu_weight: f.cpu_weight,
         tasks_max: f.tasks_max,
         env: (!f.env.is_empty()).then(|| f.env.clone()),
+        env_files: (!f.env_file.is_empty()).then(|| f.env_file.clone()),
+        pass_env: (!f.pass_env.is_empty()).then(|| f.pass_env.clone()),
         workdir: f.workdir.clone(),
         shell: f.shell.then_some(true),
         require_scope: f.require_scope.then_some(true),
@@ -45,7 +48,16 @@ fn check_program(job: &Job) -> anyhow::Result<()> {
         };
         is_executable(&path)
     } else {
-        which::which(program).is_ok()
+        // Looked up the way the worker will: on the job's own PATH.
+        let path = job
+            .env
+            .0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map_or(DEFAULT_PATH, |(_, v)| v.as_str());
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        which::which_in(program, Some(path), cwd).is_ok()
     };
     if found {
         Ok(())
@@ -53,9 +65,9 @@ fn check_program(job: &Job) -> anyhow::Result<()> {
         Err(usage(format!(
             "COMMAND: program {program:?} not found{}; give a full path, use --shell to run it through sh -c, or --no-check to skip this check",
             if program.contains('/') {
-                " or not executable"
+                " or not executable".to_string()
             } else {
-                " on PATH"
+                " on the job's PATH (--env PATH=..., else /usr/local/bin:/usr/bin:/bin)".to_string()
             }
         )))
     }
@@ -126,6 +138,8 @@ pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     }
     if a.clear_env {
         input.env = Some(Vec::new());
+        input.env_files = Some(Vec::new());
+        input.pass_env = Some(Vec::new());
     }
     let program_changed =
         input.argv.is_some() || input.shell == Some(false) || input.workdir.is_some();
@@ -241,6 +255,15 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
     }
     for (k, v) in redacted_env(&job.env.0) {
         lines.push(("env", format!("{k}={v}")));
+    }
+    for f in &job.env_files {
+        lines.push(("env file", f.display().to_string()));
+    }
+    if !job.pass_env.is_empty() {
+        lines.push(("pass env", job.pass_env.join(" ")));
+    }
+    if let Some(id) = &job.hermes_id {
+        lines.push(("hermes job", id.clone()));
     }
     if let Some(l) = &last {
         lines.push(("last run", format!("{} {}", l.id, l.state)));

@@ -217,6 +217,13 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
     let launcher = Launcher::from_env(&ctx.home, &config)?;
     let db = ctx.open_db()?;
     let env = hermes_cron::job::parse_env(&a.env)?;
+    let pass_env = hermes_cron::job::parse_pass_env(&a.pass_env)?;
+    if let Some(f) = a.env_file.iter().find(|f| !f.is_absolute()) {
+        return Err(usage(format!(
+            "--env-file: {} is not an absolute path",
+            f.display()
+        )));
+    }
     let timeout = a
         .timeout
         .as_deref()
@@ -227,6 +234,8 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
         name: a.name.clone(),
         argv: a.command.clone(),
         env,
+        env_files: a.env_file.clone(),
+        pass_env,
         workdir: a.workdir.clone(),
         timeout,
         require_scope: a.require_scope,

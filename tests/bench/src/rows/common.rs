@@ -7,7 +7,7 @@ use hermes_cron::db::Db;
 use hermes_cron::home::Home;
 use hermes_cron::host_zone::system_zone;
 use hermes_cron::ids::{ExecutionId, JobId};
-use hermes_cron::job::{Env, Job, JobInput, Resources};
+use hermes_cron::job::{Job, JobInput};
 use hermes_cron::ledger::{RunSpec, Source};
 use hermes_cron::process::OwnerRole;
 use hermes_cron::schedule::{Timestamp, Tz};
@@ -66,16 +66,11 @@ pub fn stub_run() -> ClaimedRun {
         source: Source::Manual,
         spec: RunSpec {
             argv: vec!["/bin/true".into()],
-            shell: false,
-            env: Env::default(),
-            workdir: None,
             timeout_s: 3600,
             output_max_bytes: 8 << 20,
             heartbeat_interval_s: 5,
-            retries: 0,
             retry_backoff_s: 30,
-            resources: Resources::default(),
-            require_scope: false,
+            ..RunSpec::default()
         },
         owner: hermes_cron::process::owner(OwnerRole::Cli),
         replace: Vec::new(),

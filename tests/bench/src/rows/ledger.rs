@@ -19,7 +19,7 @@ use crate::table::{Met, Row};
 use hermes_cron::db::Db;
 use hermes_cron::home::Home;
 use hermes_cron::ids::{ExecutionId, JobId};
-use hermes_cron::job::{Env, Resources};
+use hermes_cron::job::Env;
 use hermes_cron::ledger::{
     self, Adoption, DispatchMode, Finished, NewClaim, Occurrence, RunFilter, RunSpec, Source,
 };
@@ -46,19 +46,15 @@ fn spec() -> RunSpec {
             "--mail".into(),
             "--calendar".into(),
         ],
-        shell: false,
         env: Env(vec![
             ("LANG".into(), "C.UTF-8".into()),
             ("BRIEFING_PROFILE".into(), "morning".into()),
         ]),
-        workdir: None,
         timeout_s: 3600,
         output_max_bytes: 8 << 20,
         heartbeat_interval_s: 5,
-        retries: 0,
         retry_backoff_s: 30,
-        resources: Resources::default(),
-        require_scope: false,
+        ..RunSpec::default()
     }
 }
 
