@@ -2,6 +2,13 @@
 //!
 //! `$HERMES_HOME`, default `~/.hermes`. Directories are created 0700 and files
 //! the project writes are 0600. Only this module knows the layout.
+//!
+//! The home is shared with the Hermes Agent, which has files of its own in
+//! the same directories (`state/gateway.heartbeat`, `cron/.tick.lock`,
+//! `cron/jobs.json`, `logs/gateway.log`, ...). Every file hermes-cron writes
+//! outside `cron/cron.db` and `cron/output/<uuid>/` carries `hermes-cron` in
+//! its name, so the two never touch each other's files. Names used by
+//! earlier versions are moved by `legacy_names.rs`.
 
 use std::fs;
 use std::io;
@@ -69,8 +76,9 @@ impl Home {
     pub fn db_file(&self) -> PathBuf {
         self.cron_dir().join("cron.db")
     }
+    /// `cron/.hermes-cron.tick.lock` (Hermes's own ticker locks `cron/.tick.lock`).
     pub(crate) fn tick_lock(&self) -> PathBuf {
-        self.cron_dir().join(".tick.lock")
+        self.cron_dir().join(".hermes-cron.tick.lock")
     }
     pub(crate) fn output_root(&self) -> PathBuf {
         self.cron_dir().join("output")
@@ -86,14 +94,28 @@ impl Home {
     pub(crate) fn state_dir(&self) -> PathBuf {
         self.root.join("state")
     }
+    /// `state/hermes-cron.heartbeat` (`state/gateway.heartbeat` is the Hermes chat gateway's).
     pub(crate) fn heartbeat_file(&self) -> PathBuf {
-        self.state_dir().join("gateway.heartbeat")
+        self.state_dir().join("hermes-cron.heartbeat")
     }
     pub(crate) fn lifecycle_file(&self) -> PathBuf {
-        self.state_dir().join("lifecycle.jsonl")
+        self.state_dir().join("hermes-cron-lifecycle.jsonl")
     }
     pub(crate) fn metrics_file(&self) -> PathBuf {
-        self.state_dir().join("metrics.prom")
+        self.state_dir().join("hermes-cron.prom")
+    }
+    /// The gateway's instance lock: one gateway per home.
+    pub(crate) fn instance_lock(&self) -> PathBuf {
+        self.state_dir().join("hermes-cron.lock")
+    }
+    /// Detached workers' own log (their stderr).
+    pub(crate) fn worker_log(&self) -> PathBuf {
+        self.logs_dir().join("hermes-cron-worker.log")
+    }
+    /// The loop watchdog's forensic dump written at `stamp`.
+    pub(crate) fn watchdog_dump(&self, stamp: &str) -> PathBuf {
+        self.logs_dir()
+            .join(format!("hermes-cron-watchdog-{stamp}.txt"))
     }
     pub(crate) fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
@@ -151,7 +173,7 @@ mod tests {
             assert_eq!(mode, 0o700, "{}", dir.display());
         }
         assert!(home.db_file().ends_with("cron/cron.db"));
-        assert!(home.tick_lock().ends_with("cron/.tick.lock"));
+        assert!(home.tick_lock().ends_with("cron/.hermes-cron.tick.lock"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub(crate) mod fsutil;
 pub mod home;
 pub mod host_zone;
 pub mod ledger;
+mod legacy_names;
 pub mod logging;
 pub mod ops;
 pub mod process;

@@ -2,7 +2,7 @@
 //!
 //! `HERMES_CRON_LOG` sets the filter (default `info`). Under journald
 //! (`JOURNAL_STREAM` set) lines carry no timestamp or colour; journald adds
-//! its own. The worker's stderr is a file (`logs/worker.log`), so its lines
+//! its own. The worker's stderr is a file (`logs/hermes-cron-worker.log`), so its lines
 //! always carry a timestamp ([`init_worker`]).
 //!
 //! Events about one run happen inside its [`run_span`], so every line says

@@ -108,6 +108,9 @@ pub(crate) fn run_with(home: Home, deps: Deps) -> i32 {
             return exit::FAILURE;
         }
     };
+    for line in crate::legacy_names::migrate(&home) {
+        tracing::info!("home written by an earlier version: {line}");
+    }
     let clock = deps.clock.clone();
     let loaded = match config::load(&home.config_file()) {
         Ok(l) => l,

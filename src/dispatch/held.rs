@@ -10,7 +10,7 @@
 //! `spawn()` waits for the exec, so a blocking hook would deadlock us.
 //!
 //! A detached worker keeps none of the launcher's stdio: its stdout is
-//! /dev/null and its own diagnostics are appended to `logs/worker.log` in the
+//! /dev/null and its own diagnostics are appended to `logs/hermes-cron-worker.log` in the
 //! home. Inheriting the launcher's stderr would make any caller that captures
 //! the output of `spawn`, `run` or `tick` wait on that pipe for as long as the
 //! job runs (for a kanban worker: hours).
@@ -24,9 +24,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-
-/// The detached workers' own log, in the home's `logs/`.
-pub(crate) const WORKER_LOG: &str = "worker.log";
 
 /// A spawned worker waiting for its go byte.
 #[derive(Debug)]
@@ -51,10 +48,10 @@ pub struct WorkerCall<'a> {
     pub execution: &'a str,
 }
 
-/// The file a detached worker's stderr goes to: `logs/worker.log` in the
+/// The file a detached worker's stderr goes to: `logs/hermes-cron-worker.log` in the
 /// home, appended, 0600; /dev/null if it cannot be opened.
 fn worker_log(home: &Path) -> Stdio {
-    let path = Home::at(home).logs_dir().join(WORKER_LOG);
+    let path = Home::at(home).worker_log();
     OpenOptions::new()
         .append(true)
         .create(true)

@@ -45,7 +45,7 @@ pub struct WorkerArgs {
     pub tee: bool,
 }
 
-/// Say something about this run in the worker's log (`logs/worker.log` for
+/// Say something about this run in the worker's log (`logs/hermes-cron-worker.log` for
 /// detached workers), inside the run's span.
 fn say(msg: impl std::fmt::Display) {
     tracing::warn!("{msg}");

@@ -168,7 +168,7 @@ fn soak_random_kills() {
                 gw.log().contains("crash point"),
                 "a gateway died by itself, not at a crash point: {died:?}\n{}\nholders of the instance lock:\n{}",
                 gw.log(),
-                holders(&home.path().join("state").join("gateway.lock")).join("\n")
+                holders(&home.path().join("state").join("hermes-cron.lock")).join("\n")
             );
             figures.hooks_fired += 1;
         } else if sigterm {

@@ -39,7 +39,11 @@ fn wedged_loop_exits_75_with_dump_and_lifecycle_line() {
     let dumps: Vec<_> = fs::read_dir(h.path().join("logs"))
         .expect("logs/ exists")
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("watchdog-"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("hermes-cron-watchdog-")
+        })
         .collect();
     assert_eq!(dumps.len(), 1, "{dumps:?}");
     let dump = fs::read_to_string(dumps[0].path()).unwrap();

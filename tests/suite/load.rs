@@ -82,7 +82,7 @@ fn soak(bus: Bus, label: &str) {
     let pid = gw.pid();
     wait_for("the gateway heartbeat", PATIENCE, || {
         h.path()
-            .join("state/gateway.heartbeat")
+            .join("state/hermes-cron.heartbeat")
             .exists()
             .then_some(())
     });

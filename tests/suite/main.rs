@@ -31,6 +31,7 @@ mod load;
 mod operators;
 mod properties;
 mod security;
+mod shared_home;
 mod systemd_scope;
 mod tick_claims;
 mod tick_policies;

@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 /// Starts a gateway on `h` and waits until its heartbeat file exists.
 fn gateway(h: &TestHome) -> Running {
     let gw = h.start(&["gateway"]);
-    let beat = h.path().join("state/gateway.heartbeat");
+    let beat = h.path().join("state/hermes-cron.heartbeat");
     wait_for("the gateway heartbeat", PATIENCE, || {
         beat.exists().then_some(())
     });
@@ -302,14 +302,14 @@ fn metrics_parse_as_prometheus_text() {
     let out = h.run(&["metrics"]).ok();
     let lines = out.stdout.lines().map(|l| Ok(l.to_string()));
     let scrape = prometheus_parse::Scrape::parse(lines).expect("metrics parse as Prometheus text");
-    // The gateway writes the same text to state/metrics.prom.
+    // The gateway writes the same text to state/hermes-cron.prom.
     let gw = h.start(&["gateway"]);
-    let file = h.path().join("state/metrics.prom");
+    let file = h.path().join("state/hermes-cron.prom");
     let text = wait_for("the gateway's metrics file", PATIENCE, || {
         std::fs::read_to_string(&file).ok()
     });
     let from_file = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
-        .expect("metrics.prom parses");
+        .expect("hermes-cron.prom parses");
     assert!(
         from_file
             .samples

@@ -18,7 +18,9 @@ fn the_home_and_every_file_we_write_are_private() {
     let gw = h.start(&["gateway"]);
     let home = h.path().to_path_buf();
     wait_for("heartbeat", PATIENCE, || {
-        home.join("state/gateway.heartbeat").exists().then_some(())
+        home.join("state/hermes-cron.heartbeat")
+            .exists()
+            .then_some(())
     });
     let out_dir = home.join("cron/output").join(&id);
     let log = std::fs::read_dir(&out_dir)
@@ -40,10 +42,10 @@ fn the_home_and_every_file_we_write_are_private() {
     for file in [
         home.join("config.yaml"),
         home.join("cron/cron.db"),
-        home.join("cron/.tick.lock"),
+        home.join("cron/.hermes-cron.tick.lock"),
         log,
-        home.join("state/gateway.heartbeat"),
-        home.join("state/lifecycle.jsonl"),
+        home.join("state/hermes-cron.heartbeat"),
+        home.join("state/hermes-cron-lifecycle.jsonl"),
     ] {
         assert_eq!(mode(&file), 0o600, "{}", file.display());
     }
@@ -137,7 +139,10 @@ fn secret_environment_values_never_appear_in_output_logs_or_dumps() {
         std::fs::read_dir(h.path().join("logs"))
             .unwrap()
             .flatten()
-            .any(|f| f.file_name().to_string_lossy().starts_with("watchdog-")),
+            .any(|f| f
+                .file_name()
+                .to_string_lossy()
+                .starts_with("hermes-cron-watchdog-")),
         "a forensic dump was written"
     );
     for (what, text) in &seen {

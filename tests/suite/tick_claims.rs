@@ -123,7 +123,7 @@ fn a_contended_tick_exits_0_saying_so_and_claims_nothing() {
         .write(true)
         .create(true)
         .truncate(false)
-        .open(home.cron_dir().join(".tick.lock"))
+        .open(home.cron_dir().join(".hermes-cron.tick.lock"))
         .unwrap();
     let held = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock)
         .map_err(|(_, e)| e)
@@ -269,7 +269,7 @@ fn a_read_only_cron_directory_fails_the_tick_naming_the_cause() {
         let mut home = TestHome::new();
         home.set_env("HERMES_CRON_JOURNAL", journal);
         home.add_at(T0, "a", "every 1m", &[], &["true"]);
-        let _ = std::fs::remove_file(home.cron_dir().join(".tick.lock"));
+        let _ = std::fs::remove_file(home.cron_dir().join(".hermes-cron.tick.lock"));
         let Some(wrapper) = read_only_wrapper(&home.cron_dir()) else {
             eprintln!(
                 "SKIPPED: cannot create a mount namespace here, so no read-only directory \
@@ -290,7 +290,10 @@ fn a_read_only_cron_directory_fails_the_tick_naming_the_cause() {
             "{journal}: names the cause\n{out}"
         );
         if journal == "delete" {
-            assert!(out.stderr.contains(".tick.lock"), "the lock failed: {out}");
+            assert!(
+                out.stderr.contains(".hermes-cron.tick.lock"),
+                "the lock failed: {out}"
+            );
         }
         assert!(home.runs(None).is_empty(), "nothing claimed");
     }
@@ -303,7 +306,7 @@ fn a_read_only_cron_directory_fails_the_tick_naming_the_cause() {
 fn an_unopenable_lock_file_fails_the_tick_with_eacces() {
     let home = TestHome::new();
     home.add_at(T0, "a", "every 1m", &[], &["true"]);
-    let lock = home.cron_dir().join(".tick.lock");
+    let lock = home.cron_dir().join(".hermes-cron.tick.lock");
     std::fs::write(&lock, "").unwrap();
     std::fs::set_permissions(&lock, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
     let mut cmd = home.cmd(&["tick"]).now("2026-06-01T10:01:00Z");
@@ -338,7 +341,7 @@ fn an_unopenable_lock_file_fails_the_tick_with_eacces() {
     }
     let out = cmd.run();
     assert_eq!(out.code(), 1, "{out}");
-    assert!(out.stderr.contains(".tick.lock"), "{out}");
+    assert!(out.stderr.contains(".hermes-cron.tick.lock"), "{out}");
     assert!(
         out.stderr.contains("Permission denied") && out.stderr.contains("permission denied;"),
         "names the errno and the hint\n{out}"

@@ -61,11 +61,9 @@ pub fn render(reason: &str, doing: &str, at: Timestamp) -> String {
     out
 }
 
-/// Write the dump to `logs/watchdog-<instant>.txt`; returns its path.
+/// Write the dump to `logs/hermes-cron-watchdog-<instant>.txt`; returns its path.
 pub fn write(home: &Home, reason: &str, doing: &str, at: Timestamp) -> Option<PathBuf> {
-    let path = home
-        .logs_dir()
-        .join(format!("watchdog-{}.txt", at.format("%Y%m%dT%H%M%S%.3fZ")));
+    let path = home.watchdog_dump(&at.format("%Y%m%dT%H%M%S%.3fZ").to_string());
     write_atomic(&path, render(reason, doing, at).as_bytes()).ok()?;
     Some(path)
 }

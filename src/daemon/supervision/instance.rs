@@ -1,7 +1,7 @@
 //! One gateway per home, and a home fit to run from.
 //!
 //! ## Locking
-//! `state/gateway.lock` is `flock`ed exclusively for the gateway's whole life
+//! `state/hermes-cron.lock` is `flock`ed exclusively for the gateway's whole life
 //! (released by the kernel when it exits, however it exits); a second gateway
 //! on the same home refuses to start and names the first one's pid. When the
 //! pid recorded in the file is gone but the lock is still held (a child the
@@ -60,9 +60,19 @@ pub(crate) enum InstanceError {
     Writable { home: PathBuf, mode: u32 },
 }
 
-/// Take the instance lock, or say who holds it.
+/// Take the instance lock, or say who holds it. An earlier hermes-cron
+/// gateway (which locked `state/gateway.lock`) still running on the home is
+/// refused the same way, so the earlier file can be moved out of the way.
 pub(crate) fn acquire(home: &Home) -> Result<InstanceLock, InstanceError> {
-    let path = home.state_dir().join("gateway.lock");
+    let lock = lock(home, home.instance_lock())?;
+    let earlier = crate::legacy_names::earlier_instance_lock(home);
+    if earlier.exists() {
+        drop(self::lock(home, earlier)?);
+    }
+    Ok(lock)
+}
+
+fn lock(home: &Home, path: PathBuf) -> Result<InstanceLock, InstanceError> {
     let mut file = crate::fsutil::open_lock_file(&path).map_err(|source| InstanceError::Open {
         path: path.clone(),
         source,
@@ -133,7 +143,7 @@ mod tests {
         let home = Home::at(&tmp.path().join("h"));
         home.ensure().unwrap();
         // Another open file description holds the lock; the recorded pid is dead.
-        let path = home.state_dir().join("gateway.lock");
+        let path = home.instance_lock();
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)

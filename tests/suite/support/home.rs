@@ -307,18 +307,19 @@ impl TestHome {
         String::from_utf8_lossy(&std::fs::read(path).expect("read output file")).into_owned()
     }
 
-    /// The lifecycle record (`state/lifecycle.jsonl`), one JSON value per line.
+    /// The lifecycle record (`state/hermes-cron-lifecycle.jsonl`), one JSON value per line.
     pub fn lifecycle(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.home.join("state/lifecycle.jsonl"))
+        std::fs::read_to_string(self.home.join("state/hermes-cron-lifecycle.jsonl"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
     }
 
-    /// The detached workers' own diagnostics (`logs/worker.log`).
+    /// The detached workers' own diagnostics (`logs/hermes-cron-worker.log`).
     pub fn worker_log(&self) -> String {
-        std::fs::read_to_string(self.home.join("logs").join("worker.log")).unwrap_or_default()
+        std::fs::read_to_string(self.home.join("logs").join("hermes-cron-worker.log"))
+            .unwrap_or_default()
     }
 
     /// Remember `log` (a gateway's stderr) for [`TestHome::diag`].
