@@ -9,6 +9,7 @@ use crate::db::{JournalMode, from_ms, to_ms};
 use crate::job::{Job, JobState};
 use crate::ledger::{DispatchMode, ExecState};
 use crate::schedule::Timestamp;
+use crate::systemd::{Delegation, unenforced};
 use hermes_cron_core::health::{Capability, CapabilityMode};
 use rusqlite::Connection;
 use std::os::unix::fs::MetadataExt;
@@ -57,6 +58,8 @@ pub struct Gathered<'a> {
     pub journal: Option<&'a JournalMode>,
     /// Paths whose modes are checked: the home, `cron/`, the db, `config.yaml`.
     pub private_paths: Vec<PathBuf>,
+    /// Which cgroup controllers the user manager has for scopes.
+    pub delegation: &'a Delegation,
     pub now: Timestamp,
 }
 
@@ -294,9 +297,28 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
     Ok(out)
 }
 
+/// Resource limits the host will not enforce.
+fn check_limits(g: &Gathered<'_>) -> Vec<Finding> {
+    g.jobs
+        .iter()
+        .filter(|j| j.state != JobState::Completed)
+        .flat_map(|job| {
+            unenforced(&job.resources, g.delegation).into_iter().map(move |why| {
+                finding(
+                    "limit_not_enforced",
+                    Some(job),
+                    why,
+                    "run the gateway where the user manager has the controller delegated (the unified cgroup layout; `cat /sys/fs/cgroup/user.slice/user-$UID.slice/user@$UID.service/cgroup.controllers` lists it), or drop the limit with `hermes-cron edit`",
+                )
+            })
+        })
+        .collect()
+}
+
 /// Every check that needs no database.
 pub fn check_all(g: &Gathered<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
+    out.extend(check_limits(g));
     out.extend(check_gateway(g));
     out.extend(check_scope(g));
     out.extend(check_overdue(g));

@@ -95,11 +95,16 @@ pub fn render(r: &StatusReport) -> String {
             human_ms(r.loop_counter_still_ms.unwrap_or_default())
         ),
         GatewayHealth::NotRunning => {
-            "not running (start it with `hermes-cron gateway` or the user unit)".to_string()
+            let seen = match (r.pid, r.heartbeat_age_ms) {
+                (Some(pid), Some(age)) => format!("last seen {} ago as pid {pid}; ", human_ms(age)),
+                _ => String::new(),
+            };
+            format!("not running ({seen}start it with `hermes-cron gateway` or the user unit)")
         }
     };
+    let running = r.gateway != GatewayHealth::NotRunning;
     out.push_str(&format!("gateway:    {gw}\n"));
-    if let Some(age) = r.heartbeat_age_ms {
+    if let (true, Some(age)) = (running, r.heartbeat_age_ms) {
         out.push_str(&format!(
             "heartbeat:  {} old, loop counter {} (last moved {} ago)\n",
             human_ms(age),
@@ -107,14 +112,17 @@ pub fn render(r: &StatusReport) -> String {
             human_ms(r.loop_counter_still_ms.unwrap_or_default())
         ));
     }
-    if let Some(t) = &r.last_tick {
-        let at = t.at.map_or("-".into(), |a| {
-            a.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-        });
-        out.push_str(&format!(
-            "last tick:  {} at {at} (claimed {}, skipped {}, missed {})\n",
-            t.result, t.claimed, t.skipped, t.missed
-        ));
+    match r.last_tick.as_ref().and_then(|t| Some((t, t.at?))) {
+        Some((t, at)) => out.push_str(&format!(
+            "last tick:  {} at {} (claimed {}, skipped {}, missed {})\n",
+            t.result,
+            at.format("%Y-%m-%d %H:%M:%S UTC"),
+            t.claimed,
+            t.skipped,
+            t.missed
+        )),
+        None if running => out.push_str("last tick:  none yet\n"),
+        None => {}
     }
     let cap = &r.capability_now;
     match cap.mode {
@@ -128,6 +136,8 @@ pub fn render(r: &StatusReport) -> String {
         )),
     }
     if let Some(g) = &r.gateway_capability
+        && running
+        && g.mode != CapabilityMode::Unknown
         && g.mode != cap.mode
     {
         out.push_str(&format!(

@@ -247,27 +247,35 @@ pub(crate) fn get_job(conn: &Connection, id: &JobId) -> Result<Option<Job>, Stor
     .pop())
 }
 
-/// The job named by `key`: an exact id, else a unique name.
+/// The job named by `key`: an exact id; else the one job with that name,
+/// then with that Hermes job id, then with that name whatever its case (several
+/// matches are refused, listing them).
 pub fn resolve_job(conn: &Connection, key: &str) -> Result<Job, JobLookupError> {
     if let Some(job) = get_job(conn, &JobId::from_string(key))? {
         return Ok(job);
     }
-    let mut named = query_jobs(
-        conn,
-        &format!("SELECT {COLUMNS} FROM jobs WHERE name = ?1 ORDER BY id"),
-        [key],
-    )?;
-    match named.len() {
-        0 => Err(JobLookupError::NotFound(key.to_string())),
-        1 => Ok(named.remove(0)),
-        _ => Err(JobLookupError::Ambiguous {
-            name: key.to_string(),
-            candidates: named
-                .iter()
-                .map(|j| (j.id.to_string(), j.schedule_text.clone()))
-                .collect(),
-        }),
+    let lookups = [
+        "SELECT {COLUMNS} FROM jobs WHERE name = ?1 ORDER BY id",
+        "SELECT {COLUMNS} FROM jobs WHERE hermes_id = ?1 ORDER BY id",
+        "SELECT {COLUMNS} FROM jobs WHERE name = ?1 COLLATE NOCASE ORDER BY id",
+    ];
+    for sql in lookups {
+        let mut found = query_jobs(conn, &sql.replace("{COLUMNS}", COLUMNS), [key])?;
+        match found.len() {
+            0 => continue,
+            1 => return Ok(found.remove(0)),
+            _ => {
+                return Err(JobLookupError::Ambiguous {
+                    name: key.to_string(),
+                    candidates: found
+                        .iter()
+                        .map(|j| (j.id.to_string(), j.schedule_text.clone()))
+                        .collect(),
+                });
+            }
+        }
     }
+    Err(JobLookupError::NotFound(key.to_string()))
 }
 
 /// Jobs in creation order; `all` includes paused and completed ones.

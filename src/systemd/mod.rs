@@ -20,6 +20,7 @@
 
 mod bus;
 mod cause;
+mod cgroups;
 mod manager;
 mod map_error;
 mod proxy;
@@ -29,6 +30,7 @@ pub use bus::{AddressSource, BusAddress, BusEnv, locate_bus};
 
 pub use cause::BusCause;
 pub(crate) use cause::FIX_TEXT;
+pub use cgroups::{Delegation, delegation, unenforced};
 pub use hermes_cron_core::scope::{
     DESCRIPTION_MAX, ScopeSpec, UNIT_NAME_MAX, escape_unit_component, sanitize_description,
     scope_unit_name,

@@ -498,3 +498,88 @@ fn concurrent_adds_on_a_fresh_home_all_succeed() {
         assert_eq!(job_list(&home, true).len(), RACERS, "trial {trial}");
     }
 }
+
+#[test]
+fn runs_of_an_execution_id_shows_that_run_and_an_unknown_key_is_refused() {
+    let h = TestHome::new();
+    h.add("one", "every 1h", &[], &["true"]);
+    let out = h.run(&["run", "one", "--wait"]).ok();
+    let id = crate::support::rows::execution_id_in(&out.stdout);
+    let rows = h.run(&["runs", &id, "--json"]).ok().json();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows:#}");
+    assert_eq!(rows[0]["id"], id.as_str(), "{rows:#}");
+    let text = h.run(&["runs", &id]).ok();
+    assert!(text.stdout.contains(&id), "{text}");
+    let unknown = h.run(&["runs", "no-such-thing"]);
+    assert_eq!(unknown.code(), 2, "{unknown}");
+    assert!(unknown.stderr.contains("no-such-thing"), "{unknown}");
+}
+
+#[test]
+fn a_job_is_found_by_its_name_in_any_case_when_unambiguous() {
+    let h = TestHome::new();
+    let id = h.add("Brief", "every 1h", &[], &["true"]);
+    let shown = h.run(&["show", "brief", "--json"]).ok().json();
+    assert_eq!(shown["id"], id.as_str(), "{shown:#}");
+    h.add("BRIEF", "every 2h", &[], &["true"]);
+    // An exact name still wins; two case-insensitive matches are refused.
+    assert_eq!(
+        h.run(&["show", "Brief", "--json"]).ok().json()["id"],
+        id.as_str()
+    );
+    let both = h.run(&["show", "brief"]);
+    assert_eq!(both.code(), 2, "{both}");
+    assert!(both.stderr.contains("2 jobs"), "{both}");
+}
+
+#[test]
+fn status_of_a_stopped_gateway_has_no_empty_fields() {
+    let h = TestHome::new();
+    h.add("one", "every 1h", &[], &["true"]);
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    gw.stop();
+    let out = h.run(&["status"]);
+    assert_eq!(out.code(), 1, "{out}");
+    let text = &out.stdout;
+    assert!(text.contains("not running (last seen"), "{text}");
+    for empty in ["at -", "last saw: )", "  at ", "last saw: unknown"] {
+        assert!(!text.contains(empty), "{empty:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn limits_this_host_cannot_enforce_are_said_by_add_run_and_doctor() {
+    let h = TestHome::new();
+    let enforced = match hermes_cron::systemd::delegation() {
+        hermes_cron::systemd::Delegation::Controllers(c) => c.iter().any(|c| c == "memory"),
+        hermes_cron::systemd::Delegation::None(_) => false,
+    };
+    let added = h.run(&[
+        "add",
+        "--name",
+        "capped",
+        "--schedule",
+        "every 1h",
+        "--memory-max",
+        "64M",
+        "--",
+        "true",
+    ]);
+    let added = added.ok();
+    assert_eq!(added.stderr.contains("--memory-max"), !enforced, "{added}");
+    let ran = h.run(&["run", "capped", "--wait"]).ok();
+    assert_eq!(ran.stderr.contains("--memory-max"), !enforced, "{ran}");
+    let doctor = h.run(&["doctor", "--json"]).json();
+    let codes: Vec<&str> = doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert_eq!(
+        codes.contains(&"limit_not_enforced"),
+        !enforced,
+        "{doctor:#}"
+    );
+}

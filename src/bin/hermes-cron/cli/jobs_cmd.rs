@@ -34,6 +34,14 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
     }
 }
 
+/// Say which of the job's resource limits this host will not enforce.
+pub fn warn_unenforced(job: &Job) {
+    for why in hermes_cron::systemd::unenforced(&job.resources, &hermes_cron::systemd::delegation())
+    {
+        tracing::warn!(job = %job.name, "{why}");
+    }
+}
+
 /// Refuse a command whose program cannot be found (unless shell or --no-check).
 fn check_program(job: &Job) -> anyhow::Result<()> {
     if job.shell {
@@ -109,6 +117,7 @@ pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     }
     let db = ctx.open_db()?;
     store::insert_job(db.conn(), &job)?;
+    warn_unenforced(&job);
     if a.json {
         println!(
             "{}",
@@ -150,6 +159,7 @@ pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     if !store::update_job(db.conn(), &job)? {
         return Err(failure(format!("job {} was removed while editing", job.id)));
     }
+    warn_unenforced(&job);
     println!("{}", job.id);
     Ok(hermes_cron::exit::OK)
 }

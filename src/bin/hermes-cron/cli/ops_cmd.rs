@@ -114,6 +114,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         config: &config,
         jobs: &jobs,
         journal: db.as_ref().map(|d| d.journal()),
+        delegation: &hermes_cron::systemd::delegation(),
         private_paths: vec![
             ctx.home.root().to_path_buf(),
             ctx.home.cron_dir(),

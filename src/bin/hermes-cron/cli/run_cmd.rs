@@ -142,6 +142,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
     let mut db = ctx.open_db()?;
     reconcile::sweep(&db, ctx.now())?;
     let job = store::resolve_job(db.conn(), key)?;
+    super::jobs_cmd::warn_unenforced(&job);
     let claim_ctx = ClaimContext {
         home: &ctx.home,
         config: &config,

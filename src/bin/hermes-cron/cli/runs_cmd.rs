@@ -38,8 +38,16 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
         None => None,
         Some(key) => match store::resolve_job(db.conn(), key) {
             Ok(job) => Some((Some(job.id), job.name)),
-            // Spawned runs and removed jobs are found by name.
-            Err(JobLookupError::NotFound(_)) => Some((None, key.clone())),
+            Err(JobLookupError::NotFound(_)) => {
+                // An execution id: that run alone.
+                if let Some((row, _)) =
+                    ledger::get_execution(db.conn(), &ExecutionId::from_string(key.as_str()))?
+                {
+                    return print_runs(&[row], a.json);
+                }
+                // Spawned runs and removed jobs are found by name.
+                Some((None, key.clone()))
+            }
             Err(e) => return Err(e.into()),
         },
     };
@@ -61,13 +69,34 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
     let rows = ledger::list_executions(
         db.conn(),
         &RunFilter {
-            job,
+            job: job.clone(),
             state,
             since,
             limit: a.limit.clamp(1, MAX_LIMIT),
         },
     )?;
-    if a.json {
+    if rows.is_empty()
+        && let Some(key) = &a.job
+        && ledger::list_executions(
+            db.conn(),
+            &RunFilter {
+                job: job.clone(),
+                limit: 1,
+                ..RunFilter::default()
+            },
+        )?
+        .is_empty()
+    {
+        return Err(usage(format!(
+            "no job, execution or runs named {key:?}; `hermes-cron list --all` shows the jobs, `hermes-cron runs` the runs"
+        )));
+    }
+    print_runs(&rows, a.json)
+}
+
+/// The rows as a table, or as `--json`.
+fn print_runs(rows: &[hermes_cron::ledger::Execution], json: bool) -> anyhow::Result<i32> {
+    if json {
         let items: Vec<_> = rows.iter().map(execution_json).collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
         return Ok(hermes_cron::exit::OK);
@@ -86,7 +115,7 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
         "MODE",
         "EXIT",
     ]);
-    for r in &rows {
+    for r in rows {
         t.row(vec![
             r.id.to_string(),
             cell(&r.job_name, 24),
