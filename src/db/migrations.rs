@@ -107,8 +107,13 @@ ALTER TABLE jobs ADD COLUMN pass_env TEXT NOT NULL DEFAULT '[]';
 CREATE INDEX jobs_hermes_id ON jobs(hermes_id) WHERE hermes_id IS NOT NULL;
 ";
 
+/// Migration 4: a job's idle timeout (no output for that long means stuck).
+const IDLE_TIMEOUT: &str = "
+ALTER TABLE jobs ADD COLUMN idle_timeout_s INTEGER;
+";
+
 /// Every migration, in order. Index + 1 is the `user_version` it produces.
-pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER, JOB_ORIGIN_AND_ENV];
+pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER, JOB_ORIGIN_AND_ENV, IDLE_TIMEOUT];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -6,10 +6,45 @@
 //! A full disk is a truncation too: the first failed write ends the file's
 //! growth (a mark is attempted), and the job keeps running.
 
+use crate::clock::monotonic;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// When the job last wrote output (for the idle timeout): shared by the
+/// capture thread, which stamps it, and the supervisor, which reads it.
+#[derive(Clone, Debug)]
+pub(crate) struct Activity {
+    since: Instant,
+    /// Milliseconds after `since` of the last output.
+    last_ms: Arc<AtomicU64>,
+}
+
+impl Activity {
+    /// Activity counted from now (the job's start counts as activity).
+    pub(crate) fn starting_now() -> Activity {
+        Activity {
+            since: monotonic(),
+            last_ms: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn stamp(&self) {
+        let ms = monotonic()
+            .saturating_duration_since(self.since)
+            .as_millis() as u64;
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// When the job last wrote output (or started).
+    pub(crate) fn last(&self) -> Instant {
+        self.since + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+}
 
 /// What ended up in the output file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,20 +63,27 @@ pub(crate) fn truncation_mark(cap: u64) -> String {
     format!("\n[hermes-cron: output truncated at {cap} bytes]\n")
 }
 
-/// Read `pipe` until EOF on a new thread.
+/// Read `pipe` until EOF on a new thread, stamping `activity` on output.
 pub(crate) fn spawn_capture(
     pipe: OwnedFd,
     file: Option<File>,
     cap: u64,
     tee: bool,
+    activity: Activity,
 ) -> JoinHandle<Captured> {
     std::thread::Builder::new()
         .name("output".into())
-        .spawn(move || capture(File::from(pipe), file, cap, tee))
+        .spawn(move || capture(File::from(pipe), file, cap, tee, &activity))
         .expect("spawning the output thread")
 }
 
-fn capture(mut pipe: File, mut file: Option<File>, cap: u64, tee: bool) -> Captured {
+fn capture(
+    mut pipe: File,
+    mut file: Option<File>,
+    cap: u64,
+    tee: bool,
+    activity: &Activity,
+) -> Captured {
     let mut got = Captured::default();
     let mut buf = vec![0u8; 64 * 1024];
     let stdout = std::io::stdout();
@@ -52,6 +94,7 @@ fn capture(mut pipe: File, mut file: Option<File>, cap: u64, tee: bool) -> Captu
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        activity.stamp();
         got.total += n as u64;
         if tee {
             let mut out = stdout.lock();
@@ -94,7 +137,7 @@ mod tests {
         let path = tmp.path().join("out.log");
         let file = File::create(&path).unwrap();
         let (r, w) = nix::unistd::pipe().unwrap();
-        let handle = spawn_capture(r, Some(file), cap, false);
+        let handle = spawn_capture(r, Some(file), cap, false, Activity::starting_now());
         let mut w = File::from(w);
         w.write_all(input).unwrap();
         drop(w);

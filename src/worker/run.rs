@@ -5,7 +5,7 @@
 //! timed out, cancelled) was recorded; its own failures use the 12x codes in
 //! [`crate::exit`], which no job outcome maps to.
 
-use super::capture::spawn_capture;
+use super::capture::{Activity, spawn_capture};
 use super::environment::job_environment;
 use super::go::{Heard, wait_for_go};
 use super::patience;
@@ -212,21 +212,27 @@ fn execute(a: &Adopted<'_>, tee: bool) -> i32 {
             return not_started(a, format!("cannot start {program:?}: {e}"));
         }
     };
-    let capture = spawn_capture(reader, file, spec.output_max_bytes, tee);
+    let activity = Activity::starting_now();
+    let capture = spawn_capture(reader, file, spec.output_max_bytes, tee, activity.clone());
     let knobs = Knobs {
         timeout: (spec.timeout_s > 0).then(|| Duration::from_secs(spec.timeout_s)),
+        idle: spec.idle_timeout_s.map(Duration::from_secs),
         grace: kill_grace(),
         heartbeat: Duration::from_secs(spec.heartbeat_interval_s.max(1)),
     };
     let pid = child.id();
-    let done = supervise(pid, knobs, || {
+    let done = supervise(pid, knobs, &activity, || {
         let _ = ledger::heartbeat(db.conn(), id, &me, clock.now());
     });
     // `supervise` reaped it with wait4 (for its rusage); std never waits on drop.
     drop(child);
     let captured = join_capture(capture);
     crate::crash::point("worker_before_finish");
-    let end = judge(&done.ending, knobs.timeout.unwrap_or_default());
+    let end = judge(
+        &done.ending,
+        knobs.timeout.unwrap_or_default(),
+        knobs.idle.unwrap_or_default(),
+    );
     let succeeded = end.state() == ExecState::Succeeded;
     if captured.write_failed {
         notes.push("writing the output file failed (disk full?); output truncated".into());

@@ -7,9 +7,10 @@
 //! mask survives exec and `Command` does not reset it), then waits
 //! for them synchronously with `sigtimedwait`: no handlers, no races.
 
+use super::capture::Activity;
 use crate::clock::monotonic;
 use crate::process::{signal_group, wait_for_signal};
-use hermes_cron_core::run::{Ending, Exit};
+use hermes_cron_core::run::{Ending, Exit, Stopped};
 use nix::sys::signal::{SigSet, Signal};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,8 @@ pub(crate) fn handled_signals() -> SigSet {
 pub(crate) struct Knobs {
     /// None: no timeout (spawned long-running workers).
     pub timeout: Option<Duration>,
+    /// None: no idle timeout.
+    pub idle: Option<Duration>,
     pub grace: Duration,
     pub heartbeat: Duration,
 }
@@ -62,22 +65,28 @@ fn reap(pid: i32) -> Option<(Exit, u64)> {
     Some((exit, usage.ru_maxrss.max(0) as u64))
 }
 
-/// Supervise the job with pid (and process group) `pid` until it exits.
-pub(crate) fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> Supervised {
+/// Supervise the job with pid (and process group) `pid` until it exits;
+/// `activity` is when it last wrote output (for the idle timeout).
+pub(crate) fn supervise(
+    pid: u32,
+    knobs: Knobs,
+    activity: &Activity,
+    mut heartbeat: impl FnMut(),
+) -> Supervised {
     let started = monotonic();
     let set = handled_signals();
     let pgid = pid;
     let deadline = knobs.timeout.map(|t| started + t);
     let mut next_beat = started + knobs.heartbeat;
     let mut kill_at: Option<Instant> = None;
-    let mut timed_out = false;
+    let mut stopped: Option<Stopped> = None;
     let mut cancelled_by = None;
     loop {
         if let Some((exit, rss)) = reap(pid as i32) {
             return Supervised {
                 ending: Ending {
                     exit,
-                    timed_out,
+                    stopped,
                     cancelled_by,
                 },
                 max_rss_kb: rss,
@@ -89,18 +98,30 @@ pub(crate) fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> 
             heartbeat();
             next_beat = now + knobs.heartbeat;
         }
-        if !timed_out && deadline.is_some_and(|d| now >= d) {
-            timed_out = true;
-            let _ = signal_group(pgid, Signal::SIGTERM);
-            kill_at.get_or_insert(now + knobs.grace);
+        let idle_at = knobs.idle.map(|i| activity.last() + i);
+        if stopped.is_none() {
+            let why = if deadline.is_some_and(|d| now >= d) {
+                Some(Stopped::Timeout)
+            } else if idle_at.is_some_and(|at| now >= at) {
+                Some(Stopped::Idle)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                stopped = Some(why);
+                let _ = signal_group(pgid, Signal::SIGTERM);
+                kill_at.get_or_insert(now + knobs.grace);
+            }
         }
         if kill_at.is_some_and(|at| now >= at) {
             let _ = signal_group(pgid, Signal::SIGKILL);
             kill_at = None;
         }
         let mut wake = next_beat;
-        if let (false, Some(d)) = (timed_out, deadline) {
-            wake = wake.min(d);
+        if stopped.is_none() {
+            for at in [deadline, idle_at].into_iter().flatten() {
+                wake = wake.min(at);
+            }
         }
         if let Some(at) = kill_at {
             wake = wake.min(at);
@@ -112,7 +133,7 @@ pub(crate) fn supervise(pid: u32, knobs: Knobs, mut heartbeat: impl FnMut()) -> 
             wait_for_signal(&set, wait)
         {
             let _ = signal_group(pgid, sig);
-            if !timed_out {
+            if stopped.is_none() {
                 cancelled_by.get_or_insert(sig as i32);
             }
             kill_at.get_or_insert(monotonic() + knobs.grace);

@@ -183,3 +183,42 @@ fn foreground_runs_in_process_with_output_here() {
     assert_eq!(rows[0]["dispatch_mode"], "in_process", "{:#}", rows[0]);
     assert_eq!(rows[0]["unit"], Value::Null, "{:#}", rows[0]);
 }
+
+#[test]
+fn a_job_silent_for_its_idle_timeout_is_stopped_as_idle_and_a_chatty_one_is_not() {
+    let h = TestHome::new();
+    h.add(
+        "hung",
+        "every 1h",
+        &["--idle-timeout", "1s"],
+        &["sh", "-c", "echo started; sleep 60"],
+    );
+    let (code, row) = run_wait(&h, "hung");
+    assert_eq!(code, 1, "{row:#}");
+    assert_eq!(row["state"], "timed_out", "{row:#}");
+    assert_eq!(row["reason_code"], "idle", "{row:#}");
+    assert!(
+        row["duration_ms"].as_u64().unwrap() < 30_000,
+        "stopped at its idle timeout, not its 60 s: {row:#}"
+    );
+    assert_eq!(h.output_of(&row), "started\n");
+    // Output every 0.2 s for 2 s keeps a 1 s idle timeout from firing.
+    h.add(
+        "chatty",
+        "every 1h",
+        &["--idle-timeout", "1s"],
+        &[
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8 9 10; do echo $i; sleep 0.2; done",
+        ],
+    );
+    let (code, row) = run_wait(&h, "chatty");
+    assert_eq!(
+        (code, row["state"].as_str()),
+        (0, Some("succeeded")),
+        "{row:#}"
+    );
+    let shown = h.run(&["show", "chatty", "--json"]).ok().json();
+    assert_eq!(shown["idle_timeout_s"], 1, "{shown:#}");
+}

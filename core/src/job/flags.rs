@@ -21,6 +21,8 @@ pub struct JobInput {
     pub schedule: Option<String>,
     pub tz: Option<String>,
     pub timeout: Option<String>,
+    /// `--idle-timeout D`, or `off`.
+    pub idle_timeout: Option<String>,
     pub overlap: Option<String>,
     pub catch_up: Option<String>,
     pub retries: Option<u32>,
@@ -199,6 +201,7 @@ impl JobInput {
             pass_env: Vec::new(),
             workdir: None,
             timeout: None,
+            idle_timeout: None,
             overlap: Overlap::default(),
             catch_up: None,
             retries: 0,
@@ -310,6 +313,12 @@ impl JobInput {
         }
         if let Some(t) = &self.timeout {
             job.timeout = Some(parse_duration_flag("--timeout", t)?);
+        }
+        if let Some(t) = &self.idle_timeout {
+            job.idle_timeout = match t.trim() {
+                "off" | "none" => None,
+                t => Some(parse_duration_flag("--idle-timeout", t)?),
+            };
         }
         if let Some(o) = &self.overlap {
             job.overlap = o

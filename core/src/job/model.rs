@@ -85,6 +85,9 @@ pub struct Job {
     pub workdir: Option<PathBuf>,
     /// None means `cron.script_timeout_seconds`.
     pub timeout: Option<Duration>,
+    /// No output for this long means the run is stuck: it is stopped and
+    /// recorded `timed_out` (`idle`). None: no idle timeout.
+    pub idle_timeout: Option<Duration>,
     pub overlap: Overlap,
     /// None means the config default (`cron.catch_up_missed`).
     pub catch_up: Option<CatchUp>,

@@ -16,7 +16,7 @@ pub use environment::{
     Account, BUS_VARIABLES, DEFAULT_LANG, DEFAULT_PATH, EnvFileError, Layers, compose,
     parse_env_file,
 };
-pub use outcome::{Ending, Exit, Finished, RunEnd, judge};
+pub use outcome::{Ending, Exit, Finished, RunEnd, Stopped, judge};
 pub use owner::{NotAnOwner, Owner, OwnerRole, ProcessIdentity, RowOwner};
 pub use reason::ReasonCode;
 pub use signal::signal_name;

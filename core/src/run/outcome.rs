@@ -14,12 +14,21 @@ pub enum Exit {
     Signal(i32),
 }
 
+/// Why the worker stopped a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// Its wall-clock timeout passed.
+    Timeout,
+    /// It wrote no output for its idle timeout.
+    Idle,
+}
+
 /// The end of a job's process: the exit plus what the worker did to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ending {
     pub exit: Exit,
-    /// The worker stopped it at the timeout.
-    pub timed_out: bool,
+    /// The worker stopped it, and why.
+    pub stopped: Option<Stopped>,
     /// The worker forwarded this signal (SIGTERM/SIGINT) it received.
     pub cancelled_by: Option<i32>,
 }
@@ -34,6 +43,10 @@ pub enum RunEnd {
     },
     /// Stopped at its timeout.
     TimedOut {
+        limit: Duration,
+    },
+    /// Stopped after writing no output for `limit` (its idle timeout).
+    Idle {
         limit: Duration,
     },
     /// The worker received `signal` and passed it to the job.
@@ -52,7 +65,7 @@ impl RunEnd {
         match self {
             RunEnd::Succeeded => ExecState::Succeeded,
             RunEnd::Failed { .. } | RunEnd::NotStarted { .. } => ExecState::Failed,
-            RunEnd::TimedOut { .. } => ExecState::TimedOut,
+            RunEnd::TimedOut { .. } | RunEnd::Idle { .. } => ExecState::TimedOut,
             RunEnd::Cancelled { .. } => ExecState::Cancelled,
         }
     }
@@ -74,6 +87,13 @@ impl RunEnd {
                 ReasonCode::Timeout,
                 format!("stopped after the {}s timeout", limit.as_secs()),
             ),
+            RunEnd::Idle { limit } => (
+                ReasonCode::Idle,
+                format!(
+                    "stopped after {}s without output (its idle timeout)",
+                    limit.as_secs()
+                ),
+            ),
             RunEnd::Cancelled { signal } => (
                 ReasonCode::Signal,
                 format!(
@@ -86,13 +106,14 @@ impl RunEnd {
     }
 }
 
-/// Judge an ending under the run's `timeout`.
-pub fn judge(e: &Ending, timeout: Duration) -> RunEnd {
-    match (e.exit, e.timed_out, e.cancelled_by) {
-        (Exit::Code(0), false, None) => RunEnd::Succeeded,
-        (_, true, _) => RunEnd::TimedOut { limit: timeout },
-        (_, false, Some(signal)) => RunEnd::Cancelled { signal },
-        (exit, false, None) => RunEnd::Failed { exit },
+/// Judge an ending under the run's `timeout` and `idle` timeout.
+pub fn judge(e: &Ending, timeout: Duration, idle: Duration) -> RunEnd {
+    match (e.exit, e.stopped, e.cancelled_by) {
+        (_, Some(Stopped::Timeout), _) => RunEnd::TimedOut { limit: timeout },
+        (_, Some(Stopped::Idle), _) => RunEnd::Idle { limit: idle },
+        (Exit::Code(0), None, None) => RunEnd::Succeeded,
+        (_, None, Some(signal)) => RunEnd::Cancelled { signal },
+        (exit, None, None) => RunEnd::Failed { exit },
     }
 }
 
@@ -146,7 +167,7 @@ mod tests {
     fn end(exit: Exit) -> Ending {
         Ending {
             exit,
-            timed_out: false,
+            stopped: None,
             cancelled_by: None,
         }
     }
@@ -154,22 +175,34 @@ mod tests {
     #[test]
     fn judges_each_ending() {
         let t = Duration::from_secs(5);
-        assert_eq!(judge(&end(Exit::Code(0)), t).state(), ExecState::Succeeded);
-        assert_eq!(judge(&end(Exit::Code(3)), t).state(), ExecState::Failed);
         assert_eq!(
-            judge(&end(Exit::Signal(11)), t).reason().unwrap().1,
+            judge(&end(Exit::Code(0)), t, t).state(),
+            ExecState::Succeeded
+        );
+        assert_eq!(judge(&end(Exit::Code(3)), t, t).state(), ExecState::Failed);
+        assert_eq!(
+            judge(&end(Exit::Signal(11)), t, t).reason().unwrap().1,
             "killed by SIGSEGV"
         );
         let timed = Ending {
-            timed_out: true,
+            stopped: Some(Stopped::Timeout),
             ..end(Exit::Signal(15))
         };
-        assert_eq!(judge(&timed, t).state(), ExecState::TimedOut);
+        assert_eq!(judge(&timed, t, t).state(), ExecState::TimedOut);
         let cancelled = Ending {
             cancelled_by: Some(15),
             ..end(Exit::Signal(15))
         };
-        assert_eq!(judge(&cancelled, t).state(), ExecState::Cancelled);
+        assert_eq!(judge(&cancelled, t, t).state(), ExecState::Cancelled);
+        let idle = Ending {
+            stopped: Some(Stopped::Idle),
+            ..end(Exit::Signal(15))
+        };
+        let end = judge(&idle, t, Duration::from_secs(600));
+        assert_eq!(end.state(), ExecState::TimedOut);
+        let (code, why) = end.reason().unwrap();
+        assert_eq!(code, ReasonCode::Idle);
+        assert!(why.contains("600s without output"), "{why}");
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub enum ReasonCode {
     Timeout,
     /// Timed out: the worker stopped stamping its heartbeat.
     Stalled,
+    /// Timed out: the job wrote no output for its idle timeout.
+    Idle,
     /// Failed: the command exited non-zero.
     ExitCode,
     /// Failed: the command was killed by a signal nobody forwarded.
@@ -45,7 +47,7 @@ pub enum ReasonCode {
 
 crate::text_enum_impls!(ReasonCode, "reason code", {
     Overlap => "overlap", Collapsed => "collapsed", OutsideGrace => "outside_grace",
-    CatchUpLimit => "catch_up_limit", Timeout => "timeout", Stalled => "stalled",
+    CatchUpLimit => "catch_up_limit", Timeout => "timeout", Stalled => "stalled", Idle => "idle",
     ExitCode => "exit_code", Killed => "killed", Signal => "signal", ExecFailed => "exec_failed",
     SpawnFailed => "spawn_failed", ScopeUnavailable => "scope_unavailable",
     ClaimerDied => "claimer_died", WorkerDied => "worker_died", GatewayRestart => "gateway_restart",

@@ -26,6 +26,9 @@ pub struct RunSpec {
     pub path: Option<String>,
     pub workdir: Option<PathBuf>,
     pub timeout_s: u64,
+    /// No output for this long stops the run (`idle`); None: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_s: Option<u64>,
     pub output_max_bytes: u64,
     pub heartbeat_interval_s: u64,
     pub retries: u32,
@@ -52,6 +55,7 @@ impl RunSpec {
                 .timeout
                 .map(|d| d.as_secs().max(1))
                 .unwrap_or(cfg.script_timeout_seconds),
+            idle_timeout_s: job.idle_timeout.map(|d| d.as_secs().max(1)),
             output_max_bytes: cfg.output_max_bytes,
             heartbeat_interval_s: cfg.heartbeat_interval_s,
             retries: job.retries,

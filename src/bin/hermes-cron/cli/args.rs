@@ -134,6 +134,10 @@ pub struct JobFlags {
     /// Wall-clock limit (e.g. 30m); default cron.script_timeout_seconds.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// No output for this long means the run is stuck: stop it, recorded
+    /// timed_out (idle). `off` for none (the default).
+    #[arg(long = "idle-timeout", value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
     /// When the previous run is still going: skip, allow or replace.
     #[arg(long, value_name = "POLICY")]
     pub overlap: Option<String>,

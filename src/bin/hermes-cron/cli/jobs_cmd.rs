@@ -17,6 +17,7 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
     JobInput {
         tz: f.tz.clone(),
         timeout: f.timeout.clone(),
+        idle_timeout: f.idle_timeout.clone(),
         overlap: f.overlap.clone(),
         catch_up: f.catch_up.clone(),
         retries: f.retries,
@@ -249,6 +250,11 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
             "timeout",
             job.timeout
                 .map_or("default".into(), schedule::format_duration),
+        ),
+        (
+            "idle timeout",
+            job.idle_timeout
+                .map_or("none".into(), schedule::format_duration),
         ),
         (
             "retries",

@@ -94,6 +94,7 @@ pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
         "hermes_id": job.hermes_id,
         "workdir": job.workdir,
         "timeout_s": job.timeout.map(|d| d.as_secs()),
+        "idle_timeout_s": job.idle_timeout.map(|d| d.as_secs()),
         "overlap": job.overlap,
         "catch_up": job.catch_up,
         "retries": job.retries,
