@@ -31,6 +31,8 @@ pub struct SpawnRequest {
     pub timeout: Option<Duration>,
     /// Fail closed when no restart-safe scope can be made, whatever the config.
     pub require_scope: bool,
+    /// Append the command's output here instead of the home's `cron/output/`.
+    pub log_file: Option<PathBuf>,
 }
 
 /// A spawned worker.
@@ -100,6 +102,7 @@ pub async fn spawn_worker(
         output_max_bytes: config.cron.output_max_bytes,
         heartbeat_interval_s: config.cron.heartbeat_interval_s,
         require_scope: req.require_scope,
+        output_append: req.log_file.is_some(),
         ..RunSpec::default()
     };
     let id = ExecutionId::generate();
@@ -120,7 +123,9 @@ pub async fn spawn_worker(
             },
             owner,
             output_path: Some(
-                home.output_file("spawn", id.as_str())
+                req.log_file
+                    .clone()
+                    .unwrap_or_else(|| home.output_file("spawn", id.as_str()))
                     .to_string_lossy()
                     .into_owned(),
             ),

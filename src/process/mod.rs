@@ -10,7 +10,6 @@ pub use hermes_cron_core::run::{Owner, OwnerRole, ProcessIdentity, signal_name};
 pub(crate) use identity::current;
 pub use identity::{identity_of, is_alive, owner};
 pub use session::signal_session;
-pub(crate) use signal::{
-    kill_grace, signal_group, signal_pid, unblock_all_signals, wait_for_signal,
-};
+pub use signal::signal_pid;
+pub(crate) use signal::{kill_grace, signal_group, unblock_all_signals, wait_for_signal};
 pub use workers::live_workers;

@@ -35,7 +35,7 @@ pub(crate) fn signal_group(pgid: u32, sig: Signal) -> Result<(), Errno> {
 }
 
 /// Send `sig` to one process. A vanished process is not an error.
-pub(crate) fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
+pub fn signal_pid(pid: u32, sig: Signal) -> Result<(), Errno> {
     if pid <= 1 {
         return Err(Errno::EINVAL);
     }

@@ -147,7 +147,7 @@ fn run_in(mut args: WorkerArgs) -> i32 {
     execute(&adopted, args.tee)
 }
 
-fn open_output(row: &Execution) -> Result<Option<File>, String> {
+fn open_output(row: &Execution, append: bool) -> Result<Option<File>, String> {
     let Some(path) = row.output_path.as_deref().map(PathBuf::from) else {
         return Ok(None);
     };
@@ -157,7 +157,8 @@ fn open_output(row: &Execution) -> Result<Option<File>, String> {
     OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(true)
+        .append(append)
+        .truncate(!append)
         .mode(0o600)
         .open(&path)
         .map(Some)
@@ -201,7 +202,7 @@ fn execute(a: &Adopted<'_>, tee: bool) -> i32 {
         Err(why) => return not_started(a, why),
     };
     let mut notes = Vec::new();
-    let file = open_output(row).unwrap_or_else(|e| {
+    let file = open_output(row, spec.output_append).unwrap_or_else(|e| {
         notes.push(format!("output not captured: {e}"));
         None
     });

@@ -32,6 +32,7 @@ mod operators;
 mod properties;
 mod security;
 mod shared_home;
+mod spawn_workers;
 mod systemd_scope;
 mod tick_claims;
 mod tick_policies;

@@ -30,6 +30,9 @@ pub struct RunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_s: Option<u64>,
     pub output_max_bytes: u64,
+    /// Append to the output file (a caller's log) instead of starting it afresh.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_append: bool,
     pub heartbeat_interval_s: u64,
     pub retries: u32,
     pub retry_backoff_s: u64,
@@ -57,6 +60,7 @@ impl RunSpec {
                 .unwrap_or(cfg.script_timeout_seconds),
             idle_timeout_s: job.idle_timeout.map(|d| d.as_secs().max(1)),
             output_max_bytes: cfg.output_max_bytes,
+            output_append: false,
             heartbeat_interval_s: cfg.heartbeat_interval_s,
             retries: job.retries,
             retry_backoff_s: job.retry_backoff.as_secs(),

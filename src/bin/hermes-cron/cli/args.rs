@@ -75,6 +75,20 @@ pub enum Command {
     },
     /// Launch a long-running worker outside any schedule (kanban workers).
     Spawn(SpawnArgs),
+    /// Stop a run (its scope, or its worker, which passes SIGTERM to the job)
+    /// and wait for its outcome.
+    Stop {
+        execution: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait for a run to end; exit with its command's exit code (128 + the
+    /// signal when killed; 1 when it ended without one).
+    Wait {
+        execution: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Is a gateway alive and making progress; can scopes be made. Exit 0 healthy, 1 otherwise.
     Status {
         #[arg(long)]
@@ -274,6 +288,11 @@ pub struct SpawnArgs {
     pub workdir: Option<PathBuf>,
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Append the command's output (stdout and stderr) to this file instead
+    /// of the home's `cron/output/`; rotating it is the caller's business.
+    #[arg(long = "log-file", value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+    /// Print the result (or the refusal) as JSON.
     #[arg(long)]
     pub json: bool,
     #[arg(last = true, required = true, value_name = "CMD")]

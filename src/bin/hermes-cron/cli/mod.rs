@@ -14,6 +14,7 @@ mod router;
 mod run_cmd;
 mod runs_cmd;
 mod tick_cmd;
+mod wait_cmd;
 
 pub use args::Cli;
 pub use fail::exit_code_for;

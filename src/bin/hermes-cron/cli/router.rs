@@ -2,7 +2,9 @@
 
 use super::args::{Cli, Command};
 use super::context::Ctx;
-use super::{config_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd};
+use super::{
+    config_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd, wait_cmd,
+};
 use hermes_cron::home::Home;
 
 /// Run `cli`; returns the exit code (errors carry theirs, see `exit_code_for`).
@@ -28,6 +30,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
         Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
         Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),
+        Command::Stop { execution, json } => wait_cmd::stop(&mut ctx, &execution, json),
+        Command::Wait { execution, json } => wait_cmd::wait(&mut ctx, &execution, json),
         Command::Status { json } => ops_cmd::status(&mut ctx, json),
         Command::Doctor { json } => ops_cmd::doctor(&mut ctx, json),
         Command::Metrics => ops_cmd::metrics(&mut ctx),

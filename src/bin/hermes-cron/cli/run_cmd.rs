@@ -3,8 +3,9 @@
 use super::args::SpawnArgs;
 use super::context::Ctx;
 use super::fail::{Exit, failure, usage};
+use super::wait_cmd::{LedgerChanges, describe_end, runtime};
 use hermes_cron::clock::monotonic;
-use hermes_cron::db::{Db, DbWatcher};
+use hermes_cron::db::Db;
 use hermes_cron::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use hermes_cron::dispatch::{SpawnError, SpawnRequest, spawn_worker};
 use hermes_cron::exit;
@@ -18,38 +19,6 @@ use hermes_cron::tick::{ClaimContext, claim_manual};
 use nix::sys::signal::{SigHandler, Signal, signal};
 use std::process::Child;
 use std::time::Duration;
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
-}
-
-/// Blocks until the ledger may have changed or [`RECHECK`] passed: the waits
-/// below wake on the worker's own writes, and look again on the period only
-/// for what no write announces (the worker died without recording).
-struct LedgerChanges {
-    rt: tokio::runtime::Runtime,
-    watcher: DbWatcher,
-}
-
-/// How often a wait looks again with no database change.
-const RECHECK: Duration = Duration::from_millis(250);
-
-impl LedgerChanges {
-    fn watch(ctx: &Ctx) -> anyhow::Result<LedgerChanges> {
-        let rt = runtime()?;
-        let dir = ctx.home.cron_dir();
-        let watcher = rt
-            .block_on(async { DbWatcher::new(&dir) })
-            .unwrap_or_else(|_| DbWatcher::disabled());
-        Ok(LedgerChanges { rt, watcher })
-    }
-
-    fn next(&mut self) {
-        self.rt.block_on(self.watcher.next_look(RECHECK));
-    }
-}
 
 /// Wait until the row is terminal. The worker is our child: reap it, and if
 /// it is gone while the row is not terminal, settle the row: still `claimed`
@@ -120,20 +89,6 @@ fn wait_adopted(
 
 /// How long `run` (without `--wait`) waits for its worker to adopt the row.
 const ADOPT_WAIT: Duration = Duration::from_secs(10);
-
-fn describe_end(row: &Execution) -> String {
-    let mut s = format!("{} {}", row.id, row.state);
-    if let Some(code) = row.exit_code {
-        s.push_str(&format!(" (exit {code})"));
-    }
-    if let Some(sig) = row.signal {
-        s.push_str(&format!(" ({})", hermes_cron::process::signal_name(sig)));
-    }
-    if let Some(r) = &row.reason {
-        s.push_str(&format!(": {r}"));
-    }
-    s
-}
 
 pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
@@ -240,6 +195,12 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
         workdir: a.workdir.clone(),
         timeout,
         require_scope: a.require_scope,
+        log_file: a
+            .log_file
+            .as_deref()
+            .map(std::path::absolute)
+            .transpose()
+            .map_err(|e| usage(format!("--log-file: {e}")))?,
     };
     match runtime()?.block_on(spawn_worker(
         &ctx.home, &config, &launcher, &db, &req, &ctx.clock,
@@ -264,12 +225,25 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
             Ok(exit::OK)
         }
         Err(SpawnError::Refused {
-            execution, message, ..
-        }) => Err(Exit {
-            code: exit::SCOPE_UNAVAILABLE,
-            message: format!("{execution}: {message}"),
+            execution,
+            message,
+            cause,
+        }) => {
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "execution": execution, "error": "refused", "cause": cause.code,
+                        "message": message, "exit_code": exit::SCOPE_UNAVAILABLE,
+                    })
+                );
+            }
+            Err(Exit {
+                code: exit::SCOPE_UNAVAILABLE,
+                message: format!("{execution}: {message}"),
+            }
+            .into())
         }
-        .into()),
         Err(SpawnError::Invalid(m)) => Err(usage(m)),
         Err(e) => Err(e.into()),
     }
