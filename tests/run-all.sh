@@ -70,6 +70,8 @@ log "build"
 cargo build --workspace --all-targets
 log "tests"
 cargo nextest run --workspace --no-fail-fast --failure-output final
+log "the Hermes provider plugin's own tests (integrations/hermes, Hermes's interpreter)"
+"$HERMES_CRON_TEST_HERMES_VENV/bin/python" -m unittest discover -s integrations/hermes/tests
 log "doc tests"
 cargo test --workspace --doc -q
 log "all green"

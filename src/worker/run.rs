@@ -233,6 +233,7 @@ fn execute(a: &Adopted<'_>, tee: bool) -> i32 {
         &done.ending,
         knobs.timeout.unwrap_or_default(),
         knobs.idle.unwrap_or_default(),
+        spec.declined_exit,
     );
     let succeeded = end.state() == ExecState::Succeeded;
     if captured.write_failed {

@@ -57,6 +57,11 @@ pub enum RunEnd {
     NotStarted {
         message: String,
     },
+    /// The command exited with the run's declined status: it chose not to
+    /// run the job (recorded `skipped`, never a failure, never retried).
+    Declined {
+        code: i32,
+    },
 }
 
 impl RunEnd {
@@ -67,6 +72,7 @@ impl RunEnd {
             RunEnd::Failed { .. } | RunEnd::NotStarted { .. } => ExecState::Failed,
             RunEnd::TimedOut { .. } | RunEnd::Idle { .. } => ExecState::TimedOut,
             RunEnd::Cancelled { .. } => ExecState::Cancelled,
+            RunEnd::Declined { .. } => ExecState::Skipped,
         }
     }
 
@@ -102,15 +108,25 @@ impl RunEnd {
                 ),
             ),
             RunEnd::NotStarted { message } => (ReasonCode::ExecFailed, message.clone()),
+            RunEnd::Declined { code } => (
+                ReasonCode::Declined,
+                format!(
+                    "the command exited with {code}, its declined status: it did not run the job"
+                ),
+            ),
         })
     }
 }
 
-/// Judge an ending under the run's `timeout` and `idle` timeout.
-pub fn judge(e: &Ending, timeout: Duration, idle: Duration) -> RunEnd {
+/// Judge an ending under the run's `timeout`, `idle` timeout and declined
+/// exit status (see [`crate::run::RunSpec::declined_exit`]).
+pub fn judge(e: &Ending, timeout: Duration, idle: Duration, declined: Option<i32>) -> RunEnd {
     match (e.exit, e.stopped, e.cancelled_by) {
         (_, Some(Stopped::Timeout), _) => RunEnd::TimedOut { limit: timeout },
         (_, Some(Stopped::Idle), _) => RunEnd::Idle { limit: idle },
+        (Exit::Code(code), None, None) if declined == Some(code) && code != 0 => {
+            RunEnd::Declined { code }
+        }
         (Exit::Code(0), None, None) => RunEnd::Succeeded,
         (_, None, Some(signal)) => RunEnd::Cancelled { signal },
         (exit, None, None) => RunEnd::Failed { exit },
@@ -176,33 +192,61 @@ mod tests {
     fn judges_each_ending() {
         let t = Duration::from_secs(5);
         assert_eq!(
-            judge(&end(Exit::Code(0)), t, t).state(),
+            judge(&end(Exit::Code(0)), t, t, None).state(),
             ExecState::Succeeded
         );
-        assert_eq!(judge(&end(Exit::Code(3)), t, t).state(), ExecState::Failed);
         assert_eq!(
-            judge(&end(Exit::Signal(11)), t, t).reason().unwrap().1,
+            judge(&end(Exit::Code(3)), t, t, None).state(),
+            ExecState::Failed
+        );
+        assert_eq!(
+            judge(&end(Exit::Signal(11)), t, t, None)
+                .reason()
+                .unwrap()
+                .1,
             "killed by SIGSEGV"
         );
         let timed = Ending {
             stopped: Some(Stopped::Timeout),
             ..end(Exit::Signal(15))
         };
-        assert_eq!(judge(&timed, t, t).state(), ExecState::TimedOut);
+        assert_eq!(judge(&timed, t, t, None).state(), ExecState::TimedOut);
         let cancelled = Ending {
             cancelled_by: Some(15),
             ..end(Exit::Signal(15))
         };
-        assert_eq!(judge(&cancelled, t, t).state(), ExecState::Cancelled);
+        assert_eq!(judge(&cancelled, t, t, None).state(), ExecState::Cancelled);
         let idle = Ending {
             stopped: Some(Stopped::Idle),
             ..end(Exit::Signal(15))
         };
-        let end = judge(&idle, t, Duration::from_secs(600));
+        let end = judge(&idle, t, Duration::from_secs(600), None);
         assert_eq!(end.state(), ExecState::TimedOut);
         let (code, why) = end.reason().unwrap();
         assert_eq!(code, ReasonCode::Idle);
         assert!(why.contains("600s without output"), "{why}");
+    }
+
+    #[test]
+    fn the_declined_status_is_a_skip_and_only_that_status() {
+        let t = Duration::from_secs(5);
+        let declined = judge(&end(Exit::Code(100)), t, t, Some(100));
+        assert_eq!(declined, RunEnd::Declined { code: 100 });
+        assert_eq!(declined.state(), ExecState::Skipped);
+        assert_eq!(declined.reason().unwrap().0, ReasonCode::Declined);
+        assert_eq!(
+            judge(&end(Exit::Code(1)), t, t, Some(100)).state(),
+            ExecState::Failed
+        );
+        assert_eq!(
+            judge(&end(Exit::Code(100)), t, t, None).state(),
+            ExecState::Failed
+        );
+        let timed = Ending {
+            stopped: Some(Stopped::Timeout),
+            ..end(Exit::Code(100))
+        };
+        assert_eq!(judge(&timed, t, t, Some(100)).state(), ExecState::TimedOut);
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub enum ReasonCode {
     WorkerExited,
     /// Unknown: the row names no owner that could be running it.
     NoOwner,
+    /// Skipped: the command exited with its declined status (a Hermes job's
+    /// fire that Hermes did not grant: already being fired, paused or gone).
+    Declined,
 }
 
 crate::text_enum_impls!(ReasonCode, "reason code", {
@@ -52,6 +55,7 @@ crate::text_enum_impls!(ReasonCode, "reason code", {
     SpawnFailed => "spawn_failed", ScopeUnavailable => "scope_unavailable",
     ClaimerDied => "claimer_died", WorkerDied => "worker_died", GatewayRestart => "gateway_restart",
     GatewayStopped => "gateway_stopped", WorkerExited => "worker_exited", NoOwner => "no_owner",
+    Declined => "declined",
 });
 
 crate::text_enum_serde!(ReasonCode);

@@ -40,6 +40,11 @@ pub struct RunSpec {
     pub resources: Resources,
     #[serde(default)]
     pub require_scope: bool,
+    /// The exit status by which the command says it chose not to run (a
+    /// Hermes job's fire that Hermes declined): recorded `skipped`
+    /// (`declined`), not `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declined_exit: Option<i32>,
 }
 
 impl RunSpec {
@@ -66,6 +71,7 @@ impl RunSpec {
             retry_backoff_s: job.retry_backoff.as_secs(),
             resources: job.resources,
             require_scope: job.require_scope,
+            declined_exit: None,
         }
     }
 

@@ -96,7 +96,7 @@ impl Move {
             Move::Claim => &[Claimed],
             Move::NotRun => &[Skipped, Missed],
             Move::Adopt | Move::Heartbeat => &[Running],
-            Move::Finish => &[Succeeded, Failed, TimedOut, Cancelled],
+            Move::Finish => &[Succeeded, Failed, TimedOut, Cancelled, Skipped],
             Move::Refuse => &[Refused],
             Move::SpawnFailed | Move::Unadopted => &[Failed],
             Move::Orphaned => &[Unknown],
