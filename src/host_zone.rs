@@ -53,9 +53,10 @@ impl ZoneDir {
         &self.dir
     }
 
-    /// Whether it looks like a zone database (it has `UTC` or `Etc/UTC`).
+    /// Whether the directory exists (zones it lacks come from the
+    /// compiled-in copy; without it, all of them do).
     pub fn exists(&self) -> bool {
-        self.dir.join("UTC").is_file() || self.dir.join("Etc/UTC").is_file()
+        self.dir.is_dir()
     }
 
     /// The tz database release, and where it was read: `tzdata.zi`'s first
