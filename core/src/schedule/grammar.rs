@@ -300,6 +300,19 @@ mod tests {
     }
 
     #[test]
+    fn a_one_shot_moved_by_a_gap_keeps_the_wall_time_in_its_stored_form() {
+        let moved = parse("2026-03-29T02:30", now(), Tz::Europe__Berlin).unwrap();
+        let stored = canonical(&moved);
+        assert_eq!(stored, "at 2026-03-29T01:00:00Z wanted 2026-03-29T02:30:00");
+        assert_eq!(from_canonical(&stored).unwrap(), moved);
+        // `parse` reads the stored form back too, whatever the zone.
+        assert_eq!(parse(&stored, now(), Tz::UTC).unwrap(), moved);
+        // An explicit offset is an instant: nothing was moved.
+        let exact = parse("2026-03-29T02:30+01:00", now(), Tz::Europe__Berlin).unwrap();
+        assert_eq!(canonical(&exact), "at 2026-03-29T01:30:00Z");
+    }
+
+    #[test]
     fn from_canonical_refuses_non_canonical_text() {
         let err = from_canonical("in 30s").unwrap_err();
         assert!(
