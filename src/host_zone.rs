@@ -1,53 +1,281 @@
-//! The host's zone: `TZ`, else `/etc/timezone`, else the target of the
-//! `/etc/localtime` link, else UTC. The IO is in [`system_zone`] only; the
-//! readers of each source are pure and tested.
+//! The host's time zones, and all the IO about zones:
 //!
-//! A source that is present but names no known zone is skipped (glibc would
-//! fall back to UTC for a bad `TZ`; the next source is a better guess here).
-//! POSIX rule strings such as `CET-1CEST,M3.5.0` are not zone names and are
-//! skipped the same way.
+//! - [`ZoneDir`]: the host's zoneinfo (`$TZDIR`, else `/usr/share/zoneinfo`),
+//!   the TZif files the core's zone table reads through
+//!   [`ZoneFiles`](crate::schedule::ZoneFiles). [`install`] hands it to
+//!   `schedule::parse_zone` once per process (from `main`, and from
+//!   [`system_zone`] for library users); from then on a zone name is read
+//!   from the host's file, and the compiled-in copy answers only for a zone
+//!   the host lacks, or when there is no host database.
+//! - [`system_zone`]: the host's own zone: `TZ`, else `/etc/timezone`, else
+//!   the target of the `/etc/localtime` link, else UTC.
+//!
+//! `TZ` may hold a zone name (`Europe/Berlin`, `:Europe/Berlin`), a path
+//! into a zoneinfo tree, or a POSIX rule string (`CET-1CEST,M3.5.0,M10.5.0/3`),
+//! which is used as it is. A value that is none of these is refused: it is
+//! named in a warning (once per process) and by `doctor`, and the next
+//! source is used (glibc would silently use UTC). The readers of each
+//! source are pure and tested.
 
-use crate::schedule::parse_zone;
-use chrono_tz::Tz;
-use std::path::Path;
+use crate::schedule::{self, Tz, ZoneFiles};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// The host's zone: `TZ`, else `/etc/timezone`, else the `/etc/localtime` link, else UTC.
-pub fn system_zone() -> Tz {
-    std::env::var("TZ")
-        .ok()
-        .as_deref()
-        .and_then(from_tz_var)
-        .or_else(|| {
-            std::fs::read_to_string("/etc/timezone")
-                .ok()
-                .as_deref()
-                .and_then(from_etc_timezone)
-        })
-        .or_else(|| {
-            std::fs::read_link("/etc/localtime")
-                .ok()
-                .as_deref()
-                .and_then(from_localtime_link)
-        })
-        .unwrap_or(Tz::UTC)
+/// Where the host's zoneinfo is when `TZDIR` is not set.
+pub const DEFAULT_ZONEINFO: &str = "/usr/share/zoneinfo";
+
+/// TZif files are a few kB; anything this large is not one.
+const MAX_TZIF: u64 = 1 << 20;
+
+/// A zoneinfo directory (the host's, or a test fixture).
+#[derive(Clone, Debug)]
+pub struct ZoneDir {
+    dir: PathBuf,
 }
 
-/// `TZ=Europe/Berlin`, `TZ=:Europe/Berlin`, or a path into a zoneinfo tree.
-fn from_tz_var(value: &str) -> Option<Tz> {
-    let value = value.trim().trim_start_matches(':');
-    if value.is_empty() {
-        return None;
+impl ZoneDir {
+    /// `$TZDIR` if set and not empty, else `/usr/share/zoneinfo`.
+    pub fn from_env() -> ZoneDir {
+        let dir = std::env::var_os("TZDIR")
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| PathBuf::from(DEFAULT_ZONEINFO), PathBuf::from);
+        ZoneDir { dir }
     }
-    from_zoneinfo_path(value).or_else(|| parse_zone(value).ok())
+
+    /// The zoneinfo at `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> ZoneDir {
+        ZoneDir { dir: dir.into() }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the directory exists (zones it lacks come from the
+    /// compiled-in copy; without it, all of them do).
+    pub fn exists(&self) -> bool {
+        self.dir.is_dir()
+    }
+
+    /// The tz database release, and where it was read: `tzdata.zi`'s first
+    /// line (`# version 2025b`), `+VERSION`, or the dpkg status of the
+    /// `tzdata` package (`2025b-0+deb12u2`, for the default directory only).
+    pub fn version(&self) -> Option<(String, &'static str)> {
+        let first_line = |path: PathBuf| -> Option<String> {
+            let text = std::fs::read_to_string(path).ok()?;
+            Some(text.lines().next()?.trim().to_string())
+        };
+        if let Some(v) = first_line(self.dir.join("tzdata.zi"))
+            .as_deref()
+            .and_then(version_of_tzdata_zi)
+        {
+            return Some((v, "tzdata.zi"));
+        }
+        if let Some(v) = first_line(self.dir.join("+VERSION")).filter(|v| !v.is_empty()) {
+            return Some((v, "+VERSION"));
+        }
+        if self.dir == Path::new(DEFAULT_ZONEINFO) {
+            let status = std::fs::read_to_string("/var/lib/dpkg/status").ok()?;
+            return dpkg_version(&status, "tzdata").map(|v| (v, "dpkg"));
+        }
+        None
+    }
+}
+
+/// `# version 2025b` -> `2025b`.
+fn version_of_tzdata_zi(first_line: &str) -> Option<String> {
+    let v = first_line.strip_prefix("# version")?.trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+/// The `Version:` of an installed package in a dpkg status file.
+fn dpkg_version(status: &str, package: &str) -> Option<String> {
+    status.split("\n\n").find_map(|stanza| {
+        let mut lines = stanza.lines();
+        let is_it = lines
+            .clone()
+            .any(|l| l.trim_end() == format!("Package: {package}"));
+        let installed = lines
+            .clone()
+            .any(|l| l.starts_with("Status:") && l.trim_end().ends_with(" installed"));
+        if !(is_it && installed) {
+            return None;
+        }
+        lines.find_map(|l| l.strip_prefix("Version:").map(|v| v.trim().to_string()))
+    })
+}
+
+impl ZoneFiles for ZoneDir {
+    fn tzif(&self, name: &str) -> Option<Vec<u8>> {
+        let file = std::fs::File::open(self.dir.join(name)).ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_TZIF).read_to_end(&mut bytes).ok()?;
+        bytes.starts_with(b"TZif").then_some(bytes)
+    }
+
+    fn names(&self) -> Vec<String> {
+        match std::fs::read_to_string(self.dir.join("tzdata.zi")) {
+            Ok(text) => names_in_tzdata_zi(&text),
+            Err(_) => {
+                let mut out = Vec::new();
+                walk(&self.dir, "", 0, &mut out);
+                out
+            }
+        }
+    }
+}
+
+/// The zones (`Z name ...`) and links (`L target name`) of a `tzdata.zi`.
+fn names_in_tzdata_zi(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            match words.next()? {
+                "Z" => words.next(),
+                "L" => words.nth(1),
+                _ => None,
+            }
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Zone names under `dir` when there is no `tzdata.zi`: files whose every
+/// segment starts with an upper-case letter (`leapseconds`, `zone.tab`,
+/// `posix/`, `right/` are not zones, or are copies).
+fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            continue;
+        }
+        let full = format!("{prefix}{name}");
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() && depth < 3 {
+            walk(&entry.path(), &format!("{full}/"), depth + 1, out);
+        } else if !kind.is_dir() {
+            out.push(full);
+        }
+    }
+}
+
+/// Hand the host's zoneinfo to `schedule::parse_zone`. Once per process;
+/// later calls do nothing.
+pub fn install() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        schedule::install_zone_files(Box::new(ZoneDir::from_env()));
+    });
+}
+
+/// The host's own zone, where it came from, and what was refused on the way.
+#[derive(Clone, Debug)]
+pub struct SystemZone {
+    pub zone: Tz,
+    /// `TZ`, `/etc/timezone`, `/etc/localtime` or `default`.
+    pub source: &'static str,
+    /// Sources that were set but named no zone: (source, value, why).
+    pub refused: Vec<(&'static str, String, String)>,
+}
+
+/// The host's zone: `TZ`, else `/etc/timezone`, else the `/etc/localtime`
+/// link, else UTC. A refused source is warned about once per process.
+pub fn system_zone() -> Tz {
+    static WARNED: OnceLock<()> = OnceLock::new();
+    let found = find_system_zone();
+    if !found.refused.is_empty() {
+        WARNED.get_or_init(|| {
+            for (source, value, why) in &found.refused {
+                tracing::warn!(
+                    "{source}={value:?} is not a time zone ({why}); using {} from {}. Fix: set {source} to an IANA name such as Europe/Berlin",
+                    found.zone.name(),
+                    found.source
+                );
+            }
+        });
+    }
+    found.zone
+}
+
+/// [`system_zone`], explained (for `doctor`).
+pub fn find_system_zone() -> SystemZone {
+    install();
+    let mut refused = Vec::new();
+    if let Ok(value) = std::env::var("TZ") {
+        match from_tz_var(&value) {
+            Ok(Some(zone)) => return found(zone, "TZ", refused),
+            Ok(None) => {}
+            Err(why) => refused.push(("TZ", value, why)),
+        }
+    }
+    if let Ok(content) = std::fs::read_to_string("/etc/timezone") {
+        match from_etc_timezone(&content) {
+            Ok(Some(zone)) => return found(zone, "/etc/timezone", refused),
+            Ok(None) => {}
+            Err(why) => refused.push(("/etc/timezone", content.trim().to_string(), why)),
+        }
+    }
+    if let Some(zone) = std::fs::read_link("/etc/localtime")
+        .ok()
+        .as_deref()
+        .and_then(from_localtime_link)
+    {
+        return found(zone, "/etc/localtime", refused);
+    }
+    found(Tz::UTC, "default", refused)
+}
+
+fn found(
+    zone: Tz,
+    source: &'static str,
+    refused: Vec<(&'static str, String, String)>,
+) -> SystemZone {
+    SystemZone {
+        zone,
+        source,
+        refused,
+    }
+}
+
+/// `TZ=Europe/Berlin`, `TZ=:Europe/Berlin`, a path into a zoneinfo tree, or
+/// a POSIX rule string. Ok(None): empty, or `:/etc/localtime` (the next
+/// sources say which zone that is). Err: why the value names no zone.
+fn from_tz_var(value: &str) -> Result<Option<Tz>, String> {
+    let value = value.trim();
+    let value = value.strip_prefix(':').unwrap_or(value).trim();
+    if value.is_empty() || value == "/etc/localtime" {
+        return Ok(None);
+    }
+    if value.starts_with('/') {
+        return from_zoneinfo_path(value).map(Some).ok_or_else(|| {
+            "a file outside a zoneinfo directory; hermes-cron reads zones by name".to_string()
+        });
+    }
+    schedule::parse_zone(value).map(Some).map_err(|e| e.message)
 }
 
 /// The first line of `/etc/timezone` that is not blank or a comment.
-fn from_etc_timezone(content: &str) -> Option<Tz> {
-    content
+fn from_etc_timezone(content: &str) -> Result<Option<Tz>, String> {
+    match content
         .lines()
         .map(str::trim)
         .find(|line| !line.is_empty() && !line.starts_with('#'))
-        .and_then(|line| parse_zone(line).ok())
+    {
+        Some(line) => schedule::parse_zone(line).map(Some).map_err(|e| e.message),
+        None => Ok(None),
+    }
 }
 
 /// `/usr/share/zoneinfo/Europe/Berlin`, `../usr/share/zoneinfo/posix/UTC`, ...
@@ -61,52 +289,8 @@ fn from_zoneinfo_path(path: &str) -> Option<Tz> {
         .strip_prefix("posix/")
         .or_else(|| name.strip_prefix("right/"))
         .unwrap_or(name);
-    parse_zone(name).ok()
+    schedule::parse_zone(name).ok()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tz_variable_forms() {
-        assert_eq!(from_tz_var("Europe/Berlin"), Some(Tz::Europe__Berlin));
-        assert_eq!(from_tz_var(":America/Toronto"), Some(Tz::America__Toronto));
-        assert_eq!(
-            from_tz_var("/usr/share/zoneinfo/Pacific/Chatham"),
-            Some(Tz::Pacific__Chatham)
-        );
-        assert_eq!(from_tz_var(""), None);
-        assert_eq!(from_tz_var("CET-1CEST,M3.5.0,M10.5.0/3"), None);
-    }
-
-    #[test]
-    fn etc_timezone_takes_the_first_real_line() {
-        assert_eq!(
-            from_etc_timezone("# comment\n\nEurope/Berlin\n"),
-            Some(Tz::Europe__Berlin)
-        );
-        assert_eq!(from_etc_timezone("nonsense\n"), None);
-    }
-
-    #[test]
-    fn localtime_link_targets() {
-        let link = |p: &str| from_localtime_link(Path::new(p));
-        assert_eq!(
-            link("/usr/share/zoneinfo/Europe/Berlin"),
-            Some(Tz::Europe__Berlin)
-        );
-        assert_eq!(link("../usr/share/zoneinfo/posix/UTC"), Some(Tz::UTC));
-        assert_eq!(
-            link("/var/db/timezone/zoneinfo/Australia/Lord_Howe"),
-            Some(Tz::Australia__Lord_Howe)
-        );
-        assert_eq!(link("/etc/some-file"), None);
-    }
-
-    #[test]
-    fn system_zone_always_answers() {
-        // Whatever the host says, a zone comes back (UTC at worst).
-        let _zone: Tz = system_zone();
-    }
-}
+mod tests;

@@ -285,14 +285,14 @@ mod tests {
             argv: Some(vec!["true".into()]),
             ..JobInput::default()
         }
-        .build(JobId::generate(), created, chrono_tz::UTC)
+        .build(JobId::generate(), created, Tz::UTC)
         .unwrap()
     }
 
     fn plan(job: &Job, now: Timestamp, catch_up: CatchUp, has_active: bool) -> JobPlan {
         plan_job(&PlanInput {
             job,
-            zone: chrono_tz::UTC,
+            zone: Tz::UTC,
             now,
             catch_up,
             has_active,
@@ -383,7 +383,7 @@ mod tests {
     #[test]
     fn far_behind_lists_at_most_the_cap_and_jumps_to_the_future() {
         let mut job = hourly(at(0, 0));
-        job.schedule = Schedule::parse("every 1s", at(0, 0), chrono_tz::UTC).unwrap();
+        job.schedule = Schedule::parse("every 1s", at(0, 0), Tz::UTC).unwrap();
         job.next_run_at = Some(at(0, 0) + chrono::Duration::seconds(1));
         let now = at(0, 0) + chrono::Duration::days(2);
         let p = plan(&job, now, CatchUp::Once, false);
@@ -413,7 +413,10 @@ mod tests {
     #[test]
     fn one_shot_completes() {
         let mut job = hourly(at(9, 0));
-        job.schedule = Schedule::Once { at: at(9, 30) };
+        job.schedule = Schedule::Once {
+            at: at(9, 30),
+            wanted: None,
+        };
         job.next_run_at = Some(at(9, 30));
         let p = plan(&job, at(9, 30), CatchUp::Once, false);
         assert_eq!(runs(&p), 1);

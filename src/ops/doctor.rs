@@ -8,8 +8,9 @@ use crate::config::Config;
 use crate::db::{JournalMode, from_ms, to_ms};
 use crate::job::{Job, JobState};
 use crate::ledger::{DispatchMode, ExecState};
-use crate::schedule::Timestamp;
+use crate::schedule::{Timestamp, Tz, ZoneOrigin};
 use crate::systemd::{Delegation, unenforced};
+use chrono::Offset;
 use hermes_cron_core::health::{Capability, CapabilityMode};
 use rusqlite::Connection;
 use std::os::unix::fs::MetadataExt;
@@ -60,7 +61,76 @@ pub struct Gathered<'a> {
     pub private_paths: Vec<PathBuf>,
     /// Which cgroup controllers the user manager has for scopes.
     pub delegation: &'a Delegation,
+    /// The zone rules in use and the zones the jobs use.
+    pub zone_rules: &'a ZoneRules,
     pub now: Timestamp,
+}
+
+/// Which zone rules are in use: the host's database, the compiled-in copy,
+/// the system zone, and each zone a job uses (the `zone_rules` object of
+/// `doctor --json`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ZoneRules {
+    /// The host's zoneinfo directory (`$TZDIR`, else `/usr/share/zoneinfo`).
+    pub host_dir: String,
+    /// Whether it holds a zone database; without one every zone is compiled in.
+    pub host_present: bool,
+    /// Its tz release (`2025b`), when known, and where that was read
+    /// (`tzdata.zi`, `+VERSION`, `dpkg`).
+    pub host_version: Option<String>,
+    pub host_version_from: Option<&'static str>,
+    /// The release of the compiled-in copy (the fallback).
+    pub compiled_in_version: &'static str,
+    /// The zone of jobs without `--tz` when config `timezone` is unset.
+    pub system_zone: String,
+    /// `TZ`, `/etc/timezone`, `/etc/localtime` or `default`.
+    pub system_zone_from: &'static str,
+    /// System zone sources that were set but named no zone.
+    pub system_zone_refused: Vec<RefusedZone>,
+    /// Each zone an active or paused job uses.
+    pub zones: Vec<ZoneUse>,
+}
+
+/// A zone source that named no zone (`TZ=Mars/Olympus`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RefusedZone {
+    pub source: &'static str,
+    pub value: String,
+    pub reason: String,
+}
+
+/// One zone the jobs use, and whose rules serve it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ZoneUse {
+    pub name: String,
+    /// `host`, `posix` or `compiled_in`.
+    pub rules: &'static str,
+    /// The names of the jobs in this zone.
+    pub jobs: Vec<String>,
+    #[serde(skip)]
+    pub zone: Tz,
+}
+
+/// How far ahead the host's and the compiled-in rules are compared.
+pub(crate) const ZONE_HORIZON: chrono::Duration = chrono::Duration::days(731);
+
+impl ZoneRules {
+    /// One line for people: `zone rules: host tzdata 2025b (/usr/share/zoneinfo), compiled-in 2025b as fallback`.
+    pub fn summary(&self) -> String {
+        let host = if self.host_present {
+            format!(
+                "host tzdata {} ({})",
+                self.host_version.as_deref().unwrap_or("of unknown version"),
+                self.host_dir
+            )
+        } else {
+            format!("compiled-in only (no zone database at {})", self.host_dir)
+        };
+        format!(
+            "zone rules: {host}, compiled-in {} as fallback; system zone {} (from {})",
+            self.compiled_in_version, self.system_zone, self.system_zone_from
+        )
+    }
 }
 
 pub(crate) fn check_gateway(g: &Gathered<'_>) -> Vec<Finding> {
@@ -199,6 +269,93 @@ pub(crate) fn check_journal(g: &Gathered<'_>) -> Vec<Finding> {
     }
 }
 
+/// `01:00` style UTC offset with its abbreviation: `UTC+02:00 (CEST)`.
+fn offset_text(offset: crate::schedule::ZoneOffset) -> String {
+    let seconds = offset.fix().local_minus_utc();
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let minutes = seconds.unsigned_abs() / 60;
+    format!(
+        "UTC{sign}{:02}:{:02} ({})",
+        minutes / 60,
+        minutes % 60,
+        offset.abbreviation()
+    )
+}
+
+fn job_names(names: &[String]) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .take(3)
+        .map(|n| crate::text::one_line(n, 48))
+        .collect();
+    match names.len() {
+        n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
+        _ => shown.join(", "),
+    }
+}
+
+/// A zone a job uses whose host rules disagree with the compiled-in copy
+/// within [`ZONE_HORIZON`]; a system zone source that names no zone.
+pub(crate) fn check_zone_rules(g: &Gathered<'_>) -> Vec<Finding> {
+    let rules = g.zone_rules;
+    let mut out = Vec::new();
+    for refused in &rules.system_zone_refused {
+        out.push(finding(
+            "system_zone_invalid",
+            None,
+            format!(
+                "{}={:?} is not a time zone ({}); jobs without --tz use {} from {} instead",
+                refused.source, refused.value, refused.reason, rules.system_zone, rules.system_zone_from
+            ),
+            format!(
+                "set {} to an IANA name such as Europe/Berlin (or a full POSIX rule such as CET-1CEST,M3.5.0,M10.5.0/3), or unset it; or set config `timezone`",
+                refused.source
+            ),
+        ));
+    }
+    let host_version = rules
+        .host_version
+        .as_deref()
+        .unwrap_or("of unknown version");
+    for used in rules
+        .zones
+        .iter()
+        .filter(|z| z.zone.origin() == ZoneOrigin::Host)
+    {
+        let Some(compiled) = crate::schedule::compiled_in_zone(used.zone.name()) else {
+            continue;
+        };
+        let Some(d) =
+            crate::schedule::first_difference(used.zone, compiled, g.now, g.now + ZONE_HORIZON)
+        else {
+            continue;
+        };
+        let when = if d.at <= g.now {
+            "now".to_string()
+        } else {
+            format!(
+                "from {}",
+                d.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+        };
+        out.push(finding(
+            "zone_rules_differ",
+            None,
+            format!(
+                "the host's rules for {} (tzdata {host_version}, {}) and the compiled-in copy ({}) disagree {when}: host {}, compiled-in {}; hermes-cron uses the host's. Jobs in this zone: {}",
+                used.name,
+                rules.host_dir,
+                rules.compiled_in_version,
+                offset_text(d.left),
+                offset_text(d.right),
+                job_names(&used.jobs)
+            ),
+            "check `hermes-cron next JOB` gives the times you expect; make sure the gateway reads the same zone database (same TZDIR) and restart it after a tzdata upgrade (`systemctl --user restart hermes-cron-gateway.service`); if the host's rules are the outdated ones, upgrade its tzdata package",
+        ));
+    }
+    out
+}
+
 /// The checks that read the ledger.
 pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec<Finding>> {
     let mut out = Vec::new();
@@ -325,5 +482,171 @@ pub fn check_all(g: &Gathered<'_>) -> Vec<Finding> {
     out.extend(check_programs(g));
     out.extend(check_permissions(g));
     out.extend(check_journal(g));
+    out.extend(check_zone_rules(g));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::tzif_fixture::rule_only;
+    use crate::schedule::{ZoneFiles, ZoneTable};
+
+    /// A zone database holding the given TZif files.
+    struct Files(Vec<(&'static str, Vec<u8>)>);
+
+    impl ZoneFiles for Files {
+        fn tzif(&self, name: &str) -> Option<Vec<u8>> {
+            self.0
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, b)| b.clone())
+        }
+        fn names(&self) -> Vec<String> {
+            self.0.iter().map(|(n, _)| n.to_string()).collect()
+        }
+    }
+
+    fn rules(zones: &[(Tz, &[&str])], refused: Vec<RefusedZone>) -> ZoneRules {
+        ZoneRules {
+            host_dir: "/fixture/zoneinfo".into(),
+            host_present: true,
+            host_version: Some("2099z".into()),
+            host_version_from: Some("tzdata.zi"),
+            compiled_in_version: crate::schedule::COMPILED_IN_TZDB_VERSION,
+            system_zone: "UTC".into(),
+            system_zone_from: "/etc/timezone",
+            system_zone_refused: refused,
+            zones: zones
+                .iter()
+                .map(|(zone, jobs)| ZoneUse {
+                    name: zone.name().into(),
+                    rules: zone.origin().as_str(),
+                    jobs: jobs.iter().map(|j| j.to_string()).collect(),
+                    zone: *zone,
+                })
+                .collect(),
+        }
+    }
+
+    fn check(zone_rules: &ZoneRules, now: &str) -> Vec<Finding> {
+        let config = Config::default();
+        let capability = Capability::scoped();
+        let delegation = Delegation::Controllers(Vec::new());
+        let g = Gathered {
+            home_root: Path::new("/home"),
+            gateway: GatewayHealth::Running,
+            capability_now: &capability,
+            config: &config,
+            jobs: &[],
+            journal: None,
+            private_paths: Vec::new(),
+            delegation: &delegation,
+            zone_rules,
+            now: now.parse().unwrap(),
+        };
+        check_zone_rules(&g)
+    }
+
+    #[test]
+    fn host_rules_that_differ_from_the_compiled_in_copy_are_a_finding() {
+        // The host's Berlin is Tokyo; its London follows the same rule as
+        // the compiled-in one (no finding).
+        let host = ZoneTable::new(Box::new(Files(vec![
+            ("Europe/Berlin", rule_only(32_400, "JST", "JST-9")),
+            (
+                "Europe/London",
+                rule_only(0, "GMT", "GMT0BST,M3.5.0/1,M10.5.0"),
+            ),
+        ])));
+        let berlin = host.parse("Europe/Berlin").unwrap();
+        let london = host.parse("Europe/London").unwrap();
+        let toronto = host.parse("America/Toronto").unwrap(); // compiled in
+        let zone_rules = rules(
+            &[
+                (berlin, &["a", "b", "c", "d"]),
+                (london, &["tea"]),
+                (toronto, &["t"]),
+            ],
+            Vec::new(),
+        );
+        let found = check(&zone_rules, "2026-06-01T00:00:00Z");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let f = &found[0];
+        assert_eq!(f.code, "zone_rules_differ");
+        assert!(
+            f.problem
+                .contains("Europe/Berlin (tzdata 2099z, /fixture/zoneinfo)"),
+            "{}",
+            f.problem
+        );
+        assert!(
+            f.problem
+                .contains("disagree now: host UTC+09:00 (JST), compiled-in UTC+02:00 (CEST)"),
+            "{}",
+            f.problem
+        );
+        assert!(
+            f.problem.contains("Jobs in this zone: a, b, c and 1 more"),
+            "{}",
+            f.problem
+        );
+        assert!(
+            f.fix.contains("restart it after a tzdata upgrade"),
+            "{}",
+            f.fix
+        );
+    }
+
+    #[test]
+    fn a_future_difference_says_when_it_starts() {
+        // The host moves Berlin's spring-forward to 02:30 local.
+        let host = ZoneTable::new(Box::new(Files(vec![(
+            "Europe/Berlin",
+            rule_only(3_600, "CET", "CET-1CEST,M3.5.0/2:30,M10.5.0/3"),
+        )])));
+        let berlin = host.parse("Europe/Berlin").unwrap();
+        let found = check(
+            &rules(&[(berlin, &["x"])], Vec::new()),
+            "2026-01-10T00:00:00Z",
+        );
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].problem.contains("disagree from 2026-03-29T01:00:00Z: host UTC+01:00 (CET), compiled-in UTC+02:00 (CEST)"),
+            "{}",
+            found[0].problem
+        );
+        // After this year's transitions, the next difference is next spring's.
+        let found = check(
+            &rules(&[(berlin, &["x"])], Vec::new()),
+            "2026-04-01T00:00:00Z",
+        );
+        assert!(
+            found[0]
+                .problem
+                .contains("disagree from 2027-03-28T01:00:00Z"),
+            "{}",
+            found[0].problem
+        );
+    }
+
+    #[test]
+    fn a_refused_system_zone_is_a_finding_naming_the_value() {
+        let refused = vec![RefusedZone {
+            source: "TZ",
+            value: "Mars/Olympus".into(),
+            reason: "unknown time zone \"Mars/Olympus\"".into(),
+        }];
+        let found = check(&rules(&[], refused), "2026-01-10T00:00:00Z");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, "system_zone_invalid");
+        assert!(
+            found[0]
+                .problem
+                .starts_with("TZ=\"Mars/Olympus\" is not a time zone"),
+            "{}",
+            found[0].problem
+        );
+        assert!(found[0].fix.contains("Europe/Berlin"), "{}", found[0].fix);
+    }
 }

@@ -124,6 +124,388 @@ fn next_marks_the_berlin_spring_forward_fire_as_moved_by_the_gap() {
     assert_eq!(fires[1]["wanted_local"], "2026-03-29T02:30:00");
 }
 
+/// The fires `next` prints: the lines that name a date.
+fn fire_lines(out: &crate::support::cli::Out) -> Vec<String> {
+    out.stdout
+        .lines()
+        .filter(|l| l.contains(" 20"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn next_marks_a_one_shot_inside_a_gap_as_moved_with_the_wall_time_asked_for() {
+    let home = TestHome::new();
+    // London springs forward 01:00 -> 02:00 on 2026-03-29.
+    let args = [
+        "next",
+        "--schedule",
+        "2026-03-29T01:30",
+        "--tz",
+        "europe/london",
+        "--from",
+        "2026-03-01T00:00:00Z",
+    ];
+    let out = home.run(&args).ok();
+    assert!(
+        out.stdout
+            .starts_with("2026-03-29T01:30  (zone Europe/London)"),
+        "{out}"
+    );
+    let fires = fire_lines(&out);
+    assert_eq!(fires.len(), 1, "{out}");
+    assert!(
+        fires[0].contains("2026-03-29 02:00:00 BST  2026-03-29T01:00:00Z"),
+        "{out}"
+    );
+    assert!(
+        fires[0].contains("moved by DST gap: 2026-03-29 01:30:00 does not exist"),
+        "{out}"
+    );
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let fires = home.run(&json_args).ok().json();
+    assert_eq!(fires[0]["dst"], "moved_by_gap", "{fires}");
+    assert_eq!(fires[0]["wanted_local"], "2026-03-29T01:30:00", "{fires}");
+    assert_eq!(fires[0]["at"], "2026-03-29T01:00:00.000Z", "{fires}");
+    assert_eq!(fires[0]["zone"], "Europe/London", "{fires}");
+
+    // A stored job keeps it: the stored form names the wall time asked for.
+    let id = home.add_at(
+        "2026-03-01T00:00:00Z",
+        "gap",
+        "2026-03-29T01:30",
+        &["--tz", "europe/london"],
+        &["true"],
+    );
+    let job = home.run(&["show", &id, "--json"]).ok().json();
+    assert_eq!(job["tz"], "Europe/London", "{job}");
+    assert_eq!(
+        job["schedule_canonical"], "at 2026-03-29T01:00:00Z wanted 2026-03-29T01:30:00",
+        "{job}"
+    );
+    let fires = home
+        .cmd(&["next", &id, "--json"])
+        .now("2026-03-01T00:00:00Z")
+        .run()
+        .ok()
+        .json();
+    assert_eq!(fires[0]["dst"], "moved_by_gap", "{fires}");
+    assert_eq!(fires[0]["wanted_local"], "2026-03-29T01:30:00", "{fires}");
+}
+
+#[test]
+fn next_from_a_wall_time_inside_a_gap_counts_from_the_end_of_the_gap() {
+    let home = TestHome::new();
+    let out = home
+        .run(&[
+            "next",
+            "--schedule",
+            "*/30 * * * *",
+            "--tz",
+            "Europe/Berlin",
+            "--from",
+            "2026-03-29T02:30",
+            "--count",
+            "2",
+        ])
+        .ok();
+    let fires = fire_lines(&out);
+    assert!(
+        fires[0].contains("2026-03-29 03:30:00 CEST  2026-03-29T01:30:00Z"),
+        "{out}"
+    );
+    assert!(fires[1].contains("2026-03-29 04:00:00 CEST"), "{out}");
+    assert!(out.stderr.contains("--from 2026-03-29 02:30:00"), "{out}");
+    assert!(
+        out.stderr
+            .contains("does not exist in Europe/Berlin (DST gap)"),
+        "{out}"
+    );
+    // A date whose midnight is in a gap (Cairo, 2026-04-24) is accepted too.
+    home.run(&[
+        "next",
+        "--schedule",
+        "0 9 * * *",
+        "--tz",
+        "Africa/Cairo",
+        "--from",
+        "2026-04-24",
+    ])
+    .ok();
+    // Text that is no time at all is still refused.
+    let out = home
+        .run(&["next", "--schedule", "0 9 * * *", "--from", "yesterday"])
+        .fails_with(2);
+    assert!(
+        out.stderr.contains("\"yesterday\" is not an instant"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_star_hour_skips_a_time_inside_a_gap_and_a_named_hour_range_moves_it() {
+    let home = TestHome::new();
+    let fires = |expr: &str| {
+        let out = home
+            .run(&[
+                "next",
+                "--schedule",
+                expr,
+                "--tz",
+                "Europe/Berlin",
+                "--from",
+                "2026-03-29T00:00",
+                "--count",
+                "2",
+            ])
+            .ok();
+        fire_lines(&out)
+    };
+    // 02:00 does not exist on 2026-03-29 in Berlin.
+    let star = fires("0 */2 * * *");
+    assert!(star[0].contains("2026-03-29 04:00:00 CEST"), "{star:?}");
+    let named = fires("0 0-23/2 * * *");
+    assert!(named[0].contains("2026-03-29 03:00:00 CEST"), "{named:?}");
+    assert!(
+        named[0].contains("moved by DST gap: 2026-03-29 02:00:00"),
+        "{named:?}"
+    );
+    assert!(named[1].contains("2026-03-29 04:00:00 CEST"), "{named:?}");
+    // Two fixed times inside one gap run once.
+    let both = fires("0,30 2 * * *");
+    assert!(both[0].contains("2026-03-29 03:00:00 CEST"), "{both:?}");
+    assert!(both[1].contains("2026-03-30 02:00:00 CEST"), "{both:?}");
+    // `0/2` in the hour field is refused, and the message tells the two apart.
+    let out = home
+        .run(&["next", "--schedule", "0 0/2 * * *"])
+        .fails_with(2);
+    assert!(out.stderr.contains("write 0-23/2 (named hours"), "{out}");
+    assert!(
+        out.stderr
+            .contains("*/2 (a wildcard: an hour inside a DST gap is skipped)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn every_1d_is_86400_real_seconds_across_a_dst_change() {
+    let home = TestHome::new();
+    let out = home
+        .run(&[
+            "next",
+            "--schedule",
+            "every 1d",
+            "--tz",
+            "Europe/Berlin",
+            "--from",
+            "2026-03-28T09:00",
+            "--count",
+            "1",
+        ])
+        .ok();
+    let fires = fire_lines(&out);
+    assert!(
+        fires[0].contains("2026-03-29 10:00:00 CEST  2026-03-29T08:00:00Z"),
+        "{out}"
+    );
+}
+
+/// A zoneinfo directory whose `Europe/Berlin` is Tokyo's (a copy of the
+/// host's `Asia/Tokyo` when there is one, else a TZif written here).
+fn berlin_is_tokyo(home: &TestHome) -> std::path::PathBuf {
+    let dir = home.scratch().join("zoneinfo");
+    std::fs::create_dir_all(dir.join("Europe")).unwrap();
+    let tokyo = std::fs::read("/usr/share/zoneinfo/Asia/Tokyo")
+        .unwrap_or_else(|_| hermes_cron::schedule::tzif_fixture::rule_only(32_400, "JST", "JST-9"));
+    std::fs::write(dir.join("Europe/Berlin"), tokyo).unwrap();
+    std::fs::write(
+        dir.join("tzdata.zi"),
+        "# version 2099z\nZ Europe/Berlin 9 - JST\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn zones_come_from_tzdir_first_and_the_compiled_in_copy_second() {
+    let home = TestHome::new();
+    let tzdir = berlin_is_tokyo(&home);
+    let next = |zone: &str, tzdir: &std::path::Path| {
+        let out = home
+            .cmd(&[
+                "next",
+                "--schedule",
+                "0 9 * * *",
+                "--tz",
+                zone,
+                "--from",
+                "2026-06-30T12:00:00Z",
+                "--count",
+                "1",
+            ])
+            .env("TZDIR", tzdir)
+            .run()
+            .ok();
+        fire_lines(&out).remove(0)
+    };
+    // The host's (fake) Berlin is used over the compiled-in one.
+    let fire = next("Europe/Berlin", &tzdir);
+    assert!(
+        fire.contains("2026-07-01 09:00:00 JST  2026-07-01T00:00:00Z"),
+        "{fire}"
+    );
+    assert!(next("europe/berlin", &tzdir).contains("JST"));
+    // A zone the host lacks comes from the compiled-in copy.
+    let fire = next("America/Toronto", &tzdir);
+    assert!(fire.contains("2026-06-30 09:00:00 EDT"), "{fire}");
+    // No database there at all: compiled in.
+    let fire = next(
+        "Europe/Berlin",
+        std::path::Path::new("/nonexistent/zoneinfo"),
+    );
+    assert!(fire.contains("2026-07-01 09:00:00 CEST"), "{fire}");
+}
+
+#[test]
+fn doctor_reports_host_rules_that_differ_from_the_compiled_in_copy() {
+    let home = TestHome::new();
+    let tzdir = berlin_is_tokyo(&home);
+    home.add(
+        "standup",
+        "0 9 * * *",
+        &["--tz", "Europe/Berlin"],
+        &["true"],
+    );
+    home.add("utc-job", "0 9 * * *", &[], &["true"]);
+    let out = home.cmd(&["doctor", "--json"]).env("TZDIR", &tzdir).run();
+    let report = out.json();
+    let rules = &report["zone_rules"];
+    assert_eq!(rules["host_version"], "2099z", "{report:#}");
+    assert_eq!(rules["host_version_from"], "tzdata.zi", "{report:#}");
+    assert_eq!(
+        rules["compiled_in_version"],
+        hermes_cron::schedule::COMPILED_IN_TZDB_VERSION
+    );
+    let zones = rules["zones"].as_array().unwrap();
+    let berlin = zones.iter().find(|z| z["name"] == "Europe/Berlin").unwrap();
+    assert_eq!(berlin["rules"], "host", "{report:#}");
+    assert_eq!(berlin["jobs"], serde_json::json!(["standup"]));
+    let differ: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "zone_rules_differ")
+        .collect();
+    assert_eq!(differ.len(), 1, "{report:#}");
+    let problem = differ[0]["problem"].as_str().unwrap();
+    assert!(problem.contains("Europe/Berlin"), "{problem}");
+    assert!(problem.contains("host UTC+09:00 (JST)"), "{problem}");
+    assert!(problem.contains("Jobs in this zone: standup"), "{problem}");
+    assert!(differ[0]["fix"].as_str().unwrap().contains("TZDIR"));
+    // The text form says which rules are in use.
+    let out = home.cmd(&["doctor"]).env("TZDIR", &tzdir).run();
+    assert!(
+        out.stdout.starts_with("zone rules: host tzdata 2099z ("),
+        "{out}"
+    );
+    // Without the fake database there is no such finding.
+    let report = home.run(&["doctor", "--json"]).json();
+    assert!(
+        !report["findings"].to_string().contains("zone_rules_differ"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn posix_tz_strings_are_zones_and_bad_ones_are_refused_naming_the_fix() {
+    let home = TestHome::new();
+    let rule = "CET-1CEST,M3.5.0,M10.5.0/3";
+    // As a job's zone: stored as written, and read back the same.
+    let id = home.add_at(
+        "2026-03-01T00:00:00Z",
+        "p",
+        "30 2 * * *",
+        &["--tz", rule],
+        &["true"],
+    );
+    let job = home.run(&["show", &id, "--json"]).ok().json();
+    assert_eq!(job["tz"], rule, "{job}");
+    let out = home
+        .cmd(&[
+            "next",
+            &id,
+            "--from",
+            "2026-03-28T00:00:00Z",
+            "--count",
+            "2",
+        ])
+        .run()
+        .ok();
+    assert!(out.stdout.contains(&format!("(zone {rule})")), "{out}");
+    let fires = fire_lines(&out);
+    assert!(fires[1].contains("2026-03-29 03:00:00 CEST"), "{out}");
+    assert!(fires[1].contains("moved by DST gap"), "{out}");
+    // As the system zone, from TZ (with or without glibc's colon).
+    for tz in [rule.to_string(), format!(":{rule}")] {
+        let out = home
+            .cmd(&[
+                "next",
+                "--schedule",
+                "0 12 * * *",
+                "--from",
+                "2026-07-01T00:00:00Z",
+                "--count",
+                "1",
+            ])
+            .env("TZ", tz)
+            .run()
+            .ok();
+        assert!(
+            fire_lines(&out)[0].contains("12:00:00 CEST  2026-07-01T10:00:00Z"),
+            "{out}"
+        );
+    }
+    let out = home
+        .cmd(&[
+            "next",
+            "--schedule",
+            "0 12 * * *",
+            "--from",
+            "2026-07-01T00:00:00Z",
+            "--count",
+            "1",
+        ])
+        .env("TZ", ":Europe/Berlin")
+        .run()
+        .ok();
+    assert!(out.stdout.contains("(zone Europe/Berlin)"), "{out}");
+    // An incomplete rule is refused as --tz, naming the value and the fix.
+    let out = home
+        .run(&[
+            "next",
+            "--schedule",
+            "0 9 * * *",
+            "--tz",
+            "CET-1CEST,M3.5.0",
+        ])
+        .fails_with(2);
+    assert!(out.stderr.contains("\"CET-1CEST,M3.5.0\""), "{out}");
+    assert!(out.stderr.contains("not a valid POSIX TZ string"), "{out}");
+    assert!(out.stderr.contains("Europe/Berlin"), "{out}");
+    // ... and as TZ it is not silently skipped: a warning names it.
+    let out = home
+        .cmd(&["next", "--schedule", "0 9 * * *", "--count", "1"])
+        .env("TZ", "CET-1CEST,M3.5.0")
+        .run()
+        .ok();
+    assert!(
+        out.stderr
+            .contains("TZ=\"CET-1CEST,M3.5.0\" is not a time zone"),
+        "{out}"
+    );
+}
+
 #[test]
 fn the_home_is_created_0700_on_first_use() {
     let home = TestHome::new();

@@ -13,6 +13,10 @@
 //!   most ~120 fires in two years, else a window of 26 hours on each side of
 //!   every DST transition (systemd-analyze takes ~0.5 ms per iteration).
 //!
+//! Our fires use the host's zone rules, as the product reads zones (the
+//! oracles read the host's tzdata too); the classification of each instant
+//! below uses chrono-tz's compiled-in copy directly, not our code.
+//!
 //! Every difference is classified (which oracle, which side has the fire,
 //! what DST does at that instant, fixed or wildcard hour) and must match a
 //! row of [`ALLOWED`], the table in `tests/oracles/DIFFERENCES.md` and the
@@ -28,7 +32,7 @@
 
 use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
-use hermes_cron::schedule::{DstNote, Schedule, Timestamp};
+use hermes_cron::schedule::{DstNote, Schedule, Timestamp, Zone, ZoneOrigin};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::io::Write;
@@ -220,7 +224,7 @@ const SYSTEMD_GIVES_UP: &[(Tz, &str)] = &[
 /// when there are more than `cap`.
 fn our_fires(
     schedule: &Schedule,
-    zone: Tz,
+    zone: Zone,
     from: Timestamp,
     until: Timestamp,
     cap: usize,
@@ -248,11 +252,25 @@ struct Ours {
     whole: bool,
 }
 
+/// Our zone for an oracle's zone: the host's rules, as the product reads
+/// them (the oracles read the host's tzdata too), else the compiled-in ones.
+fn our_zone(zone: Tz) -> Zone {
+    hermes_cron::host_zone::install();
+    let ours = hermes_cron::schedule::parse_zone(zone.name()).unwrap();
+    let host = std::path::Path::new(hermes_cron::host_zone::DEFAULT_ZONEINFO).join(zone.name());
+    if std::env::var_os("TZDIR").is_none() && host.exists() {
+        assert_eq!(ours.origin(), ZoneOrigin::Host, "{zone}");
+    }
+    ours
+}
+
 fn ours_for(schedule: &Schedule, zone: Tz) -> Ours {
+    let tz = zone;
+    let zone = our_zone(tz);
     match our_fires(schedule, zone, start(), end(), CRONITER_WHOLE_UP_TO) {
         Some(fires) => Ours { fires, whole: true },
         None => Ours {
-            fires: transition_windows(zone)
+            fires: transition_windows(tz)
                 .into_iter()
                 .flat_map(|(from, until)| {
                     our_fires(schedule, zone, from, until, usize::MAX).unwrap()
@@ -264,7 +282,7 @@ fn ours_for(schedule: &Schedule, zone: Tz) -> Ours {
 }
 
 fn parse(text: &str) -> Schedule {
-    Schedule::parse(text, start(), Tz::UTC).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    Schedule::parse(text, start(), Zone::UTC).unwrap_or_else(|e| panic!("{text:?}: {e}"))
 }
 
 // ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ use hermes_cron::config::{ConfigError, load_bytes};
 use hermes_cron::import::{
     ImportError, ImportPlan, detect_and_parse, parse_crontab, parse_hermes_jobs,
 };
-use hermes_cron::schedule::{Schedule, Timestamp, Tz, parse_zone};
+use hermes_cron::schedule::{Schedule, Timestamp, Tz, ZoneOrigin, parse_zone};
 use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::HashSet;
@@ -43,8 +43,31 @@ const ZONES: [Tz; 6] = [
     Tz::Africa__Cairo,
 ];
 
+/// Zones whose rules are loaded at run time: POSIX TZ strings (northern and
+/// southern DST, a half-hour offset, a 30-minute shift) and, when the host
+/// has them, the host's TZif files of the zones above.
+fn loaded_zones() -> Vec<Tz> {
+    hermes_cron::host_zone::install();
+    let posix = [
+        "CET-1CEST,M3.5.0,M10.5.0/3",
+        "NZST-12NZDT,M9.5.0,M4.1.0/3",
+        "<+0330>-3:30",
+        "<+1030>-10:30<+11>-11,M10.1.0,M4.1.0",
+        "EST5EDT,M3.2.0,M11.1.0",
+    ];
+    let host = ZONES.iter().map(|z| z.name());
+    posix
+        .into_iter()
+        .chain(host)
+        .map(|name| parse_zone(name).unwrap())
+        .filter(|z| z.origin() != ZoneOrigin::CompiledIn)
+        .collect()
+}
+
 fn zone() -> impl Strategy<Value = Tz> {
-    select(ZONES.to_vec())
+    let mut zones = ZONES.to_vec();
+    zones.extend(loaded_zones());
+    select(zones)
 }
 
 /// 1970..2100, to the second.
@@ -319,6 +342,64 @@ proptest! {
         let schedule = Schedule::parse(&text, now, zone);
         prop_assert!(schedule.is_ok(), "{:?}: {:?}", text, schedule);
         check_parsed(&schedule.unwrap(), &text, now, zone)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Zones: names and POSIX TZ strings.
+
+/// POSIX-TZ-shaped text: a name, an offset, maybe a DST name, offset and rules.
+fn posix_text() -> impl Strategy<Value = String> {
+    let name = words(&["CET", "EST", "AB", "<+0330>", "<-03>", "UTC", "X1", "<>"]);
+    let offset = prop_oneof![
+        (-30i32..30).prop_map(|h| h.to_string()),
+        (-30i32..30, 0u32..70).prop_map(|(h, m)| format!("{h}:{m:02}")),
+        words(&["", "+", "-", "5:", "1:2:3", "24:00:01"]),
+    ];
+    let day = prop_oneof![
+        (0u32..14, 0u32..7, 0u32..8).prop_map(|(m, w, d)| format!("M{m}.{w}.{d}")),
+        (0u32..370).prop_map(|n| format!("J{n}")),
+        (0u32..370).prop_map(|n| n.to_string()),
+    ];
+    let time = prop_oneof![
+        Just(String::new()),
+        (-200i32..200).prop_map(|h| format!("/{h}")),
+        words(&["/2:30", "/25", "/", "/-1"]),
+    ];
+    let rule = (day, time).prop_map(|(d, t)| format!("{d}{t}"));
+    let dst = prop_oneof![
+        Just(String::new()),
+        (name.clone(), rule.clone(), rule).prop_map(|(n, a, b)| format!("{n},{a},{b}")),
+        name.clone(),
+    ];
+    (name, offset, dst).prop_map(|(n, o, d)| format!("{n}{o}{d}"))
+}
+
+/// A zone that parses reads back by its name (a job stores the name), and
+/// answers for any instant and any wall time without panicking.
+fn check_zone(text: &str, at: Timestamp) -> Result<(), TestCaseError> {
+    use chrono::{Offset, TimeZone};
+    let Ok(zone) = parse_zone(text) else {
+        return Ok(());
+    };
+    prop_assert_eq!(parse_zone(zone.name()).ok(), Some(zone), "{:?}", text);
+    let offset = zone.offset_at(at).fix().local_minus_utc();
+    prop_assert!(offset.abs() < 86_400, "{:?}: offset {}", text, offset);
+    let _ = zone.from_local_datetime(&at.naive_utc());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn zone_names_never_panic_and_read_back_by_name(text in any::<String>(), at in instant_anywhere()) {
+        check_zone(&text, at)?;
+    }
+
+    #[test]
+    fn posix_tz_strings_never_panic_and_read_back_by_name(text in posix_text(), at in instant_anywhere()) {
+        check_zone(&text, at)?;
     }
 }
 

@@ -274,7 +274,7 @@ impl Reader<'_> {
             .map_err(|e| job.error(e.field, e.token, e.message))?;
         let checked = checked::check(&text, self.now, zone)
             .map_err(|e| job.error(field, e.token, e.message))?;
-        if let Schedule::Once { at } = checked.schedule {
+        if let Schedule::Once { at, .. } = checked.schedule {
             if let Some(ran) = job.text("last_run_at")? {
                 self.skip(origin, format!("one-shot already ran in Hermes at {ran}"));
                 return Ok(());

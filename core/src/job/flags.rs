@@ -257,7 +257,7 @@ impl JobInput {
         if reschedule {
             job.anchor = now;
             job.next_run_at = job.schedule.next_after(now, zone, now).map(|f| f.at);
-            if let Schedule::Once { at } = job.schedule
+            if let Schedule::Once { at, .. } = job.schedule
                 && at <= now
             {
                 return Err(invalid(

@@ -191,15 +191,27 @@ fn range_or_value(at: &Place, base: &str, step: Option<&str>) -> Result<(), Reje
             }
             Ok(())
         }
-        None if step.is_some() => Err(at.reject(
-            at.item,
-            &format!(
-                "steps from a single value; write */{0} or {base}-{1}/{0}",
-                step.unwrap_or_default(),
-                at.spec.max
-            ),
-        )),
+        None if step.is_some() => Err(at.reject(at.item, &single_value_step(at, base, step))),
         None => value(at, base, false).map(drop),
+    }
+}
+
+/// Why `a/n` is refused, and what to write instead. `a-max/n` is what it
+/// means elsewhere (Quartz, croner); `*/n` only when `a` is the first value.
+/// In the hour field the two differ under DST (README, "Schedules"):
+/// `0-23/2` names its hours, and one inside a DST gap runs right after it,
+/// while `*/2` is a wildcard, and an hour inside a gap is skipped.
+fn single_value_step(at: &Place, base: &str, step: Option<&str>) -> String {
+    let step = step.unwrap_or_default();
+    let spec = at.spec;
+    let range = format!("{base}-{}/{step}", spec.max);
+    let from_first = base.parse::<u32>().is_ok_and(|v| v == spec.min);
+    match (spec.name, from_first) {
+        ("hour", true) => format!(
+            "steps from a single value; write {range} (named hours: one inside a DST gap runs at the end of the gap) or */{step} (a wildcard: an hour inside a DST gap is skipped)"
+        ),
+        (_, true) => format!("steps from a single value; write {range} or */{step}"),
+        (_, false) => format!("steps from a single value; write {range}"),
     }
 }
 
@@ -319,7 +331,29 @@ mod tests {
         assert_eq!(refused(MINUTE, "*/").token, "*/");
         let r = refused(MINUTE, "0/5");
         assert_eq!(r.token, "0/5");
-        assert!(r.reason.contains("*/5"), "{}", r.reason);
+        assert_eq!(
+            r.reason,
+            "minute \"0/5\" steps from a single value; write 0-59/5 or */5"
+        );
+        // Not from the first value: `*/5` would mean something else.
+        let r = refused(MINUTE, "3/5");
+        assert_eq!(
+            r.reason,
+            "minute \"3/5\" steps from a single value; write 3-59/5"
+        );
+        // In the hour field `0-23/2` and `*/2` differ under DST: say how.
+        let r = refused(HOUR, "0/2");
+        assert!(
+            r.reason.contains("write 0-23/2 (named hours"),
+            "{}",
+            r.reason
+        );
+        assert!(
+            r.reason
+                .contains("*/2 (a wildcard: an hour inside a DST gap is skipped)"),
+            "{}",
+            r.reason
+        );
         let r = refused(HOUR, "5-1");
         assert_eq!(r.token, "5-1");
         assert_eq!(r.reason, "hour \"5-1\" runs backwards; write 1-5");

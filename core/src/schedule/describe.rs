@@ -17,7 +17,7 @@ const DAY_NAMES: [&str; 8] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat", "
 pub(crate) fn describe(schedule: &Schedule) -> String {
     match schedule {
         Schedule::Reboot => "at each gateway start".to_string(),
-        Schedule::Once { at } => format!(
+        Schedule::Once { at, .. } => format!(
             "once at {}",
             at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
         ),
@@ -88,7 +88,7 @@ fn days(dow: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono_tz::Tz;
+    use crate::schedule::Tz;
 
     fn phrase(text: &str) -> String {
         let now = "2026-05-01T10:00:00Z".parse().unwrap();

@@ -10,9 +10,9 @@
 //! - Lord Howe: 04-05 02:00->01:30 (04-04 15:00Z); 10-04 02:00->02:30 (10-03 15:30Z).
 //! - Chatham: 04-05 03:45->02:45 (04-04 14:00Z); 09-27 02:45->03:45 (09-26 14:00Z).
 
+use super::Tz;
 use super::{DstNote, Fire, Schedule, Timestamp};
 use chrono::{NaiveDateTime, TimeDelta, Timelike};
-use chrono_tz::Tz;
 use std::time::Duration;
 
 pub(super) fn utc(text: &str) -> Timestamp {

@@ -43,11 +43,11 @@
 //! walking `next_after` from each fire never repeats an instant, never goes
 //! back, and never skips one.
 
+use super::Tz;
 use super::cron_expr::CronSchedule;
 use super::types::{DstNote, Fire, Timestamp};
 use super::wall::{self, WallTime};
 use chrono::{NaiveDateTime, TimeDelta, Timelike};
-use chrono_tz::Tz;
 
 /// A bound on matched wall times examined per search; a search of
 /// `* * * * * *` from the first pass of a one-hour overlap needs ~3 600.
@@ -123,6 +123,22 @@ pub(crate) fn fire_at(at: Timestamp, zone: Tz) -> Fire {
         at,
         local: at.with_timezone(&zone),
         dst,
+    }
+}
+
+/// A one-shot's fire: `MovedByGap` when it was asked for a wall time that
+/// is in a gap of `zone` ending at `at` (checked again here: the job's zone
+/// may have been changed since), else as [`fire_at`].
+pub(crate) fn once_fire(at: Timestamp, wanted: Option<NaiveDateTime>, zone: Tz) -> Fire {
+    match wanted {
+        Some(wanted) if wall::resolve(zone, wanted) == Some(WallTime::Skipped { resumes: at }) => {
+            Fire {
+                at,
+                local: at.with_timezone(&zone),
+                dst: DstNote::MovedByGap { wanted },
+            }
+        }
+        _ => fire_at(at, zone),
     }
 }
 

@@ -20,12 +20,12 @@
 //! (d as `format_duration` writes it), `at <RFC 3339 UTC>`, `@reboot`.
 //! [`parse`] accepts every canonical form too.
 
+use super::Tz;
 use super::cron_expr::CronSchedule;
 use super::duration::format_duration;
 use super::error::{Rejection, ScheduleError};
 use super::types::{Schedule, Timestamp};
 use super::{interval, oneshot, phrase};
-use chrono_tz::Tz;
 
 const EXAMPLES: &str = "e.g. 0 8 * * *, every 5m, in 30s, 2026-12-01T08:00 or daily at 8am";
 
@@ -39,7 +39,7 @@ pub(crate) fn canonical(schedule: &Schedule) -> String {
     match schedule {
         Schedule::Cron(cron) => cron.expr.clone(),
         Schedule::Every { period } => format!("every {}", format_duration(*period)),
-        Schedule::Once { at } => oneshot::canonical(*at),
+        Schedule::Once { at, wanted } => oneshot::canonical(*at, *wanted),
         Schedule::Reboot => "@reboot".to_string(),
     }
 }
@@ -52,7 +52,7 @@ pub(crate) fn from_canonical(text: &str) -> Result<Schedule, ScheduleError> {
     } else if let Some(period) = trimmed.strip_prefix("every ") {
         interval::parse_period(period).map(|period| Schedule::Every { period })
     } else if let Some(at) = trimmed.strip_prefix("at ") {
-        oneshot::parse_canonical(at).map(|at| Schedule::Once { at })
+        oneshot::parse_canonical(at).map(once)
     } else {
         CronSchedule::compile(trimmed).map(Schedule::Cron)
     };
@@ -81,7 +81,7 @@ fn route(text: &str, now: Timestamp, zone: Tz) -> Result<Schedule, Rejection> {
         };
     }
     if oneshot::looks_like_iso(text) {
-        return oneshot::parse_iso(text, zone).map(|at| Schedule::Once { at });
+        return oneshot::parse_iso(text, zone).map(once);
     }
     if words >= 3 && (starts_with_digit || first.starts_with(['*', '?'])) {
         return cron(text);
@@ -97,9 +97,14 @@ fn route(text: &str, now: Timestamp, zone: Tz) -> Result<Schedule, Rejection> {
                 "expected a delay after \"in\", e.g. in 30s or in 2h",
             ));
         }
-        "in" => return oneshot::parse_in(rest, now).map(|at| Schedule::Once { at }),
+        "in" => {
+            return oneshot::parse_in(rest, now).map(|at| Schedule::Once { at, wanted: None });
+        }
         "at" if oneshot::looks_like_iso(rest) => {
-            return oneshot::parse_iso(rest, zone).map(|at| Schedule::Once { at });
+            // The stored form (`at <RFC 3339>[ wanted ...]`), else any ISO time.
+            return oneshot::parse_canonical(rest)
+                .or_else(|_| oneshot::parse_iso(rest, zone))
+                .map(once);
         }
         _ => {}
     }
@@ -108,6 +113,10 @@ fn route(text: &str, now: Timestamp, zone: Tz) -> Result<Schedule, Rejection> {
     }
     let expr = phrase::compile(text)?;
     cron(&expr)
+}
+
+fn once((at, wanted): (Timestamp, Option<chrono::NaiveDateTime>)) -> Schedule {
+    Schedule::Once { at, wanted }
 }
 
 fn cron(text: &str) -> Result<Schedule, Rejection> {
@@ -171,6 +180,7 @@ mod tests {
     fn one_shots() {
         let at = |t: &str| Schedule::Once {
             at: t.parse().unwrap(),
+            wanted: None,
         };
         assert_eq!(parse_ok("in 30s"), at("2026-05-01T10:00:30Z"));
         assert_eq!(parse_ok("in 2h"), at("2026-05-01T12:00:00Z"));
@@ -287,6 +297,19 @@ mod tests {
         );
         assert_eq!(canonical(&parse_ok("@reboot")), "@reboot");
         assert_eq!(canonical(&parse_ok("weekdays at 9am")), "0 9 * * 1-5");
+    }
+
+    #[test]
+    fn a_one_shot_moved_by_a_gap_keeps_the_wall_time_in_its_stored_form() {
+        let moved = parse("2026-03-29T02:30", now(), Tz::Europe__Berlin).unwrap();
+        let stored = canonical(&moved);
+        assert_eq!(stored, "at 2026-03-29T01:00:00Z wanted 2026-03-29T02:30:00");
+        assert_eq!(from_canonical(&stored).unwrap(), moved);
+        // `parse` reads the stored form back too, whatever the zone.
+        assert_eq!(parse(&stored, now(), Tz::UTC).unwrap(), moved);
+        // An explicit offset is an instant: nothing was moved.
+        let exact = parse("2026-03-29T02:30+01:00", now(), Tz::Europe__Berlin).unwrap();
+        assert_eq!(canonical(&exact), "at 2026-03-29T01:30:00Z");
     }
 
     #[test]

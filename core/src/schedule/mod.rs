@@ -1,7 +1,9 @@
 //! Schedules: the grammar, the zone, and the pure fire computation.
 //!
 //! No clock reads and no IO: every function takes `now`, `after` and the zone
-//! as arguments. (The host's own zone is found by the main crate.)
+//! as arguments. (The host's own zone, and the host's zoneinfo files, are
+//! read by the main crate, `src/host_zone.rs`, and handed in through
+//! [`ZoneFiles`]; fire computation only ever sees a loaded [`Zone`].)
 //!
 //! ## Map
 //! - `types.rs`: [`Schedule`], [`Fire`], [`DstNote`], [`Timestamp`]; thin methods.
@@ -10,7 +12,9 @@
 //! - `phrase.rs`: `daily at 8am` and friends, compiled to cron.
 //! - `interval.rs`: `every 5m`, anchored periods. `oneshot.rs`: `in 30s`, ISO instants.
 //! - `fires.rs`: the DST policy and `next_after` for cron (`wall.rs`: wall <-> instant).
-//! - `duration.rs`, `zone.rs`, `describe.rs`, `error.rs`.
+//! - `zone/`: [`Zone`] (a `chrono::TimeZone` over the host's TZif rules, a
+//!   POSIX TZ string, or the compiled-in copy), names to zones, comparing rules.
+//! - `duration.rs`, `describe.rs`, `error.rs`.
 //!
 //! ## DST policy (decided in `fires.rs`, where it is documented in full)
 //! A wall time inside a spring-forward gap runs once at the first real instant
@@ -39,9 +43,16 @@ mod dst_oracle;
 #[cfg(test)]
 mod dst_tests;
 
-pub use chrono_tz::Tz;
 pub use cron_expr::CronSchedule;
 pub use duration::{format_duration, parse_duration};
 pub use error::ScheduleError;
 pub use types::{DstNote, Fire, Schedule, Timestamp};
-pub use zone::parse_zone;
+pub use wall::local_instant;
+/// The zone type under its old name (it was `chrono_tz::Tz`).
+pub use zone::Zone as Tz;
+#[cfg(any(test, feature = "testing"))]
+pub use zone::fixture as tzif_fixture;
+pub use zone::{
+    COMPILED_IN_TZDB_VERSION, Zone, ZoneDifference, ZoneFiles, ZoneOffset, ZoneOrigin, ZoneTable,
+    compiled_in_zone, first_difference, install_zone_files, parse_zone,
+};

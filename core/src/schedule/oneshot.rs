@@ -2,7 +2,10 @@
 //! (`2026-12-01T08:00`, `2026-12-01 08:00:00`, `...Z`, `...+02:00`). Pure.
 //!
 //! - Stored as an absolute UTC instant, `at 2026-12-01T13:00:00Z`, so
-//!   reading it back never needs `now` or the zone.
+//!   reading it back never needs `now` or the zone. A naive time that fell
+//!   in a DST gap also keeps the wall time asked for:
+//!   `at 2026-03-29T01:00:00Z wanted 2026-03-29T01:30:00`, so its fire is
+//!   marked `MovedByGap` like a cron time's.
 //! - `in D`: D from 1s to 366d; `now + D` is rounded up to the whole second
 //!   so the stored form is exact and never early.
 //! - A naive ISO time is in the job's zone. Inside a spring-forward gap it
@@ -11,16 +14,16 @@
 //! - An instant in the past is accepted here; it simply never fires
 //!   (`next_after` returns None). Callers decide whether to warn.
 
+use super::Tz;
 use super::duration::{self, BareNumber};
 use super::error::Rejection;
 use super::interval::MAX_PERIOD;
-use super::types::Timestamp;
-use super::wall::{self, WallTime};
+use super::types::{DstNote, Timestamp};
+use super::wall;
 use chrono::{
     DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, TimeDelta, Timelike,
     Utc,
 };
-use chrono_tz::Tz;
 
 const ISO_HINT: &str = "use e.g. 2026-12-01T08:00, 2026-12-01 08:00:00 or 2026-12-01T08:00Z";
 
@@ -68,8 +71,13 @@ pub(crate) fn looks_like_iso(text: &str) -> bool {
         && b[8..10].iter().all(u8::is_ascii_digit)
 }
 
-/// An ISO-8601 instant; naive times are in `zone`.
-pub(crate) fn parse_iso(text: &str, zone: Tz) -> Result<Timestamp, Rejection> {
+/// An ISO-8601 instant; naive times are in `zone`. The second value is the
+/// wall time asked for when it fell in a DST gap (the instant is then the
+/// first one after the gap).
+pub(crate) fn parse_iso(
+    text: &str,
+    zone: Tz,
+) -> Result<(Timestamp, Option<NaiveDateTime>), Rejection> {
     let text = text.trim();
     let date_part = text.get(..10).unwrap_or(text);
     let date = NaiveDate::parse_from_str(date_part, "%Y-%m-%d").map_err(|_| {
@@ -100,11 +108,10 @@ pub(crate) fn parse_iso(text: &str, zone: Tz) -> Result<Timestamp, Rejection> {
         Some(offset) => naive
             .and_local_timezone(offset)
             .single()
-            .map(|at| at.with_timezone(&Utc)),
-        None => wall::resolve(zone, naive).map(|resolved| match resolved {
-            WallTime::Single(at) => at,
-            WallTime::Repeated { first, .. } => first,
-            WallTime::Skipped { resumes } => resumes,
+            .map(|at| (at.with_timezone(&Utc), None)),
+        None => wall::local_instant(naive, zone).map(|(at, note)| match note {
+            DstNote::MovedByGap { wanted } => (at, Some(wanted)),
+            _ => (at, None),
         }),
     };
     at.ok_or_else(|| Rejection::new(text, format!("{text:?} is out of range")))
@@ -143,17 +150,46 @@ fn split_offset(text: &str) -> Result<(&str, Option<FixedOffset>), Rejection> {
     Ok((time, Some(offset)))
 }
 
-/// The stored form: `at 2026-12-01T13:00:00Z`.
-pub(crate) fn canonical(at: Timestamp) -> String {
-    format!("at {}", at.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+const WANTED: &str = " wanted ";
+const WANTED_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+
+/// The stored form: `at 2026-12-01T13:00:00Z`, plus ` wanted <wall time>`
+/// when a DST gap moved it.
+pub(crate) fn canonical(at: Timestamp, wanted: Option<NaiveDateTime>) -> String {
+    let at = at.to_rfc3339_opts(SecondsFormat::AutoSi, true);
+    match wanted {
+        Some(wanted) => format!("at {at}{WANTED}{}", wanted.format(WANTED_FORMAT)),
+        None => format!("at {at}"),
+    }
 }
 
-/// Read the instant of a stored `at <RFC 3339>`; `rest` follows `at`.
-pub(crate) fn parse_canonical(rest: &str) -> Result<Timestamp, Rejection> {
+/// Read a stored `at <RFC 3339>[ wanted <wall time>]`; `rest` follows `at`.
+pub(crate) fn parse_canonical(rest: &str) -> Result<(Timestamp, Option<NaiveDateTime>), Rejection> {
     let rest = rest.trim();
-    DateTime::parse_from_rfc3339(rest)
+    let (instant, wanted) = match rest.split_once(WANTED) {
+        Some((instant, wanted)) => (instant.trim_end(), Some(wanted.trim())),
+        None => (rest, None),
+    };
+    let at = DateTime::parse_from_rfc3339(instant)
         .map(|at| at.with_timezone(&Utc))
-        .map_err(|e| Rejection::new(rest, format!("{rest:?} is not an RFC 3339 instant: {e}")))
+        .map_err(|e| {
+            Rejection::new(
+                instant,
+                format!("{instant:?} is not an RFC 3339 instant: {e}"),
+            )
+        })?;
+    let wanted = match wanted {
+        Some(text) => Some(
+            NaiveDateTime::parse_from_str(text, WANTED_FORMAT).map_err(|_| {
+                Rejection::new(
+                    text,
+                    format!("wanted time {text:?} is not YYYY-MM-DDTHH:MM:SS"),
+                )
+            })?,
+        ),
+        None => None,
+    };
+    Ok((at, wanted))
 }
 
 #[cfg(test)]
@@ -198,7 +234,7 @@ mod tests {
             "2026-12-01T10:00-03",
         ] {
             assert!(looks_like_iso(text), "{text}");
-            assert_eq!(parse_iso(text, z).unwrap(), want, "{text}");
+            assert_eq!(parse_iso(text, z).unwrap(), (want, None), "{text}");
         }
     }
 
@@ -207,11 +243,19 @@ mod tests {
         let z = Tz::Europe__Berlin;
         assert_eq!(
             parse_iso("2026-03-29T02:30", z).unwrap(),
-            utc("2026-03-29T01:00:00Z")
+            (
+                utc("2026-03-29T01:00:00Z"),
+                Some("2026-03-29T02:30:00".parse().unwrap())
+            )
         );
         assert_eq!(
             parse_iso("2026-10-25T02:30", z).unwrap(),
-            utc("2026-10-25T00:30:00Z")
+            (utc("2026-10-25T00:30:00Z"), None)
+        );
+        // An explicit offset is an instant: no gap applies.
+        assert_eq!(
+            parse_iso("2026-03-29T02:30+01:00", z).unwrap(),
+            (utc("2026-03-29T01:30:00Z"), None)
         );
     }
 
@@ -238,10 +282,23 @@ mod tests {
     #[test]
     fn canonical_round_trips() {
         let at = utc("2026-12-01T13:00:00Z");
-        assert_eq!(canonical(at), "at 2026-12-01T13:00:00Z");
-        assert_eq!(parse_canonical("2026-12-01T13:00:00Z").unwrap(), at);
+        assert_eq!(canonical(at, None), "at 2026-12-01T13:00:00Z");
+        assert_eq!(parse_canonical("2026-12-01T13:00:00Z").unwrap(), (at, None));
         let odd = utc("2026-12-01T13:00:00.5Z");
-        assert_eq!(parse_canonical(&canonical(odd)[3..]).unwrap(), odd);
+        assert_eq!(
+            parse_canonical(&canonical(odd, None)[3..]).unwrap(),
+            (odd, None)
+        );
         assert!(parse_canonical("tomorrow").is_err());
+        let moved = utc("2026-03-29T01:00:00Z");
+        let wanted: NaiveDateTime = "2026-03-29T01:30:00".parse().unwrap();
+        let stored = canonical(moved, Some(wanted));
+        assert_eq!(stored, "at 2026-03-29T01:00:00Z wanted 2026-03-29T01:30:00");
+        assert_eq!(
+            parse_canonical(&stored[3..]).unwrap(),
+            (moved, Some(wanted))
+        );
+        let err = parse_canonical("2026-03-29T01:00:00Z wanted soon").unwrap_err();
+        assert_eq!(err.token, "soon");
     }
 }

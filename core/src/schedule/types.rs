@@ -7,11 +7,11 @@
 //! Invariant: a `Schedule` holds no `now` and no zone; the same value gives the
 //! same fires for the same `(after, zone, anchor)`.
 
+use super::Tz;
 use super::cron_expr::CronSchedule;
 use super::error::ScheduleError;
 use super::{describe, fires, grammar, interval};
 use chrono::{DateTime, NaiveDateTime, Utc};
-use chrono_tz::Tz;
 use std::time::Duration;
 
 /// A point in time, in UTC: what the ledger stores and every schedule
@@ -25,8 +25,13 @@ pub enum Schedule {
     Cron(CronSchedule),
     /// A fixed period, anchored at the job's anchor instant.
     Every { period: Duration },
-    /// A one-shot at an absolute instant.
-    Once { at: Timestamp },
+    /// A one-shot at an absolute instant. `wanted` is the wall time asked
+    /// for when it fell in a DST gap (`at` is then the first instant after
+    /// the gap), so the fire can say so; None otherwise.
+    Once {
+        at: Timestamp,
+        wanted: Option<NaiveDateTime>,
+    },
     /// Once each time the gateway starts.
     Reboot,
 }
@@ -81,7 +86,9 @@ impl Schedule {
             Schedule::Every { period } => {
                 interval::next_fire(*period, anchor, after).map(|at| fires::fire_at(at, zone))
             }
-            Schedule::Once { at } => (*at > after).then(|| fires::fire_at(*at, zone)),
+            Schedule::Once { at, wanted } => {
+                (*at > after).then(|| fires::once_fire(*at, *wanted, zone))
+            }
             Schedule::Reboot => None,
         }
     }

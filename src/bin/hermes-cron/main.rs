@@ -23,6 +23,7 @@ fn main() {
         }
     };
     hermes_cron::logging::init();
+    hermes_cron::host_zone::install();
     let code = match cli::run(cli) {
         Ok(code) => code,
         Err(err) => {

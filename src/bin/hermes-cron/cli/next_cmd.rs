@@ -5,41 +5,57 @@ use super::args::NextArgs;
 use super::context::Ctx;
 use super::fail::usage;
 use super::render::utc;
-use chrono::{NaiveDateTime, TimeZone};
+use chrono::NaiveDateTime;
 use hermes_cron::schedule::{self, DstNote, Fire, Schedule, Timestamp, Tz};
 use hermes_cron::store;
 use serde_json::json;
 
 const MAX_COUNT: usize = 10_000;
 
-/// Parse `--from`: RFC 3339, or a naive ISO time read in `zone`.
-fn parse_from(text: &str, zone: Tz) -> anyhow::Result<Timestamp> {
-    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text.trim()) {
-        return Ok(at.with_timezone(&chrono::Utc));
+/// Parse `--from`: RFC 3339, or a naive ISO time or date read in `zone`.
+/// A wall time in a DST gap is read as the first instant after the gap, and
+/// one in a repeated hour as its first pass, as schedules read them; the
+/// second value then says so (printed on stderr).
+fn parse_from(text: &str, zone: Tz) -> anyhow::Result<(Timestamp, Option<String>)> {
+    let text = text.trim();
+    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok((at.with_timezone(&chrono::Utc), None));
     }
-    for fmt in [
+    let naive = [
         "%Y-%m-%dT%H:%M:%S",
         "%Y-%m-%dT%H:%M",
         "%Y-%m-%d %H:%M:%S",
         "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(naive) = NaiveDateTime::parse_from_str(text.trim(), fmt)
-            && let Some(at) = zone.from_local_datetime(&naive).earliest()
-        {
-            return Ok(at.with_timezone(&chrono::Utc));
-        }
-    }
-    if let Ok(day) = chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
-        && let Some(at) = zone
-            .from_local_datetime(&day.and_hms_opt(0, 0, 0).unwrap_or_default())
-            .earliest()
-    {
-        return Ok(at.with_timezone(&chrono::Utc));
-    }
-    Err(usage(format!(
-        "--from: {text:?} is not an instant; use e.g. 2026-03-28T00:00:00Z or 2026-03-28T09:00 (read in {})",
-        zone.name()
-    )))
+    ]
+    .iter()
+    .find_map(|fmt| NaiveDateTime::parse_from_str(text, fmt).ok())
+    .or_else(|| {
+        chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .ok()
+            .map(|day| day.and_time(chrono::NaiveTime::MIN))
+    });
+    let Some((at, dst)) = naive.and_then(|wall| schedule::local_instant(wall, zone)) else {
+        return Err(usage(format!(
+            "--from: {text:?} is not an instant; use e.g. 2026-03-28T00:00:00Z or 2026-03-28T09:00 (read in {})",
+            zone.name()
+        )));
+    };
+    let local = at.with_timezone(&zone).format("%Y-%m-%d %H:%M:%S %Z");
+    let note = match dst {
+        DstNote::Exact => None,
+        DstNote::MovedByGap { wanted } => Some(format!(
+            "--from {}: that wall time does not exist in {} (DST gap); counting from the first instant after the gap, {local} ({})",
+            wanted.format("%Y-%m-%d %H:%M:%S"),
+            zone.name(),
+            utc(at)
+        )),
+        DstNote::RepeatedHour { .. } => Some(format!(
+            "--from {text}: that wall time occurs twice in {} (repeated hour); counting from the first, {local} ({})",
+            zone.name(),
+            utc(at)
+        )),
+    };
+    Ok((at, note))
 }
 
 /// The note printed after a fire, or empty.
@@ -63,37 +79,36 @@ pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
     let fallback = ctx.fallback_zone()?;
     let now = ctx.now();
     let count = a.count.clamp(1, MAX_COUNT);
-    let (sched, zone, anchor, label) = match (&a.job, &a.schedule) {
-        (Some(key), _) => {
+    let job = match &a.job {
+        Some(key) => {
             let db = ctx.open_db()?;
-            let job = store::resolve_job(db.conn(), key)?;
-            let zone = match &job.tz {
-                Some(tz) => schedule::parse_zone(tz)?,
-                None => fallback,
-            };
-            (
-                job.schedule.clone(),
-                zone,
-                job.anchor,
-                job.schedule_text.clone(),
-            )
+            Some(store::resolve_job(db.conn(), key)?)
         }
-        (None, Some(text)) => {
-            let zone = match &a.tz {
-                Some(tz) => schedule::parse_zone(tz).map_err(|e| usage(format!("--tz: {e}")))?,
-                None => fallback,
-            };
-            let base = match &a.from {
-                Some(f) => parse_from(f, zone)?,
-                None => now,
-            };
-            (Schedule::parse(text, base, zone)?, zone, base, text.clone())
-        }
-        (None, None) => return Err(usage("give a JOB or --schedule S")),
+        None => None,
+    };
+    let zone = match (&job, &a.tz) {
+        (Some(job), _) => match &job.tz {
+            Some(tz) => schedule::parse_zone(tz)?,
+            None => fallback,
+        },
+        (None, Some(tz)) => schedule::parse_zone(tz).map_err(|e| usage(format!("--tz: {e}")))?,
+        (None, None) => fallback,
     };
     let from = match &a.from {
-        Some(f) => parse_from(f, zone)?,
+        Some(text) => {
+            let (at, note) = parse_from(text, zone)?;
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            at
+        }
         None => now,
+    };
+    let (sched, anchor, label) = match (job, &a.schedule) {
+        (Some(job), _) => (job.schedule, job.anchor, job.schedule_text),
+        // A relative one-shot (`in 30s`) counts from --from.
+        (None, Some(text)) => (Schedule::parse(text, from, zone)?, from, text.clone()),
+        (None, None) => return Err(usage("give a JOB or --schedule S")),
     };
     let mut fires = Vec::with_capacity(count);
     let mut cursor = from;

@@ -2,10 +2,12 @@
 
 use super::context::Ctx;
 use hermes_cron::db::Db;
+use hermes_cron::job::Job;
 use hermes_cron::job::JobState;
-use hermes_cron::ops::doctor::{self, Finding, Gathered};
+use hermes_cron::ops::doctor::{self, Finding, Gathered, RefusedZone, ZoneRules, ZoneUse};
 use hermes_cron::ops::status::{self, GatewayHealth, NextFire, StatusReport};
 use hermes_cron::ops::{metrics, prune};
+use hermes_cron::schedule::{self, Tz};
 use hermes_cron::state_files::read_heartbeat;
 use hermes_cron::store;
 use hermes_cron_core::health::{Capability, Heartbeat};
@@ -93,6 +95,50 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     })
 }
 
+/// Which zone rules are in use, and the zones the jobs use.
+fn zone_rules(ctx: &mut Ctx, jobs: &[Job]) -> ZoneRules {
+    let host = hermes_cron::host_zone::ZoneDir::from_env();
+    let system = hermes_cron::host_zone::find_system_zone();
+    let fallback = ctx.fallback_zone().unwrap_or(system.zone);
+    let mut zones: Vec<ZoneUse> = Vec::new();
+    for job in jobs.iter().filter(|j| j.state != JobState::Completed) {
+        let zone: Tz = match job.tz.as_deref().map(schedule::parse_zone) {
+            Some(Ok(zone)) => zone,
+            Some(Err(_)) => continue,
+            None => fallback,
+        };
+        match zones.iter_mut().find(|z| z.zone == zone) {
+            Some(used) => used.jobs.push(job.name.clone()),
+            None => zones.push(ZoneUse {
+                name: zone.name().to_string(),
+                rules: zone.origin().as_str(),
+                jobs: vec![job.name.clone()],
+                zone,
+            }),
+        }
+    }
+    let version = host.version();
+    ZoneRules {
+        host_dir: host.dir().display().to_string(),
+        host_present: host.exists(),
+        host_version: version.as_ref().map(|(v, _)| v.clone()),
+        host_version_from: version.map(|(_, from)| from),
+        compiled_in_version: schedule::COMPILED_IN_TZDB_VERSION,
+        system_zone: system.zone.name().to_string(),
+        system_zone_from: system.source,
+        system_zone_refused: system
+            .refused
+            .into_iter()
+            .map(|(source, value, reason)| RefusedZone {
+                source,
+                value,
+                reason,
+            })
+            .collect(),
+        zones,
+    }
+}
+
 pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let now = ctx.now();
@@ -107,6 +153,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         Some(db) => store::list_jobs(db.conn(), true)?,
         None => Vec::new(),
     };
+    let zones = zone_rules(ctx, &jobs);
     let gathered = Gathered {
         home_root: ctx.home.root(),
         gateway,
@@ -121,6 +168,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             ctx.home.db_file(),
             ctx.home.config_file(),
         ],
+        zone_rules: &zones,
         now,
     };
     let mut findings: Vec<Finding> = doctor::check_all(&gathered);
@@ -131,12 +179,14 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({ "ok": findings.is_empty(), "findings": findings })
+                &serde_json::json!({ "ok": findings.is_empty(), "findings": findings, "zone_rules": zones })
             )?
         );
     } else if findings.is_empty() {
+        println!("{}", zones.summary());
         println!("ok: no problems found in {}", ctx.home.root().display());
     } else {
+        println!("{}", zones.summary());
         for f in &findings {
             let who = match (&f.job_name, &f.job_id) {
                 (Some(n), Some(id)) => {
