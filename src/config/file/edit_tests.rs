@@ -56,8 +56,12 @@ fn set_refuses_nan_and_leaves_the_file_byte_identical() {
 fn set_refuses_bad_booleans_zones_and_unparsable_values() {
     let (_dir, path) = file(KEEP);
     for (key, value) in [
-        ("cron.catch_up_missed", "yes"),
+        ("cron.catch_up_missed", "maybe"),
         ("cron.catch_up_missed", "1"),
+        ("cron.catch_up_missed", "y"),
+        ("gateway.loop_watchdog_probe_timeout_s", "0.5"),
+        ("gateway.loop_watchdog_probe_timeout_s", "nan"),
+        ("timezone", "europe/pariss"),
         ("timezone", "Mars/Olympus"),
         ("timezone", "5"),
         ("cron.max_parallel_jobs", "0"),
@@ -241,14 +245,144 @@ fn unset_of_an_absent_key_is_a_no_op() {
 }
 
 #[test]
-fn unset_removes_a_present_unknown_key_and_refuses_an_absent_one() {
-    let (_dir, path) = file("cron:\n  stale: 1\n  output_retention: 5\nlegacy: x\n");
-    unset(&path, "cron.stale").unwrap();
-    unset(&path, "legacy").unwrap();
-    assert_eq!(read(&path), "cron:\n  output_retention: 5\n");
+fn unset_removes_a_present_near_miss_and_refuses_other_keys() {
+    let text = "# mine\ncron:\n  stale: 1\n  output_retention: 5\n  requre_restart_safe_scope: true\n\
+                legacy: x\nloop_watchdog_max_strikes: 4  # bare\nmodel: {default: gpt}\n";
+    let (_dir, path) = file(text);
+    for key in ["cron.stale", "legacy", "model", "model.default", "cron"] {
+        let message = invalid_message(unset(&path, key).unwrap_err());
+        assert!(
+            message.contains("not a hermes-cron key"),
+            "{key}: {message}"
+        );
+    }
+    assert_eq!(read(&path), text, "refused unsets change nothing");
+    unset(&path, "cron.requre_restart_safe_scope").unwrap();
+    unset(&path, "loop_watchdog_max_strikes").unwrap();
+    assert_eq!(
+        read(&path),
+        "# mine\ncron:\n  stale: 1\n  output_retention: 5\nlegacy: x\nmodel: {default: gpt}\n"
+    );
     let message = invalid_message(unset(&path, "cron.output_retentoin").unwrap_err());
     assert!(
         message.contains("did you mean `cron.output_retention`"),
         "{message}"
     );
+}
+
+/// The heart of the issue: `set` and `unset` change only the lines of their
+/// key; every other byte of a Hermes config survives.
+#[test]
+fn set_and_unset_change_only_the_lines_of_their_key() {
+    let text = "# Hermes config\n\
+                model:\n  default: \"gpt-5\"   # quoted on purpose\n\
+                approvals: {mode: 'off'}\n\
+                defaults: &defaults\n  retries: 3\n\
+                agent:\n  <<: *defaults\n  since: \"2026-01-01\"\n\
+                cron:\n  provider: hermes-cron\n  # how many to keep\n  output_retention: 7  # seven\n\
+                gateway: {strict: yes, loop_watchdog: true}\n";
+    let (_dir, path) = file(text);
+    set(&path, "cron.output_retention", "9").unwrap();
+    set(&path, "gateway.loop_watchdog", "off").unwrap();
+    set(&path, "gateway.loop_watchdog_probe_timeout_s", "2.5").unwrap();
+    set(&path, "timezone", "europe/london").unwrap();
+    let expected =
+        text.replace(
+            "output_retention: 7  # seven",
+            "output_retention: 9  # seven",
+        )
+        .replace(
+            "gateway: {strict: yes, loop_watchdog: true}",
+            "gateway: {strict: yes, loop_watchdog: false, loop_watchdog_probe_timeout_s: 2.5}",
+        ) + "timezone: Europe/London\n";
+    assert_eq!(read(&path), expected);
+    unset(&path, "gateway.loop_watchdog").unwrap();
+    unset(&path, "gateway.loop_watchdog_probe_timeout_s").unwrap();
+    unset(&path, "timezone").unwrap();
+    unset(&path, "cron.output_retention").unwrap();
+    let expected = text
+        .replace("  output_retention: 7  # seven\n", "")
+        .replace("{strict: yes, loop_watchdog: true}", "{strict: yes}");
+    assert_eq!(read(&path), expected);
+}
+
+#[test]
+fn set_writes_into_both_forms_when_the_file_has_both() {
+    let (_dir, path) = file(
+        "gateway.loop_watchdog_max_strikes: 4\ngateway:\n  loop_watchdog_max_strikes: 3  # old\n",
+    );
+    set(&path, "gateway.loop_watchdog_max_strikes", "6").unwrap();
+    assert_eq!(
+        read(&path),
+        "gateway.loop_watchdog_max_strikes: 6\ngateway:\n  loop_watchdog_max_strikes: 6  # old\n"
+    );
+}
+
+#[test]
+fn set_refuses_a_section_that_is_an_alias_and_a_shared_anchor() {
+    let text = "base: &base {output_retention: 5}\ncron: *base\n";
+    let (_dir, path) = file(text);
+    let message = invalid_message(set(&path, "cron.output_retention", "6").unwrap_err());
+    assert!(message.contains("alias"), "{message}");
+    let message = invalid_message(unset(&path, "cron.output_retention").unwrap_err());
+    assert!(message.contains("alias"), "{message}");
+    assert_eq!(read(&path), text);
+    // Changing an anchored section would change its alias elsewhere too.
+    let text = "cron: &c\n  output_retention: 5\nbackup_cron: *c\n";
+    let (_dir, path) = file(text);
+    let message = invalid_message(set(&path, "cron.output_retention", "6").unwrap_err());
+    assert!(message.contains("`backup_cron`"), "{message}");
+    let message = invalid_message(unset(&path, "cron.output_retention").unwrap_err());
+    assert!(message.contains("`backup_cron`"), "{message}");
+    assert_eq!(read(&path), text);
+    // With the dotted form present, that is where the value goes.
+    let text = "base: &base {output_retention: 5}\ncron: *base\ncron.output_retention: 7\n";
+    let (_dir, path) = file(text);
+    set(&path, "cron.output_retention", "6").unwrap();
+    assert_eq!(read(&path), text.replace(": 7", ": 6"));
+}
+
+#[test]
+fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
+    let (_dir, path) = file("# c\n");
+    for (key, value, written) in [
+        ("gateway.loop_watchdog", "off", "false"),
+        ("cron.require_restart_safe_scope", "Yes", "true"),
+        ("gateway.loop_watchdog_max_strikes", "5.0", "5"),
+        ("gateway.loop_watchdog_probe_timeout_s", "2.5", "2.5"),
+        ("gateway.loop_watchdog_probe_interval_s", "'20'", "20"),
+        ("timezone", "europe/london", "Europe/London"),
+    ] {
+        set(&path, key, value).unwrap();
+        assert_eq!(get(&path, key).unwrap(), written, "{key}");
+    }
+    assert_eq!(
+        read(&path),
+        "# c\ngateway:\n  loop_watchdog: false\n  loop_watchdog_max_strikes: 5\n  \
+         loop_watchdog_probe_timeout_s: 2.5\n  loop_watchdog_probe_interval_s: 20\n\
+         cron:\n  require_restart_safe_scope: true\ntimezone: Europe/London\n"
+    );
+    assert!(load(&path).unwrap().warnings.is_empty());
+}
+
+#[test]
+fn edits_of_odd_documents() {
+    for (before, after) in [
+        ("", "timezone: UTC\n"),
+        ("# only a comment\n", "# only a comment\ntimezone: UTC\n"),
+        ("---\n", "---\ntimezone: UTC\n"),
+        ("null\n", "\ntimezone: UTC\n"),
+        ("{}\n", "{timezone: UTC}\n"),
+        ("a: 1", "a: 1\ntimezone: UTC"),
+        ("a: 1\r\nb: 2\r\n", "a: 1\r\nb: 2\r\ntimezone: UTC\r\n"),
+        ("timezone: 'Asia/Tokyo'  # q\n", "timezone: UTC  # q\n"),
+    ] {
+        let (_dir, path) = file(before);
+        set(&path, "timezone", "utc").unwrap();
+        assert_eq!(read(&path), after, "{before:?}");
+        unset(&path, "timezone").unwrap();
+        let (_dir2, again) = file(after);
+        unset(&again, "timezone").unwrap();
+        assert!(load(&again).unwrap().config.timezone.is_none());
+    }
 }
