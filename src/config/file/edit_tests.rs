@@ -366,6 +366,13 @@ fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
 }
 
 #[test]
+fn a_multi_line_value_is_replaced_whole() {
+    let (_dir, path) = file("a: 1\ntimezone: |\n  Europe/Paris\nb: 2\n");
+    set(&path, "timezone", "UTC").unwrap();
+    assert_eq!(read(&path), "a: 1\ntimezone: UTC\nb: 2\n");
+}
+
+#[test]
 fn edits_of_odd_documents() {
     for (before, after) in [
         ("", "timezone: UTC\n"),
@@ -384,5 +391,186 @@ fn edits_of_odd_documents() {
         let (_dir2, again) = file(after);
         unset(&again, "timezone").unwrap();
         assert!(load(&again).unwrap().config.timezone.is_none());
+    }
+}
+
+mod properties {
+    //! `set` and `unset` on generated YAML-shaped documents: they never
+    //! panic, and when they write, the key has its new value, no other key of
+    //! ours changes, and no line that does not name the key or its section
+    //! changes.
+
+    use hermes_cron_core::config::{self as pure, load_bytes, validated};
+    use proptest::prelude::*;
+    use proptest::sample::select;
+    use std::path::Path;
+
+    const KEYS: [&str; 13] = [
+        "timezone",
+        "cron.require_restart_safe_scope",
+        "cron.catch_up_missed",
+        "cron.max_parallel_jobs",
+        "cron.script_timeout_seconds",
+        "cron.output_retention",
+        "cron.output_max_bytes",
+        "cron.ledger_retention",
+        "cron.heartbeat_interval_s",
+        "gateway.loop_watchdog",
+        "gateway.loop_watchdog_probe_interval_s",
+        "gateway.loop_watchdog_probe_timeout_s",
+        "gateway.loop_watchdog_max_strikes",
+    ];
+
+    fn words(list: &[&'static str]) -> impl Strategy<Value = String> + Clone + use<> {
+        select(list.to_vec()).prop_map(str::to_string)
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0u64..2_000).prop_map(|n| n.to_string()),
+            words(&[
+                ".nan",
+                "2.5",
+                "30.0",
+                "'5'",
+                "off",
+                "'off'",
+                "yes",
+                "\"yes\"",
+                "true",
+                "null",
+                "~",
+                "",
+                "unbounded",
+                "system",
+                "Europe/Paris",
+                "europe/london",
+                "2026-01-01",
+                "12:30",
+                "1_000",
+                "0x10",
+                "1e3",
+                "[1, 2]",
+                "{a: 1}",
+                "&a 5",
+                "*a",
+                "!tag x",
+                "x  # comment",
+                "'it''s'",
+            ]),
+        ]
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => select(KEYS.to_vec()).prop_map(str::to_string),
+            1 => words(&["cron", "gateway", "model", "cron.provider", "timezon", "<<", "a.b"]),
+        ]
+    }
+
+    fn entry() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (key(), value()).prop_map(|(k, v)| format!("{k}: {v}")),
+            (
+                words(&["cron", "gateway", "other"]),
+                prop::collection::vec((key(), value()), 0..4),
+                words(&["  ", "    "]),
+                any::<bool>(),
+            )
+                .prop_map(|(section, entries, indent, flow)| {
+                    let leaf = |key: &str| key.rsplit('.').next().unwrap_or_default().to_string();
+                    if flow {
+                        let inner: Vec<String> = entries
+                            .iter()
+                            .map(|(k, v)| format!("{}: {}", leaf(k), v.replace('\n', " ")))
+                            .collect();
+                        format!("{section}: {{{}}}  # flow", inner.join(", "))
+                    } else {
+                        let mut out = format!("{section}:");
+                        for (key, value) in entries {
+                            out.push_str(&format!("\n{indent}{}: {value}", leaf(&key)));
+                        }
+                        out
+                    }
+                }),
+            words(&[
+                "# comment",
+                "",
+                "anchor: &x {output_retention: 4}",
+                "alias: *x"
+            ]),
+        ]
+    }
+
+    fn document() -> impl Strategy<Value = String> {
+        prop::collection::vec(entry(), 0..7).prop_map(|lines| lines.join("\n") + "\n")
+    }
+
+    /// The lines of `text` that do not name `key`'s leaf or section. Not
+    /// compared: blank lines (two around a removed entry become one) and the
+    /// `{}` left when the last key goes.
+    fn untouched_lines(text: &str, key: &str) -> Vec<String> {
+        let names: Vec<&str> = key.split('.').collect();
+        text.lines()
+            .filter(|line| !names.iter().any(|name| line.contains(name)))
+            .filter(|line| !line.trim().is_empty() && *line != "{}")
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn values(text: &str) -> Vec<(&'static str, String)> {
+        let path = Path::new("c.yaml");
+        let validated = validated(path, Some(text.as_bytes())).unwrap();
+        KEYS.iter()
+            .map(|key| (*key, pure::get(&validated, key).unwrap()))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 400,
+            max_global_rejects: 1_000_000,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn set_changes_only_its_key(doc in document(), key in select(KEYS.to_vec()), value in value()) {
+            let path = Path::new("c.yaml");
+            prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
+            let Ok(text) = pure::set(path, Some(doc.as_bytes()), key, &value) else {
+                return Ok(());
+            };
+            let before = values(&doc);
+            let after = values(&text);
+            let fresh = pure::set(path, None, key, &value).unwrap();
+            for ((name, old), (_, new)) in before.iter().zip(&after) {
+                if *name == key {
+                    prop_assert_eq!(new, &values(&fresh).into_iter().find(|(n, _)| n == name).unwrap().1);
+                } else {
+                    prop_assert_eq!(old, new, "{} changed", name);
+                }
+            }
+            prop_assert_eq!(untouched_lines(&doc, key), untouched_lines(&text, key), "{}", text);
+        }
+
+        #[test]
+        fn unset_changes_only_its_key(doc in document(), key in key()) {
+            let path = Path::new("c.yaml");
+            prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
+            let Ok(Some(text)) = pure::unset(path, Some(doc.as_bytes()), &key) else {
+                return Ok(());
+            };
+            let before = values(&doc);
+            let after = values(&text);
+            let defaults = values("");
+            for (((name, old), (_, new)), (_, default)) in before.iter().zip(&after).zip(&defaults) {
+                if *name == key {
+                    prop_assert_eq!(new, default);
+                } else {
+                    prop_assert_eq!(old, new, "{} changed", name);
+                }
+            }
+            prop_assert_eq!(untouched_lines(&doc, &key), untouched_lines(&text, &key), "{}", text);
+        }
     }
 }

@@ -21,7 +21,12 @@ pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
         }
         ConfigAction::Unset { key } => {
             config::unset(&path, &key)?;
-            println!("{key} = {} (default)", config::get(&path, &key)?);
+            if config::key_table().iter().any(|info| info.name == key) {
+                println!("{key} = {} (default)", config::get(&path, &key)?);
+            } else {
+                // A mistyped key (what `load` warned about), now gone.
+                println!("{key} removed");
+            }
         }
         ConfigAction::Show => {
             ctx.config()?;
