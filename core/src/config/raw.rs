@@ -242,6 +242,62 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 }
 
+/// The merge key: `<<: *defaults` in a section brings in the keys of the
+/// anchored mapping, as PyYAML (and so Hermes) reads them.
+const MERGE: &str = "<<";
+
+/// What a merge key brings into one of our sections: the entries of its
+/// mapping, or of each mapping of its list, the first one given winning. Any
+/// other value is refused, as PyYAML refuses it.
+struct Merge(Vec<(String, RawValue)>);
+
+impl<'de> Deserialize<'de> for Merge {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MergeVisitor)
+    }
+}
+
+struct MergeVisitor;
+
+impl MergeVisitor {
+    /// Add the keys of one mapping that are not there yet.
+    fn add(into: &mut Vec<(String, RawValue)>, entries: Entries) {
+        if let Entries::Map(entries) = entries {
+            for (key, value) in entries {
+                if !into.iter().any(|(k, _)| *k == key) {
+                    into.push((key, value));
+                }
+            }
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for MergeVisitor {
+    type Value = Merge;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping or a list of mappings to merge (`<<: *anchor`)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Merge, A::Error> {
+        let visitor = SectionVisitor { duplicates: true };
+        let mut merged = Vec::new();
+        Self::add(&mut merged, visitor.visit_map(map)?);
+        Ok(Merge(merged))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Merge, A::Error> {
+        let mut merged = Vec::new();
+        while let Some(Foreign(entries)) = seq.next_element::<Foreign>()? {
+            if let Entries::Not(value) = &entries {
+                return Err(de::Error::custom(format!(
+                    "{value} in a merge list is not a mapping"
+                )));
+            }
+            Self::add(&mut merged, entries);
+        }
+        Ok(Merge(merged))
+    }
+}
+
 /// The value of a top-level key holding keys: its entries (none for null),
 /// or what it was instead of a mapping.
 enum Entries {
@@ -283,9 +339,17 @@ impl<'de> Visitor<'de> for SectionVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
         let mut entries: Vec<(String, RawValue)> = Vec::new();
+        let mut merged: Vec<(String, RawValue)> = Vec::new();
         let mut seen = BTreeSet::new();
         while let Some(key) = map.next_key::<RawValue>()? {
             let key = key.key_text();
+            if key == MERGE && !self.duplicates {
+                if !seen.insert(key) {
+                    return Err(de::Error::custom(format!("duplicate key `{MERGE}`")));
+                }
+                merged = map.next_value::<Merge>()?.0;
+                continue;
+            }
             let value = map.next_value::<RawValue>()?;
             if seen.insert(key.clone()) {
                 entries.push((key, value));
@@ -295,6 +359,12 @@ impl<'de> Visitor<'de> for SectionVisitor {
                 }
             } else {
                 return Err(de::Error::custom(format!("duplicate key `{key}`")));
+            }
+        }
+        // Keys written in the section win over merged ones (PyYAML's rule).
+        for (key, value) in merged {
+            if !seen.contains(&key) {
+                entries.push((key, value));
             }
         }
         Ok(Entries::Map(entries))
@@ -391,6 +461,46 @@ mod tests {
                 "list"
             ]
         );
+    }
+
+    #[test]
+    fn merge_keys_in_our_sections_read_as_pyyaml_reads_them() {
+        let doc = raw(
+            "base: &b {output_retention: 4, ledger_retention: 5, bogus: 1}\n\
+             more: &m {ledger_retention: 6, heartbeat_interval_s: 7}\n\
+             cron:\n  <<: [*b, *m]\n  output_retention: 8\n\
+             gateway: {<<: {loop_watchdog: false}}\n",
+        );
+        assert_eq!(doc.value("cron.output_retention"), Some(&RawValue::Int(8)));
+        assert_eq!(doc.value("cron.ledger_retention"), Some(&RawValue::Int(5)));
+        assert_eq!(
+            doc.value("cron.heartbeat_interval_s"),
+            Some(&RawValue::Int(7))
+        );
+        assert_eq!(
+            doc.value("gateway.loop_watchdog"),
+            Some(&RawValue::Bool(false))
+        );
+        assert_eq!(
+            doc.unknown,
+            [
+                "base",
+                "base.output_retention",
+                "base.ledger_retention",
+                "base.bogus",
+                "more",
+                "more.ledger_retention",
+                "more.heartbeat_interval_s",
+                "cron.bogus"
+            ]
+        );
+        for bad in [
+            "cron: {<<: 5}\n",
+            "cron: {<<: [5]}\n",
+            "cron: {<<: {}, <<: {}}\n",
+        ] {
+            assert!(serde_yaml::from_str::<RawConfig>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

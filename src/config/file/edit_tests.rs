@@ -366,6 +366,23 @@ fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
 }
 
 #[test]
+fn a_section_with_a_merge_key_gets_its_own_key() {
+    let text = "defaults: &d\n  output_retention: 4\ncron:\n  <<: *d\n  provider: hermes-cron\n";
+    let (_dir, path) = file(text);
+    assert_eq!(get(&path, "cron.output_retention").unwrap(), "4");
+    set(&path, "cron.output_retention", "9").unwrap();
+    assert_eq!(read(&path), format!("{text}  output_retention: 9\n"));
+    assert_eq!(get(&path, "cron.output_retention").unwrap(), "9");
+    unset(&path, "cron.output_retention").unwrap();
+    assert_eq!(read(&path), text);
+    assert_eq!(
+        get(&path, "cron.output_retention").unwrap(),
+        "4",
+        "the merged value again"
+    );
+}
+
+#[test]
 fn a_multi_line_value_is_replaced_whole() {
     let (_dir, path) = file("a: 1\ntimezone: |\n  Europe/Paris\nb: 2\n");
     set(&path, "timezone", "UTC").unwrap();

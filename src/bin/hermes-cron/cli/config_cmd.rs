@@ -21,11 +21,21 @@ pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
         }
         ConfigAction::Unset { key } => {
             config::unset(&path, &key)?;
-            if config::key_table().iter().any(|info| info.name == key) {
-                println!("{key} = {} (default)", config::get(&path, &key)?);
-            } else {
+            match config::key_table()
+                .into_iter()
+                .find(|info| info.name == key)
+            {
+                Some(info) => {
+                    let value = config::get(&path, &key)?;
+                    if value == info.default {
+                        println!("{key} = {value} (default)");
+                    } else {
+                        // Still given by a merge key (`<<: *anchor`) of its section.
+                        println!("{key} = {value} (still given by a `<<` merge key in the file)");
+                    }
+                }
                 // A mistyped key (what `load` warned about), now gone.
-                println!("{key} removed");
+                None => println!("{key} removed"),
             }
         }
         ConfigAction::Show => {
