@@ -21,7 +21,14 @@ use super::raw::{RawConfig, RawValue};
 
 /// Parse the config file's bytes.
 pub(crate) fn parse_config(path: &Path, bytes: &[u8]) -> Result<RawConfig, ConfigError> {
-    serde_yaml::from_slice(bytes).map_err(|err| syntax(path, &err))
+    serde_yaml::from_slice(without_bom(bytes)).map_err(|err| syntax(path, &err))
+}
+
+/// `bytes` without a leading UTF-8 byte order mark. serde_yaml reads a file
+/// that starts with one and has two keys or more as several documents and
+/// refuses it; PyYAML (and so Hermes) reads it as the one document it is.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 /// Parse one value typed on the command line (`config set K V`).
@@ -31,7 +38,7 @@ pub(crate) fn parse_scalar(text: &str) -> Result<RawValue, String> {
 
 /// Parse the config file's bytes as a [`Tree`].
 pub(crate) fn parse_tree(path: &Path, bytes: &[u8]) -> Result<Tree, ConfigError> {
-    serde_yaml::from_slice(bytes).map_err(|err| syntax(path, &err))
+    serde_yaml::from_slice(without_bom(bytes)).map_err(|err| syntax(path, &err))
 }
 
 /// What a YAML node means, as serde_yaml reads it.
@@ -309,6 +316,16 @@ mod tests {
         assert_eq!((*line, *column), (3, 1), "{err}");
         assert!(!message.contains("at line 3 column 1"), "{message}");
         assert!(err.to_string().starts_with("c.yaml:3:1: "), "{err}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_a_document() {
+        let raw = parse_config(
+            Path::new("c.yaml"),
+            "\u{feff}timezone: UTC\nb: 2\n".as_bytes(),
+        );
+        assert!(raw.is_ok(), "{raw:?}");
+        assert_eq!(tree("\u{feff}a: 1\nb: 2\n"), tree("a: 1\nb: 2\n"));
     }
 
     #[test]

@@ -399,6 +399,10 @@ fn edits_of_odd_documents() {
         ("{}\n", "{timezone: UTC}\n"),
         ("a: 1", "a: 1\ntimezone: UTC"),
         ("a: 1\r\nb: 2\r\n", "a: 1\r\nb: 2\r\ntimezone: UTC\r\n"),
+        (
+            "\u{feff}a: 1\nb: 2\n",
+            "\u{feff}a: 1\nb: 2\ntimezone: UTC\n",
+        ),
         ("timezone: 'Asia/Tokyo'  # q\n", "timezone: UTC  # q\n"),
     ] {
         let (_dir, path) = file(before);
