@@ -379,17 +379,16 @@ fn set_and_unset_keep_a_hermes_config_byte_for_byte() {
     pyyaml_sees_only_the_edits(HERMES_CONFIG, &text);
 }
 
-/// When a Python with PyYAML is at hand (`HERMES_CRON_TEST_PYTHON`, else the
-/// Hermes venv of the development machine): what Hermes reads from the edited
-/// file differs from what it read before only in the edited keys, and the
-/// edited values have the intended types.
+/// When the hermes-agent venv is at hand (`HERMES_CRON_TEST_HERMES_VENV`, set
+/// by `tests/run-all.sh`, else the development machine's): what PyYAML, and so
+/// Hermes, reads from the edited file differs from what it read before only
+/// in the edited keys, and the edited values have the intended types.
 fn pyyaml_sees_only_the_edits(before: &str, after: &str) {
-    let python = std::env::var_os("HERMES_CRON_TEST_PYTHON")
+    let venv = std::env::var_os("HERMES_CRON_TEST_HERMES_VENV")
         .map(std::path::PathBuf::from)
-        .or_else(|| {
-            let venv = std::path::PathBuf::from("/work/cache/hermes-venv/bin/python");
-            venv.exists().then_some(venv)
-        });
+        .unwrap_or_else(|| std::path::PathBuf::from("/work/cache/hermes-venv"));
+    let python = venv.join("bin/python");
+    let python = python.exists().then_some(python);
     let Some(python) = python else {
         eprintln!("no Python with PyYAML: not re-checked with PyYAML");
         return;

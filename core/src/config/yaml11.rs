@@ -273,10 +273,8 @@ pub(crate) mod tests {
         );
     }
 
-    /// Re-checks [`TABLE`] against a real PyYAML when one is at hand:
-    /// `HERMES_CRON_TEST_PYTHON` names a Python with PyYAML (CI points it at
-    /// its Hermes venv), else `/work/cache/hermes-venv/bin/python` if it
-    /// exists; without either the test passes without checking.
+    /// Re-checks [`TABLE`] against a real PyYAML when one is at hand (see
+    /// [`tests_python::python`]); without one the test passes without checking.
     #[test]
     fn pyyaml_reads_every_written_string_back() {
         let Some(python) = super::tests_python::python() else {
@@ -325,14 +323,15 @@ pub(crate) mod tests_python {
     use std::path::PathBuf;
     use std::process::{Command, Stdio};
 
-    /// `HERMES_CRON_TEST_PYTHON`, else the Hermes venv of the development
-    /// machine if it exists.
+    /// The Python of the hermes-agent venv that `tests/run-all.sh` creates
+    /// and names in `HERMES_CRON_TEST_HERMES_VENV`, else that of the
+    /// development machine's venv; None when neither exists.
     pub(crate) fn python() -> Option<PathBuf> {
-        if let Some(path) = std::env::var_os("HERMES_CRON_TEST_PYTHON") {
-            return Some(PathBuf::from(path));
-        }
-        let venv = PathBuf::from("/work/cache/hermes-venv/bin/python");
-        venv.exists().then_some(venv)
+        let venv = std::env::var_os("HERMES_CRON_TEST_HERMES_VENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/work/cache/hermes-venv"));
+        let python = venv.join("bin/python");
+        python.exists().then_some(python)
     }
 
     /// Run `script` with `input` on its stdin; its stdout.
