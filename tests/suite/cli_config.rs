@@ -472,6 +472,19 @@ fn hermes_spellings_of_our_keys_load_as_meant() {
         .ok();
     assert_eq!(out.line(), "timezone = Europe/London", "{out}");
     assert!(read_config(&home).ends_with("timezone: Europe/London\n"));
+    // A POSIX TZ string, as `--tz` takes it: written quoted (in a flow
+    // mapping its commas would split it), used, and said once to be
+    // unreadable by Hermes, which reads zone names only.
+    let posix = "CET-1CEST,M3.5.0,M10.5.0/3";
+    let out = home.run(&["config", "set", "timezone", posix]).ok();
+    assert_eq!(out.line(), format!("timezone = {posix}"), "{out}");
+    assert_eq!(warnings_about(&out.stderr, "POSIX TZ string"), 1, "{out}");
+    assert!(read_config(&home).ends_with(&format!("timezone: '{posix}'\n")));
+    let out = home
+        .run(&["config", "set", "timezone", ":Europe/Berlin"])
+        .ok();
+    assert_eq!(out.line(), "timezone = Europe/Berlin", "{out}");
+    assert_eq!(out.stderr, "", "{out}");
     // A bad fraction is still refused, naming the range.
     let out = home
         .run(&[

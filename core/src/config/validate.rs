@@ -238,21 +238,36 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
 }
 
 /// A value we accept but Hermes, which reads the same key, would not: a
-/// zone name spelled in another case (Hermes's `zoneinfo` lookup is exact
-/// and falls back to the server's zone). The value is used; the warning
-/// says how to write it so both agree.
+/// zone name spelled in another case or with a `:` (Hermes's `zoneinfo`
+/// lookup is exact), or a POSIX TZ string (Hermes reads zone names only).
+/// Hermes falls back to the server's zone then. The value is used; the
+/// warning says how to write it so both agree.
 fn hermes_disagrees(key: &KeySpec, raw: &RawValue, setting: &Setting) -> Option<ConfigWarning> {
     let (RawValue::Str(written), Setting::Zone(Some(canonical))) = (raw, setting) else {
         return None;
     };
-    (written.trim() != canonical.as_str()).then(|| ConfigWarning {
-        key: key.name.to_string(),
-        message: format!(
+    let posix = crate::schedule::parse_zone(canonical)
+        .is_ok_and(|zone| zone.origin() == crate::schedule::ZoneOrigin::Posix);
+    let message = if posix {
+        format!(
+            "config key `{}`: {raw} is a POSIX TZ string: hermes-cron uses it, but Hermes \
+             reads zone names only and would use the server's zone; write an IANA name such \
+             as Europe/Berlin so both agree",
+            key.name
+        )
+    } else if written.trim() != canonical.as_str() {
+        format!(
             "config key `{}`: {raw} is read as {canonical}, but Hermes matches zone names \
              exactly and would ignore it; write `{canonical}` (`hermes-cron config set {} \
              {canonical}` does)",
             key.name, key.name
-        ),
+        )
+    } else {
+        return None;
+    };
+    Some(ConfigWarning {
+        key: key.name.to_string(),
+        message,
     })
 }
 
@@ -411,11 +426,11 @@ mod tests {
         for none in [RawValue::Null, text("system"), text(""), text("  ")] {
             assert_eq!(check(tz, &none), Ok(Setting::Zone(None)), "{none:?}");
         }
-        for bad in [
-            "Mars/Olympus",
-            "europe/pariss",
-            "CET-1CEST,M3.5.0,M10.5.0/3",
-        ] {
+        // What `--tz` takes: a `:` before a name, a POSIX TZ string.
+        assert_eq!(check(tz, &text(":Europe/Berlin")), zone("Europe/Berlin"));
+        let posix = "CET-1CEST,M3.5.0,M10.5.0/3";
+        assert_eq!(check(tz, &text(posix)), zone(posix));
+        for bad in ["Mars/Olympus", "europe/pariss", "CET-1CEST,M99"] {
             assert!(check(tz, &text(bad)).is_err(), "{bad}");
         }
         assert!(check(tz, &RawValue::Int(1)).is_err());
@@ -435,6 +450,19 @@ mod tests {
         );
         assert!(warning.message.contains("Hermes"), "{}", warning.message);
         let raw = text(" Europe/London ");
+        let setting = check(tz, &raw).unwrap();
+        assert_eq!(hermes_disagrees(tz, &raw, &setting), None);
+        for (written, says) in [
+            (":Europe/London", "read as Europe/London"),
+            ("CET-1CEST,M3.5.0,M10.5.0/3", "POSIX TZ string"),
+        ] {
+            let raw = text(written);
+            let setting = check(tz, &raw).unwrap();
+            let warning = hermes_disagrees(tz, &raw, &setting).unwrap();
+            assert!(warning.message.contains(says), "{}", warning.message);
+        }
+        // A legacy zone file is a zone name to Hermes too.
+        let raw = text("EST5EDT");
         let setting = check(tz, &raw).unwrap();
         assert_eq!(hermes_disagrees(tz, &raw, &setting), None);
     }

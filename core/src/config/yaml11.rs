@@ -228,6 +228,13 @@ pub(crate) mod tests {
             "\"bell\\a\"",
             "error: unacceptable character #x0007",
         ),
+        (
+            "CET-1CEST,M3.5.0,M10.5.0/3",
+            "'CET-1CEST,M3.5.0,M10.5.0/3'",
+            "str (in a flow mapping: split at the commas)",
+        ),
+        ("<+0330>-3:30", "'<+0330>-3:30'", "str"),
+        ("EST+5", "EST+5", "str"),
         ("Europe/London", "Europe/London", "str"),
         ("Etc/GMT+5", "Etc/GMT+5", "str"),
         ("America/Port-au-Prince", "America/Port-au-Prince", "str"),

@@ -17,6 +17,8 @@ pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
         ConfigAction::Set { key, value } => {
             ensure_private_dir(ctx.home.root())?;
             config::set(&path, &key, &value)?;
+            // The new file's warnings, e.g. a zone Hermes would not read.
+            ctx.config()?;
             println!("{key} = {}", config::get(&path, &key)?);
         }
         ConfigAction::Unset { key } => {
