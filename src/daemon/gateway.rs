@@ -179,8 +179,8 @@ pub(crate) fn run_with(home: Home, deps: Deps) -> i32 {
     }
     if config.gateway.loop_watchdog {
         let timing = WatchdogTiming {
-            interval: Duration::from_secs(config.gateway.loop_watchdog_probe_interval_s),
-            timeout: Duration::from_secs(config.gateway.loop_watchdog_probe_timeout_s),
+            interval: config.gateway.loop_watchdog_probe_interval,
+            timeout: config.gateway.loop_watchdog_probe_timeout,
             max_strikes: config.gateway.loop_watchdog_max_strikes,
         };
         let handle = rt.handle().clone();

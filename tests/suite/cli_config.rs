@@ -241,3 +241,309 @@ fn regression_config_get_and_show_warn_about_an_invalid_value() {
         );
     }
 }
+
+/// A config.yaml as a Hermes user keeps it: comments, quoting that matters
+/// to PyYAML (`'off'`, `"yes"`, `"2026-01-01"`, `'12:30'`), an anchor with an
+/// alias and a merge key, flow and block mappings, a list, Hermes's own keys
+/// next to ours.
+const HERMES_CONFIG: &str = r#"# Hermes Agent configuration
+# Kept by hand: `hermes config set` would drop these comments.
+
+model:
+  default: "gpt-5"          # the model every agent run uses
+  provider: custom
+  base_url: http://127.0.0.1:18766/v1
+
+approvals:
+  mode: 'off'               # quoted: a bare off is a boolean to PyYAML
+
+security: {allow_lazy_installs: false, tirith_enabled: "yes"}
+
+x-retry: &retry
+  attempts: 3
+  backoff_s: 2.5
+
+delegation:
+  <<: *retry
+  max_iterations: 20
+
+curator:
+  retry: *retry
+  since: "2026-01-01"
+  window: '12:30'
+
+timezone: Europe/Berlin  # Hermes and hermes-cron both read this
+
+cron:
+  provider: hermes-cron
+  wrap_response: true
+  # hermes-cron's own keys
+  output_retention: 20
+  max_parallel_jobs: 4
+
+gateway: {strict: false, loop_watchdog: on}
+
+platforms:
+  - telegram
+  - discord
+"#;
+
+/// `config set` and `unset` of several keys through the CLI change only the
+/// lines of those keys: every other byte of the file is the same.
+#[test]
+fn set_and_unset_keep_a_hermes_config_byte_for_byte() {
+    let home = TestHome::new();
+    write_config(&home, HERMES_CONFIG);
+    for (args, printed) in [
+        (
+            &["set", "gateway.loop_watchdog_probe_timeout_s", "2.5"][..],
+            "gateway.loop_watchdog_probe_timeout_s = 2.5",
+        ),
+        (
+            &["set", "gateway.loop_watchdog", "off"],
+            "gateway.loop_watchdog = false",
+        ),
+        (
+            &["set", "cron.output_retention", "30"],
+            "cron.output_retention = 30",
+        ),
+        (
+            &["set", "timezone", "europe/london"],
+            "timezone = Europe/London",
+        ),
+        (
+            &["set", "cron.require_restart_safe_scope", "yes"],
+            "cron.require_restart_safe_scope = true",
+        ),
+        (
+            &["unset", "cron.max_parallel_jobs"],
+            "cron.max_parallel_jobs = unbounded (default)",
+        ),
+        (
+            &["set", "gateway.loop_watchdog_max_strikes", "5"],
+            "gateway.loop_watchdog_max_strikes = 5",
+        ),
+        (
+            &["unset", "gateway.loop_watchdog_probe_timeout_s"],
+            "gateway.loop_watchdog_probe_timeout_s = 10 (default)",
+        ),
+    ] {
+        let out = home.run(&[&["config"], args].concat()).ok();
+        assert_eq!(out.line(), printed, "{args:?}: {out}");
+        assert_eq!(
+            out.stderr, "",
+            "no warning for Hermes's keys: {args:?}: {out}"
+        );
+    }
+    let expected = HERMES_CONFIG
+        .replace(
+            "timezone: Europe/Berlin  # Hermes",
+            "timezone: Europe/London  # Hermes",
+        )
+        .replace(
+            "  output_retention: 20\n  max_parallel_jobs: 4\n",
+            "  output_retention: 30\n  require_restart_safe_scope: true\n",
+        )
+        .replace(
+            "gateway: {strict: false, loop_watchdog: on}",
+            "gateway: {strict: false, loop_watchdog: false, loop_watchdog_max_strikes: 5}",
+        );
+    let text = read_config(&home);
+    assert_eq!(text, expected);
+    assert_eq!(mode(&home.config_file()), 0o600);
+    // Line by line: only the four edited lines differ, and one is gone.
+    let changed: Vec<(&str, &str)> = HERMES_CONFIG
+        .lines()
+        .filter(|l| !l.contains("max_parallel_jobs"))
+        .zip(
+            text.lines()
+                .filter(|l| !l.contains("require_restart_safe_scope")),
+        )
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(changed.len(), 3, "{changed:#?}");
+
+    for (key, value) in [
+        ("timezone", "Europe/London"),
+        ("gateway.loop_watchdog", "false"),
+        ("gateway.loop_watchdog_max_strikes", "5"),
+        ("gateway.loop_watchdog_probe_timeout_s", "10"),
+        ("cron.output_retention", "30"),
+        ("cron.require_restart_safe_scope", "true"),
+        ("cron.max_parallel_jobs", "unbounded"),
+    ] {
+        let out = home.run(&["config", "get", key]).ok();
+        assert_eq!(out.line(), value, "{key}: {out}");
+        assert_eq!(out.stderr, "", "{out}");
+    }
+    pyyaml_sees_only_the_edits(HERMES_CONFIG, &text);
+}
+
+/// When the hermes-agent venv is at hand (`HERMES_CRON_TEST_HERMES_VENV`, set
+/// by `tests/run-all.sh`, else the development machine's): what PyYAML, and so
+/// Hermes, reads from the edited file differs from what it read before only
+/// in the edited keys, and the edited values have the intended types.
+fn pyyaml_sees_only_the_edits(before: &str, after: &str) {
+    let venv = std::env::var_os("HERMES_CRON_TEST_HERMES_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("/work/cache/hermes-venv"));
+    let python = venv.join("bin/python");
+    let python = python.exists().then_some(python);
+    let Some(python) = python else {
+        eprintln!("no Python with PyYAML: not re-checked with PyYAML");
+        return;
+    };
+    let script = r#"
+import sys, yaml
+before = yaml.safe_load(open(sys.argv[1]))
+after = yaml.safe_load(open(sys.argv[2]))
+before["timezone"] = "Europe/London"
+before["cron"]["output_retention"] = 30
+del before["cron"]["max_parallel_jobs"]
+before["cron"]["require_restart_safe_scope"] = True
+before["gateway"]["loop_watchdog"] = False
+before["gateway"]["loop_watchdog_max_strikes"] = 5
+assert after == before, (after, before)
+assert after["curator"]["since"] == "2026-01-01" and after["approvals"]["mode"] == "off"
+assert after["security"]["tirith_enabled"] == "yes" and after["delegation"]["attempts"] == 3
+print("same")
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        dir.path().join("before.yaml"),
+        dir.path().join("after.yaml"),
+    );
+    std::fs::write(&a, before).unwrap();
+    std::fs::write(&b, after).unwrap();
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "PyYAML: {out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "same");
+}
+
+/// What `hermes config set` (Hermes 0.19.0) writes for our keys, and values
+/// a user writes the way PyYAML reads them, load as meant.
+#[test]
+fn hermes_spellings_of_our_keys_load_as_meant() {
+    let home = TestHome::new();
+    // Written by `hermes config set` K V for each key below (verified).
+    write_config(
+        &home,
+        "gateway:\n  loop_watchdog: false\n  loop_watchdog_probe_timeout_s: 2.5\n  \
+         loop_watchdog_probe_interval_s: 20\n  loop_watchdog_max_strikes: 5\ncron:\n  \
+         require_restart_safe_scope: true\n  max_parallel_jobs: 4\ntimezone: Europe/London\n",
+    );
+    for (key, value) in [
+        ("gateway.loop_watchdog", "false"),
+        ("gateway.loop_watchdog_probe_timeout_s", "2.5"),
+        ("gateway.loop_watchdog_probe_interval_s", "20"),
+        ("gateway.loop_watchdog_max_strikes", "5"),
+        ("cron.require_restart_safe_scope", "true"),
+        ("timezone", "Europe/London"),
+    ] {
+        let out = home.run(&["config", "get", key]).ok();
+        assert_eq!(out.line(), value, "{key}: {out}");
+        assert_eq!(out.stderr, "", "{out}");
+    }
+    // Hand-written YAML 1.1 spellings, quoted or not.
+    write_config(
+        &home,
+        "gateway: {loop_watchdog: 'OFF', loop_watchdog_probe_interval_s: '2.5', \
+         loop_watchdog_max_strikes: '5'}\ncron: {require_restart_safe_scope: on}\n",
+    );
+    for (key, value) in [
+        ("gateway.loop_watchdog", "false"),
+        ("gateway.loop_watchdog_probe_interval_s", "2.5"),
+        ("gateway.loop_watchdog_max_strikes", "5"),
+        ("cron.require_restart_safe_scope", "true"),
+    ] {
+        let out = home.run(&["config", "get", key]).ok();
+        assert_eq!(out.line(), value, "{key}: {out}");
+        assert_eq!(out.stderr, "", "{out}");
+    }
+    // `--tz europe/london` is accepted, and so is the same for `timezone`.
+    let out = home
+        .run(&["config", "set", "timezone", "europe/london"])
+        .ok();
+    assert_eq!(out.line(), "timezone = Europe/London", "{out}");
+    assert!(read_config(&home).ends_with("timezone: Europe/London\n"));
+    // A POSIX TZ string, as `--tz` takes it: written quoted (in a flow
+    // mapping its commas would split it), used, and said once to be
+    // unreadable by Hermes, which reads zone names only.
+    let posix = "CET-1CEST,M3.5.0,M10.5.0/3";
+    let out = home.run(&["config", "set", "timezone", posix]).ok();
+    assert_eq!(out.line(), format!("timezone = {posix}"), "{out}");
+    assert_eq!(warnings_about(&out.stderr, "POSIX TZ string"), 1, "{out}");
+    assert!(read_config(&home).ends_with(&format!("timezone: '{posix}'\n")));
+    let out = home
+        .run(&["config", "set", "timezone", ":Europe/Berlin"])
+        .ok();
+    assert_eq!(out.line(), "timezone = Europe/Berlin", "{out}");
+    assert_eq!(out.stderr, "", "{out}");
+    // A bad fraction is still refused, naming the range.
+    let out = home
+        .run(&[
+            "config",
+            "set",
+            "gateway.loop_watchdog_probe_timeout_s",
+            "0.5",
+        ])
+        .fails_with(2);
+    assert!(out.stderr.contains("from 1 to 600"), "{out}");
+}
+
+/// Only our keys are ours: Hermes's keys (hundreds) give no warning; a near
+/// miss of one of ours gives exactly one, with the key it resembles.
+#[test]
+fn unknown_keys_warn_only_when_they_look_like_ours() {
+    let home = TestHome::new();
+    write_config(
+        &home,
+        "model: {default: gpt-5}\nagent: {max_turns: 90}\nsecurity: {tirith_enabled: false}\n\
+         cron: {provider: hermes-cron, chronos: {portal_url: x}, wrap_response: true, \
+         requre_restart_safe_scope: true}\ngateway: {strict: true, loop_watchdg: false}\n\
+         loop_watchdog_max_strikes: 4\ncolour: blue\n",
+    );
+    let out = home.run(&["config", "get", "timezone"]).ok();
+    for (typo, ours) in [
+        (
+            "cron.requre_restart_safe_scope",
+            "cron.require_restart_safe_scope",
+        ),
+        ("gateway.loop_watchdg", "gateway.loop_watchdog"),
+        (
+            "loop_watchdog_max_strikes",
+            "gateway.loop_watchdog_max_strikes",
+        ),
+    ] {
+        let warned: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains(" WARN ") && l.contains(&format!("`{typo}`")))
+            .collect();
+        assert_eq!(warned.len(), 1, "{typo}: {out}");
+        assert!(
+            warned[0].contains(&format!("did you mean `{ours}`")),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        out.stderr.lines().count(),
+        3,
+        "nothing about Hermes's keys: {out}"
+    );
+    // `unset` cleans up a near miss, and leaves Hermes's keys alone.
+    let out = home.run(&["config", "unset", "gateway.loop_watchdg"]).ok();
+    assert_eq!(out.line(), "gateway.loop_watchdg removed", "{out}");
+    let out = home
+        .run(&["config", "unset", "agent.max_turns"])
+        .fails_with(2);
+    assert!(out.stderr.contains("not a hermes-cron key"), "{out}");
+    assert!(read_config(&home).contains("agent: {max_turns: 90}"));
+    assert!(read_config(&home).contains("gateway: {strict: true}"));
+}

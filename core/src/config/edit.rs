@@ -1,24 +1,46 @@
 //! `config set|unset`: the file's new text (the caller reads and writes it).
 //!
+//! Lossless: only the lines of the key being edited change. Comments, blank
+//! lines, key order, quoting, anchors and aliases, flow and block style and
+//! every other key, Hermes's included, stay byte for byte (`lossless.rs`).
+//!
 //! `set` validates strictly before touching anything: an unknown key or a
 //! value that `load` would replace by the default is refused, and so is a file
-//! `load` would refuse (it is never clobbered). Writes go through
-//! the caller's atomic write; `unset` of a key the file does not mention
-//! gives no new text.
+//! `load` would refuse (it is never clobbered). The value is written where it
+//! takes effect: into the dotted top-level form when the file has it (that
+//! form wins on load; Hermes's own `config set` never writes it), and also
+//! into the nested form when the file has both, so the two agree; else into
+//! the nested form, creating the section at the end of the file. A section
+//! that is not a mapping (`cron: off`) is left as it is and the dotted form
+//! written; a section that is an alias (`cron: *defaults`) is refused.
+//!
+//! `unset` removes both forms, and a section it leaves empty. A key that is
+//! not ours is refused, unless it is a near miss of one of ours that the file
+//! has (what `load` warns about), which is removed: `config.yaml` is shared
+//! with Hermes, and its keys are not hermes-cron's to remove.
+//!
+//! Every edit is checked before it is returned: the new text must parse, and
+//! mean exactly what the old one meant with this one change (see
+//! [`Tree`]); otherwise (an anchor that an alias elsewhere shares, a layout
+//! the editor cannot change safely) the edit is refused and the file is left
+//! as it is.
 
 use std::path::Path;
 
-use super::keys;
+use super::keys::{self, Setting};
+use super::lossless::{Holds, Text};
 use super::model::ConfigError;
-use super::suggest::{require, unknown_key};
-use super::validate::{check, refusal};
-use super::yaml::{self, Document};
+use super::suggest::{near_misses, require, unknown_key};
+use super::validate::{check, refusal, validate};
+use super::yaml::{self, Tree};
+use super::yaml11::Scalar;
 
-/// Validate `value` for `key`, then write it, keeping every other key; atomic, 0600.
+/// Validate `value` for `key`, then write it, keeping every other byte.
 ///
-/// `value` is read as one YAML scalar (`30`, `30.0`, `true`, `null`,
-/// `Europe/Paris`); the canonical form is written (`30`, and `null` for
-/// `unbounded`/`system`).
+/// `value` is read as one YAML scalar (`30`, `2.5`, `true`, `off`, `null`,
+/// `europe/london`); the canonical form is written (`30`, `false`, `null` for
+/// `unbounded`/`system`, `Europe/London`), quoted where a YAML 1.1 reader
+/// would read another type.
 /// `bytes` is the file's contents (None: no file); `path` names it in errors.
 pub fn set(
     path: &Path,
@@ -35,31 +57,259 @@ pub fn set(
     })?;
     let setting =
         check(spec, &raw).map_err(|why| ConfigError::Invalid(refusal(spec, value, &raw, &why)))?;
-    let mut document = match bytes {
-        Some(bytes) => Document::parse(path, bytes)?,
-        None => Document::default(),
-    };
-    document.put(spec.name, &setting);
-    document.to_text()
+    let mut edit = Edit::open(path, bytes, "set", spec.name)?;
+    let scalar = Scalar::of(&setting);
+    let meaning = meaning(&setting);
+    for target in edit.set_targets()? {
+        edit.put(target, &scalar, &meaning)?;
+    }
+    let text = edit.finish()?;
+    // The value written is the one `load` now reads.
+    let after = validate(&yaml::parse_config(path, text.as_bytes())?);
+    if spec.current(&after.loaded.config) != setting {
+        return Err(edit.not_kept("the new value would not be the one read"));
+    }
+    Ok(text)
 }
 
 /// Remove `key` (both the dotted and the nested form) so the default applies again.
 ///
 /// A known key the file does not mention is a no-op success. An unknown key
-/// is removed when the file has it (to clean up what `load` warns about), and
-/// refused otherwise, naming the close valid keys.
+/// is removed when it is a near miss of one of ours and the file has it (to
+/// clean up what `load` warns about), and refused otherwise.
 /// Returns the new text, or None when there is nothing to write.
 pub fn unset(path: &Path, bytes: Option<&[u8]>, key: &str) -> Result<Option<String>, ConfigError> {
     let spec = keys::find(key);
     let Some(bytes) = bytes else {
         return spec.map(|_| None).ok_or_else(|| unknown_key(key));
     };
-    let mut document = Document::parse(path, bytes)?;
-    if spec.is_none() && !document.contains(key) {
-        return Err(unknown_key(key));
+    let mut edit = Edit::open(path, bytes.into(), "unset", key)?;
+    let top = edit.before.get(key).is_some();
+    let nested = key.split_once('.').filter(|(section, leaf)| {
+        mapping(edit.before.get(section)).is_some_and(|m| m.get(leaf).is_some())
+    });
+    if spec.is_none() {
+        if !top && nested.is_none() {
+            return Err(unknown_key(key));
+        }
+        if near_misses(key).is_empty() {
+            return Err(not_ours(key));
+        }
     }
-    if document.remove(key) {
-        return document.to_text().map(Some);
+    if !top && nested.is_none() {
+        return Ok(None);
     }
-    Ok(None)
+    if top {
+        edit.remove(Target::Top)?;
+    }
+    if let Some((section, leaf)) = nested {
+        edit.remove(Target::Nested(section, leaf))?;
+    }
+    edit.finish().map(Some)
+}
+
+/// Where a key is written: the top-level entry named by the whole key, or the
+/// leaf in its section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target<'k> {
+    Top,
+    Nested(&'k str, &'k str),
+}
+
+/// One edit of the file: its text being edited, and what it must mean after.
+struct Edit<'k> {
+    path: &'k Path,
+    /// `set` or `unset`, for messages.
+    verb: &'static str,
+    key: &'k str,
+    text: Text,
+    /// What the file meant before the edit.
+    before: Tree,
+    /// What it must mean after.
+    expected: Tree,
+}
+
+impl<'k> Edit<'k> {
+    /// The file's text and meaning; refuses what `load` refuses, and a file
+    /// the editor cannot reproduce.
+    fn open(
+        path: &'k Path,
+        bytes: Option<&[u8]>,
+        verb: &'static str,
+        key: &'k str,
+    ) -> Result<Edit<'k>, ConfigError> {
+        let (source, before) = match bytes {
+            Some(bytes) => {
+                yaml::parse_config(path, bytes)?;
+                let tree = yaml::parse_tree(path, bytes)?;
+                let source = std::str::from_utf8(bytes).map_err(|_| {
+                    ConfigError::Invalid(format!(
+                        "cannot {verb} `{key}`: {} is not UTF-8 text; the file was not changed",
+                        path.display()
+                    ))
+                })?;
+                (source, tree)
+            }
+            None => ("", Tree::Null),
+        };
+        let text = Text::parse(source).map_err(|why| {
+            ConfigError::Invalid(format!(
+                "cannot {verb} `{key}` in {} without rewriting the file: {why}; \
+                 the file was not changed, edit it by hand",
+                path.display()
+            ))
+        })?;
+        Ok(Edit {
+            path,
+            verb,
+            key,
+            text,
+            expected: before.clone(),
+            before,
+        })
+    }
+
+    /// Where `set` writes the key (see the module doc).
+    fn set_targets(&self) -> Result<Vec<Target<'k>>, ConfigError> {
+        let Some((section, leaf)) = self.key.split_once('.') else {
+            return Ok(vec![Target::Top]);
+        };
+        let dotted = self.text.holds(self.key) != Holds::Nothing;
+        let nested = Target::Nested(section, leaf);
+        let mut targets = Vec::new();
+        if dotted {
+            targets.push(Target::Top);
+        }
+        match self.text.holds(section) {
+            Holds::Mapping if !dotted || self.text.nested_has(section, leaf) => {
+                targets.push(nested)
+            }
+            Holds::Nothing | Holds::Null if !dotted => targets.push(nested),
+            Holds::Other if !dotted => targets.push(Target::Top),
+            Holds::Alias if !dotted => {
+                return Err(ConfigError::Invalid(format!(
+                    "cannot set `{}`: `{section}` in {} is an alias (`{section}: *name`) of a \
+                     mapping written elsewhere in the file; set the key in that mapping, or \
+                     write `{section}` out as a mapping of its own; the file was not changed",
+                    self.key,
+                    self.path.display()
+                )));
+            }
+            _ => {}
+        }
+        Ok(targets)
+    }
+
+    /// Write `scalar` (which means `meaning`) at `target`.
+    fn put(
+        &mut self,
+        target: Target<'k>,
+        scalar: &Scalar,
+        meaning: &Tree,
+    ) -> Result<(), ConfigError> {
+        let written = match target {
+            Target::Top => {
+                self.expected.put(self.key, meaning.clone());
+                self.text.set_top(self.key, scalar)
+            }
+            Target::Nested(section, leaf) => {
+                if let Some(nested) = self.expected.slot(section) {
+                    nested.put(leaf, meaning.clone());
+                }
+                self.text.set_nested(section, leaf, scalar)
+            }
+        };
+        match written {
+            true => Ok(()),
+            false => Err(self.not_kept("the editor found no place to write it")),
+        }
+    }
+
+    /// Remove `target`, and a section that leaves empty.
+    fn remove(&mut self, target: Target<'k>) -> Result<(), ConfigError> {
+        let removed = match target {
+            Target::Top => {
+                self.expected.remove(self.key);
+                self.text.remove_top(self.key)
+            }
+            Target::Nested(section, leaf) => {
+                if self.text.holds(section) == Holds::Alias {
+                    return Err(ConfigError::Invalid(format!(
+                        "cannot unset `{}`: it comes from `{section}` in {}, an alias \
+                         (`{section}: *name`) of a mapping written elsewhere in the file; \
+                         remove it there; the file was not changed",
+                        self.key,
+                        self.path.display()
+                    )));
+                }
+                if let Some(nested) = self.expected.slot(section) {
+                    nested.remove(leaf);
+                    if nested.is_empty_map() {
+                        self.expected.remove(section);
+                    }
+                }
+                self.text.remove_nested(section, leaf)
+            }
+        };
+        match removed {
+            true => Ok(()),
+            false => Err(self.not_kept("the editor did not find it")),
+        }
+    }
+
+    /// The new text, once it is known to mean what it must.
+    fn finish(&self) -> Result<String, ConfigError> {
+        let text = self.text.text();
+        let after = yaml::parse_config(self.path, text.as_bytes())
+            .and_then(|_| yaml::parse_tree(self.path, text.as_bytes()))
+            .map_err(|err| self.not_kept(&format!("the edited file would not parse: {err}")))?;
+        if after != self.expected {
+            let changed = after.differing_keys(&self.expected);
+            return Err(self.not_kept(&format!(
+                "it would also change `{}`, which an anchor and an alias may share",
+                changed.join("`, `")
+            )));
+        }
+        Ok(text)
+    }
+
+    /// The refusal for an edit that would not be lossless.
+    fn not_kept(&self, why: &str) -> ConfigError {
+        ConfigError::Invalid(format!(
+            "cannot {} `{}` in {} without changing more than that key ({why}); \
+             the file was not changed, edit it by hand",
+            self.verb,
+            self.key,
+            self.path.display()
+        ))
+    }
+}
+
+/// The refusal to remove a key that is not ours.
+fn not_ours(key: &str) -> ConfigError {
+    ConfigError::Invalid(format!(
+        "`{key}` is not a hermes-cron key: config.yaml is shared with Hermes, and \
+         hermes-cron leaves the keys it does not read as they are (use `hermes config \
+         unset {key}` or edit the file)"
+    ))
+}
+
+/// The mapping `tree` is, looking through a tag.
+fn mapping(tree: Option<&Tree>) -> Option<&Tree> {
+    match tree? {
+        map @ Tree::Map(_) => Some(map),
+        Tree::Tagged(_, inner) => mapping(Some(inner)),
+        _ => None,
+    }
+}
+
+/// What a YAML 1.2 reader (serde_yaml) reads from what `set` writes for `setting`.
+fn meaning(setting: &Setting) -> Tree {
+    match Scalar::of(setting) {
+        Scalar::Bool(b) => Tree::Bool(b),
+        Scalar::Int(n) => Tree::Int(i128::from(n)),
+        Scalar::Float(text) => Tree::Float(text.parse().unwrap_or(f64::NAN)),
+        Scalar::Null => Tree::Null,
+        Scalar::Plain(s) | Scalar::SingleQuoted(s) | Scalar::DoubleQuoted(s) => Tree::Str(s),
+    }
 }

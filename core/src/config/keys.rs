@@ -6,6 +6,8 @@
 //! A [`Setting`] handed to [`KeySpec::apply`] has passed validation for that
 //! key, so every stored number lies inside the row's bounds. Pure: no IO.
 
+use std::time::Duration;
+
 use super::model::{Config, KeyInfo};
 
 /// The word `get` prints (and `set` and the file accept) for an unbounded
@@ -38,6 +40,14 @@ pub(crate) enum Field {
         get: fn(&Config) -> u64,
         set: fn(&mut Config, u64),
     },
+    /// A number of seconds in `min..=max`, fractions allowed (`2.5`).
+    Seconds {
+        min: u64,
+        max: u64,
+        default: u64,
+        get: fn(&Config) -> Duration,
+        set: fn(&mut Config, Duration),
+    },
     /// An integer in `min..=max`, or none ([`UNBOUNDED`] / null), the default.
     OptInt {
         min: u64,
@@ -57,7 +67,9 @@ pub(crate) enum Field {
 pub(crate) enum Setting {
     Bool(bool),
     Int(u64),
+    Seconds(Duration),
     OptInt(Option<u64>),
+    /// A canonical zone name (`Europe/London`, never `europe/london`).
     Zone(Option<String>),
 }
 
@@ -67,11 +79,23 @@ impl Setting {
         match self {
             Setting::Bool(b) => b.to_string(),
             Setting::Int(n) | Setting::OptInt(Some(n)) => n.to_string(),
+            Setting::Seconds(d) => seconds_text(*d),
             Setting::OptInt(None) => UNBOUNDED.to_string(),
             Setting::Zone(Some(zone)) => zone.clone(),
             Setting::Zone(None) => SYSTEM_ZONE.to_string(),
         }
     }
+}
+
+/// A duration as a decimal number of seconds, shortest form: `30`, `2.5`,
+/// `0.001`; exact to the nanosecond, never in exponent form.
+pub(crate) fn seconds_text(d: Duration) -> String {
+    let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
+    if nanos == 0 {
+        return secs.to_string();
+    }
+    let fraction = format!("{nanos:09}");
+    format!("{secs}.{}", fraction.trim_end_matches('0'))
 }
 
 /// Narrow a validated number to a `u32` field; every u32 key's max fits.
@@ -183,25 +207,25 @@ pub(crate) static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         name: "gateway.loop_watchdog_probe_interval_s",
-        field: Field::Int {
+        field: Field::Seconds {
             min: 1,
             max: 3600,
             default: 30,
-            get: |c| c.gateway.loop_watchdog_probe_interval_s,
-            set: |c, v| c.gateway.loop_watchdog_probe_interval_s = v,
+            get: |c| c.gateway.loop_watchdog_probe_interval,
+            set: |c, v| c.gateway.loop_watchdog_probe_interval = v,
         },
-        doc: "seconds between watchdog probes",
+        doc: "seconds between watchdog probes (fractions allowed)",
     },
     KeySpec {
         name: "gateway.loop_watchdog_probe_timeout_s",
-        field: Field::Int {
+        field: Field::Seconds {
             min: 1,
             max: 600,
             default: 10,
-            get: |c| c.gateway.loop_watchdog_probe_timeout_s,
-            set: |c, v| c.gateway.loop_watchdog_probe_timeout_s = v,
+            get: |c| c.gateway.loop_watchdog_probe_timeout,
+            set: |c, v| c.gateway.loop_watchdog_probe_timeout = v,
         },
-        doc: "seconds a probe may wait before it counts as a strike",
+        doc: "seconds a probe may wait before it counts as a strike (fractions allowed)",
     },
     KeySpec {
         name: "gateway.loop_watchdog_max_strikes",
@@ -227,6 +251,7 @@ impl KeySpec {
         match self.field {
             Field::Bool { default, .. } => Setting::Bool(default),
             Field::Int { default, .. } => Setting::Int(default),
+            Field::Seconds { default, .. } => Setting::Seconds(Duration::from_secs(default)),
             Field::OptInt { .. } => Setting::OptInt(None),
             Field::Zone { .. } => Setting::Zone(None),
         }
@@ -237,6 +262,7 @@ impl KeySpec {
         match self.field {
             Field::Bool { get, .. } => Setting::Bool(get(config)),
             Field::Int { get, .. } => Setting::Int(get(config)),
+            Field::Seconds { get, .. } => Setting::Seconds(get(config)),
             Field::OptInt { get, .. } => Setting::OptInt(get(config)),
             Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
         }
@@ -247,6 +273,7 @@ impl KeySpec {
         match (&self.field, setting) {
             (Field::Bool { set, .. }, Setting::Bool(v)) => set(config, v),
             (Field::Int { set, .. }, Setting::Int(v)) => set(config, v),
+            (Field::Seconds { set, .. }, Setting::Seconds(v)) => set(config, v),
             (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
             (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
             _ => {}
@@ -260,14 +287,17 @@ impl KeySpec {
     /// What the key accepts, as a fragment: `an integer from 1 to 1000`.
     pub(crate) fn accepted(&self) -> String {
         match self.field {
-            Field::Bool { .. } => "true or false".to_string(),
+            Field::Bool { .. } => "true or false (yes/no and on/off also)".to_string(),
             Field::Int { min, max, .. } => format!("an integer from {min} to {max}"),
+            Field::Seconds { min, max, .. } => {
+                format!("a number of seconds from {min} to {max} (fractions allowed, e.g. 2.5)")
+            }
             Field::OptInt { min, max, .. } => {
                 format!("an integer from {min} to {max}, or {UNBOUNDED} (or null) for no limit")
             }
             Field::Zone { .. } => format!(
                 "an IANA time zone name such as Europe/Paris or UTC, \
-                 or {SYSTEM_ZONE} (or null) for the system zone"
+                 or {SYSTEM_ZONE} (or null, or empty) for the system zone"
             ),
         }
     }
@@ -300,12 +330,16 @@ impl KeySpec {
         match self.field {
             Field::Bool { .. } => true,
             Field::Int { min, max, get, .. } => (min..=max).contains(&get(config)),
+            Field::Seconds { min, max, get, .. } => {
+                (Duration::from_secs(min)..=Duration::from_secs(max)).contains(&get(config))
+            }
             Field::OptInt { min, max, get, .. } => {
                 get(config).is_none_or(|n| (min..=max).contains(&n))
             }
-            Field::Zone { get, .. } => {
-                get(config).is_none_or(|zone| zone.parse::<chrono_tz::Tz>().is_ok())
-            }
+            // Held in its canonical spelling, the one Hermes also accepts.
+            Field::Zone { get, .. } => get(config).is_none_or(|zone| {
+                crate::schedule::parse_zone(zone).is_ok_and(|found| found.name() == zone)
+            }),
         }
     }
 }
@@ -345,6 +379,9 @@ mod tests {
         for key in KEYS {
             if let Field::Int {
                 min, max, default, ..
+            }
+            | Field::Seconds {
+                min, max, default, ..
             } = key.field
             {
                 assert!((min..=max).contains(&default), "{}", key.name);
@@ -377,6 +414,9 @@ mod tests {
         match key.field {
             Field::Bool { default, .. } => Setting::Bool(!default),
             Field::Int { min, .. } => Setting::Int(min + 1 + i as u64),
+            Field::Seconds { min, .. } => {
+                Setting::Seconds(Duration::from_millis((min + i as u64) * 1000 + 500))
+            }
             Field::OptInt { min, .. } => Setting::OptInt(Some(min + 1 + i as u64)),
             Field::Zone { .. } => Setting::Zone(Some("Asia/Tokyo".into())),
         }
@@ -388,5 +428,15 @@ mod tests {
         assert_eq!(Setting::Zone(None).render(), "system");
         assert_eq!(Setting::Int(8388608).render(), "8388608");
         assert_eq!(Setting::Bool(false).render(), "false");
+        assert_eq!(Setting::Seconds(Duration::from_secs(30)).render(), "30");
+        assert_eq!(
+            Setting::Seconds(Duration::from_millis(2500)).render(),
+            "2.5"
+        );
+        assert_eq!(
+            Setting::Seconds(Duration::from_nanos(1_000_000_001)).render(),
+            "1.000000001"
+        );
+        assert_eq!(Setting::Seconds(Duration::from_millis(1)).render(), "0.001");
     }
 }

@@ -1,50 +1,62 @@
 //! `config.yaml`: the serde mirror, the validated working types, and
 //! `get`/`set`/`unset`/`show`.
 //!
+//! The file is shared with the Python Hermes Agent, which reads it with PyYAML
+//! (YAML 1.1) and owns hundreds of keys; hermes-cron owns the keys of its key
+//! table only, reads them in the spellings Hermes's own `config set` writes,
+//! and edits the file without disturbing anything else.
+//!
 //! Two stages (ripgrep's lowargs -> hiargs): `raw.rs` mirrors the file (any
 //! YAML value per key; a dotted top-level key such as
 //! `gateway.loop_watchdog_max_strikes: 5` beats the nested form), and
 //! `validate.rs` turns it into a [`Config`] whose every value is in range,
 //! replacing each bad value (out of range, NaN, infinite, wrong type, absurdly
 //! large) by its default with exactly one [`ConfigWarning`] naming the key,
-//! the value and the accepted range. Unknown keys get one warning each.
+//! the value and the accepted range. An unknown key gets a warning only when
+//! it is a near miss of one of ours (`suggest.rs`); the others are Hermes's or
+//! the user's.
 //!
 //! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
 //! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
-//! `suggest.rs` close-key suggestions; `load.rs` [`load_bytes`] and [`validated`];
-//! `query.rs` [`get`] and [`show`]; `edit.rs` [`set`] and [`unset`] (the new
-//! text; the main crate reads and writes the file); `yaml.rs` the only file
-//! naming serde_yaml.
+//! `suggest.rs` near misses and suggestions; `load.rs` [`load_bytes`] and
+//! [`validated`]; `query.rs` [`get`] and [`show`]; `edit.rs` [`set`] and
+//! [`unset`] (the new text; the main crate reads and writes the file);
+//! `yaml.rs` the only file naming serde_yaml (reading, and the meaning of a
+//! document that every edit is checked against); `lossless.rs` the only file
+//! naming yaml-edit (the text edits); `yaml11.rs` how a value is written so
+//! that a YAML 1.1 reader reads the intended type.
 //!
 //! A missing, empty or comment-only file is every default with no warning. A
 //! file that is not a mapping (a list, a scalar), has malformed YAML or a key
-//! twice is refused as [`ConfigError::Syntax`] (`file:line:column: message`),
-//! or [`ConfigError::Invalid`] naming the file when serde_yaml gives no
-//! location (several documents in one file).
+//! twice (at the top level or in `cron`/`gateway`) is refused as
+//! [`ConfigError::Syntax`] (`file:line:column: message`), or
+//! [`ConfigError::Invalid`] naming the file when serde_yaml gives no location
+//! (several documents in one file).
 //!
 //! Representations: an unbounded `cron.max_parallel_jobs` reads back as
 //! `unbounded` and an unset `timezone` as `system`; YAML `null` means the same
 //! in the file and in `set`, and both words are accepted wherever a value is.
 //! `set` writes the canonical form: `null` for those two, integers without
-//! `.0`.
+//! `.0`, booleans as `true`/`false`, zone names in their proper case.
 //!
-//! **`set` and `unset` drop every comment in the file.** They parse it into a
-//! serde_yaml value tree and write the tree back, and serde_yaml keeps no
-//! comments, blank lines, anchors (aliases come back expanded) or quoting
-//! style. Every key and value is kept, in order, unknown keys included; only
-//! the formatting is rewritten. A `set` that is refused and an `unset` of a
-//! key the file does not have leave the file byte-identical. `load`, `get`
-//! and `show` never write.
+//! **`set` and `unset` are lossless**: they change only the lines of the key
+//! they edit; comments, blank lines, order, quoting, anchors, aliases, flow
+//! and block style and every other key survive byte for byte, and each edit is
+//! checked to mean exactly the one change before it is returned (`edit.rs`).
+//! A `set` that is refused and an `unset` of a key the file does not have
+//! leave the file byte-identical. `load`, `get` and `show` never write.
 
 mod edit;
 mod keys;
 mod load;
+mod lossless;
 mod model;
 mod query;
 mod raw;
 mod suggest;
 mod validate;
 mod yaml;
+mod yaml11;
 
 pub use edit::{set, unset};
 pub use keys::key_table;

@@ -7,13 +7,15 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::keys;
 
 /// The validated configuration. Every field holds a value in range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// `timezone`: an IANA zone name, validated; None means the system zone.
+    /// `timezone`: an IANA zone name, validated and in its canonical spelling
+    /// (`Europe/London`, whatever case the file used); None means the system zone.
     pub timezone: Option<String>,
     pub cron: CronConfig,
     pub gateway: GatewayConfig,
@@ -43,10 +45,10 @@ pub struct CronConfig {
 pub struct GatewayConfig {
     /// `gateway.loop_watchdog` (true)
     pub loop_watchdog: bool,
-    /// `gateway.loop_watchdog_probe_interval_s` (30; 1..3600)
-    pub loop_watchdog_probe_interval_s: u64,
-    /// `gateway.loop_watchdog_probe_timeout_s` (10; 1..600)
-    pub loop_watchdog_probe_timeout_s: u64,
+    /// `gateway.loop_watchdog_probe_interval_s` (30 s; 1..3600 s, fractions allowed)
+    pub loop_watchdog_probe_interval: Duration,
+    /// `gateway.loop_watchdog_probe_timeout_s` (10 s; 1..600 s, fractions allowed)
+    pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
 }
@@ -68,8 +70,8 @@ impl Default for Config {
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,
-                loop_watchdog_probe_interval_s: 0,
-                loop_watchdog_probe_timeout_s: 0,
+                loop_watchdog_probe_interval: Duration::ZERO,
+                loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
             },
         };

@@ -6,7 +6,7 @@
 //! an unset `timezone` prints `system`; `set` and the file accept both words.
 
 use super::model::ConfigError;
-use super::suggest::require;
+use super::suggest::{near_misses, require};
 use super::validate::Validated;
 
 /// The effective value of `key` as text (the default when unset).
@@ -21,9 +21,11 @@ pub fn get(validated: &Validated, key: &str) -> Result<String, ConfigError> {
 /// Every key with its effective value and where it came from, as YAML-ish text.
 ///
 /// One line per key in table order, `key: value  # source`, columns aligned;
-/// the source is `default`, `file`, or `file (invalid, default used)`. Unknown
-/// keys follow as `# unknown key, ignored: NAME` lines. Without the comments
-/// the text is a valid config that loads to the same values.
+/// the source is `default`, `file`, or `file (invalid, default used)`. The
+/// unknown keys that look like a mistyped key of ours (those `load` warns
+/// about) follow as `# unknown key, ignored: NAME (did you mean KEY?)` lines;
+/// other unknown keys (Hermes's) are not listed. Without the comments the text
+/// is a valid config that loads to the same values.
 pub fn show(validated: &Validated) -> String {
     let rows: Vec<(String, String, &str)> = validated
         .sources
@@ -42,7 +44,10 @@ pub fn show(validated: &Validated) -> String {
         ));
     }
     for name in &validated.unknown {
-        text.push_str(&format!("# unknown key, ignored: {name}\n"));
+        let close = near_misses(name).join(" or ");
+        text.push_str(&format!(
+            "# unknown key, ignored: {name} (did you mean {close}?)\n"
+        ));
     }
     text
 }

@@ -5,11 +5,16 @@
 //! [`RawConfig`] is the document: known keys from the dotted top-level form
 //! (`gateway.loop_watchdog_max_strikes: 5`) or the nested form (`gateway:
 //! {loop_watchdog_max_strikes: 3}`), the dotted form winning, plus every
-//! unknown key and every section that is not a mapping.
+//! unknown key (a top-level key, a key of our sections, and each key one
+//! level under an unknown top-level mapping, so that `gatewy: {loop_watchdog:
+//! false}` can be recognised as a typo) and every section that is not a
+//! mapping.
 //!
 //! Both implement `Deserialize` against any self-describing format; nothing
 //! here names serde_yaml. The only shape errors are a document that is not a
-//! mapping (a list, a scalar) and a key given twice in one mapping.
+//! mapping (a list, a scalar) and a key given twice at the top level or in one
+//! of our sections. Mappings that are not ours may repeat a key (PyYAML, and
+//! so Hermes, takes the last).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -152,7 +157,9 @@ impl<'de> Visitor<'de> for RawValueVisitor {
 pub(crate) struct RawConfig {
     /// Known keys given in the file; the dotted form already preferred.
     values: BTreeMap<&'static str, RawValue>,
-    /// Keys not in the table (dotted, e.g. `cron.nope`), in file order.
+    /// Keys not in the table (dotted, e.g. `cron.nope`, `model`,
+    /// `model.default`), in file order. Most are Hermes's; validation picks
+    /// out the near misses of our keys.
     pub(crate) unknown: Vec<String>,
     /// Sections (`cron`, `gateway`) given as something other than a mapping
     /// or null; their keys keep the defaults unless given in dotted form.
@@ -200,8 +207,8 @@ impl<'de> Visitor<'de> for DocumentVisitor {
                 return Err(de::Error::custom(format!("duplicate key `{key}`")));
             }
             if keys::is_section(&key) {
-                match map.next_value::<Section>()? {
-                    Section::Entries(entries) => {
+                match map.next_value::<Section>()?.0 {
+                    Entries::Map(entries) => {
                         for (leaf, value) in entries {
                             let name = format!("{key}.{leaf}");
                             match keys::find(&name) {
@@ -212,16 +219,21 @@ impl<'de> Visitor<'de> for DocumentVisitor {
                             }
                         }
                     }
-                    Section::Not(value) => raw.bad_sections.push((key, value)),
+                    Entries::Not(value) => raw.bad_sections.push((key, value)),
                 }
+            } else if let Some(spec) = keys::find(&key) {
+                dotted.insert(spec.name, map.next_value::<RawValue>()?);
             } else {
-                let value = map.next_value::<RawValue>()?;
-                match keys::find(&key) {
-                    Some(spec) => {
-                        dotted.insert(spec.name, value);
-                    }
-                    None => raw.unknown.push(key),
-                }
+                let children = match map.next_value::<Foreign>()?.0 {
+                    Entries::Map(entries) => entries,
+                    Entries::Not(_) => Vec::new(),
+                };
+                let children: Vec<String> = children
+                    .into_iter()
+                    .map(|(child, _)| format!("{key}.{child}"))
+                    .collect();
+                raw.unknown.push(key);
+                raw.unknown.extend(children);
             }
         }
         nested.extend(dotted);
@@ -230,75 +242,169 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 }
 
-/// The value of a section key: its entries, or what it was instead of a mapping.
-enum Section {
-    Entries(Vec<(String, RawValue)>),
-    Not(RawValue),
-}
+/// The merge key: `<<: *defaults` in a section brings in the keys of the
+/// anchored mapping, as PyYAML (and so Hermes) reads them.
+const MERGE: &str = "<<";
 
-impl<'de> Deserialize<'de> for Section {
+/// What a merge key brings into one of our sections: the entries of its
+/// mapping, or of each mapping of its list, the first one given winning. Any
+/// other value is refused, as PyYAML refuses it.
+struct Merge(Vec<(String, RawValue)>);
+
+impl<'de> Deserialize<'de> for Merge {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(SectionVisitor)
+        deserializer.deserialize_any(MergeVisitor)
     }
 }
 
-struct SectionVisitor;
+struct MergeVisitor;
+
+impl MergeVisitor {
+    /// Add the keys of one mapping that are not there yet.
+    fn add(into: &mut Vec<(String, RawValue)>, entries: Entries) {
+        if let Entries::Map(entries) = entries {
+            for (key, value) in entries {
+                if !into.iter().any(|(k, _)| *k == key) {
+                    into.push((key, value));
+                }
+            }
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for MergeVisitor {
+    type Value = Merge;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping or a list of mappings to merge (`<<: *anchor`)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Merge, A::Error> {
+        let visitor = SectionVisitor { duplicates: true };
+        let mut merged = Vec::new();
+        Self::add(&mut merged, visitor.visit_map(map)?);
+        Ok(Merge(merged))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Merge, A::Error> {
+        let mut merged = Vec::new();
+        while let Some(Foreign(entries)) = seq.next_element::<Foreign>()? {
+            if let Entries::Not(value) = &entries {
+                return Err(de::Error::custom(format!(
+                    "{value} in a merge list is not a mapping"
+                )));
+            }
+            Self::add(&mut merged, entries);
+        }
+        Ok(Merge(merged))
+    }
+}
+
+/// The value of a top-level key holding keys: its entries (none for null),
+/// or what it was instead of a mapping.
+enum Entries {
+    Map(Vec<(String, RawValue)>),
+    Not(RawValue),
+}
+
+/// One of our sections (`cron`, `gateway`): a key given twice is refused.
+struct Section(Entries);
+
+/// Any other top-level key: PyYAML takes the last of a repeated key, and
+/// these are not ours to refuse.
+struct Foreign(Entries);
+
+impl<'de> Deserialize<'de> for Section {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let visitor = SectionVisitor { duplicates: false };
+        deserializer.deserialize_any(visitor).map(Section)
+    }
+}
+
+impl<'de> Deserialize<'de> for Foreign {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let visitor = SectionVisitor { duplicates: true };
+        deserializer.deserialize_any(visitor).map(Foreign)
+    }
+}
+
+struct SectionVisitor {
+    /// Whether a key may be given twice (the last wins).
+    duplicates: bool,
+}
 
 impl<'de> Visitor<'de> for SectionVisitor {
-    type Value = Section;
+    type Value = Entries;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a mapping of section keys")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Section, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
         let mut entries: Vec<(String, RawValue)> = Vec::new();
+        let mut merged: Vec<(String, RawValue)> = Vec::new();
         let mut seen = BTreeSet::new();
         while let Some(key) = map.next_key::<RawValue>()? {
             let key = key.key_text();
-            if !seen.insert(key.clone()) {
-                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+            if key == MERGE && !self.duplicates {
+                if !seen.insert(key) {
+                    return Err(de::Error::custom(format!("duplicate key `{MERGE}`")));
+                }
+                merged = map.next_value::<Merge>()?.0;
+                continue;
             }
             let value = map.next_value::<RawValue>()?;
-            entries.push((key, value));
+            if seen.insert(key.clone()) {
+                entries.push((key, value));
+            } else if self.duplicates {
+                if let Some(entry) = entries.iter_mut().find(|(k, _)| *k == key) {
+                    entry.1 = value;
+                }
+            } else {
+                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+            }
         }
-        Ok(Section::Entries(entries))
+        // Keys written in the section win over merged ones (PyYAML's rule).
+        for (key, value) in merged {
+            if !seen.contains(&key) {
+                entries.push((key, value));
+            }
+        }
+        Ok(Entries::Map(entries))
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Section, E> {
-        Ok(Section::Entries(Vec::new()))
+    fn visit_unit<E: de::Error>(self) -> Result<Entries, E> {
+        Ok(Entries::Map(Vec::new()))
     }
-    fn visit_none<E: de::Error>(self) -> Result<Section, E> {
-        Ok(Section::Entries(Vec::new()))
+    fn visit_none<E: de::Error>(self) -> Result<Entries, E> {
+        Ok(Entries::Map(Vec::new()))
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Section, D::Error> {
-        Section::deserialize(d)
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Entries, D::Error> {
+        d.deserialize_any(self)
     }
     // Everything else is kept as a value so validation can warn about it.
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Section, E> {
-        RawValueVisitor.visit_bool(v).map(Section::Not)
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Entries, E> {
+        RawValueVisitor.visit_bool(v).map(Entries::Not)
     }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Section, E> {
-        RawValueVisitor.visit_i64(v).map(Section::Not)
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Entries, E> {
+        RawValueVisitor.visit_i64(v).map(Entries::Not)
     }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Section, E> {
-        RawValueVisitor.visit_u64(v).map(Section::Not)
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Entries, E> {
+        RawValueVisitor.visit_u64(v).map(Entries::Not)
     }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Section, E> {
-        RawValueVisitor.visit_i128(v).map(Section::Not)
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Entries, E> {
+        RawValueVisitor.visit_i128(v).map(Entries::Not)
     }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Section, E> {
-        RawValueVisitor.visit_u128(v).map(Section::Not)
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Entries, E> {
+        RawValueVisitor.visit_u128(v).map(Entries::Not)
     }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Section, E> {
-        RawValueVisitor.visit_f64(v).map(Section::Not)
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Entries, E> {
+        RawValueVisitor.visit_f64(v).map(Entries::Not)
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Section, E> {
-        RawValueVisitor.visit_str(v).map(Section::Not)
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Entries, E> {
+        RawValueVisitor.visit_str(v).map(Entries::Not)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Section, A::Error> {
-        RawValueVisitor.visit_seq(seq).map(Section::Not)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Entries, A::Error> {
+        RawValueVisitor.visit_seq(seq).map(Entries::Not)
     }
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Section, A::Error> {
-        RawValueVisitor.visit_enum(data).map(Section::Not)
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Entries, A::Error> {
+        RawValueVisitor.visit_enum(data).map(Entries::Not)
     }
 }
 
@@ -340,6 +446,72 @@ mod tests {
             doc.unknown,
             ["zeta", "gateway.b", "gateway.a", "cron.x", "1"]
         );
+    }
+
+    #[test]
+    fn keys_one_level_under_an_unknown_mapping_are_listed_too() {
+        let doc = raw("gatewy:\n  loop_watchdog: false\n  deeper: {x: 1}\nmodel: ~\nlist: [a]\n");
+        assert_eq!(
+            doc.unknown,
+            [
+                "gatewy",
+                "gatewy.loop_watchdog",
+                "gatewy.deeper",
+                "model",
+                "list"
+            ]
+        );
+    }
+
+    #[test]
+    fn merge_keys_in_our_sections_read_as_pyyaml_reads_them() {
+        let doc = raw(
+            "base: &b {output_retention: 4, ledger_retention: 5, bogus: 1}\n\
+             more: &m {ledger_retention: 6, heartbeat_interval_s: 7}\n\
+             cron:\n  <<: [*b, *m]\n  output_retention: 8\n\
+             gateway: {<<: {loop_watchdog: false}}\n",
+        );
+        assert_eq!(doc.value("cron.output_retention"), Some(&RawValue::Int(8)));
+        assert_eq!(doc.value("cron.ledger_retention"), Some(&RawValue::Int(5)));
+        assert_eq!(
+            doc.value("cron.heartbeat_interval_s"),
+            Some(&RawValue::Int(7))
+        );
+        assert_eq!(
+            doc.value("gateway.loop_watchdog"),
+            Some(&RawValue::Bool(false))
+        );
+        assert_eq!(
+            doc.unknown,
+            [
+                "base",
+                "base.output_retention",
+                "base.ledger_retention",
+                "base.bogus",
+                "more",
+                "more.ledger_retention",
+                "more.heartbeat_interval_s",
+                "cron.bogus"
+            ]
+        );
+        for bad in [
+            "cron: {<<: 5}\n",
+            "cron: {<<: [5]}\n",
+            "cron: {<<: {}, <<: {}}\n",
+        ] {
+            assert!(serde_yaml::from_str::<RawConfig>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_our_mappings_refuse_a_repeated_key() {
+        let doc = raw("model:\n  a: 1\n  a: 2\ncron: {output_retention: 4}\n");
+        assert_eq!(doc.unknown, ["model", "model.a"]);
+        assert_eq!(doc.value("cron.output_retention"), Some(&RawValue::Int(4)));
+        for text in ["cron: {a: 1, a: 2}\n", "model: 1\nmodel: 2\n"] {
+            let err = serde_yaml::from_str::<RawConfig>(text).unwrap_err();
+            assert!(err.to_string().contains("duplicate"), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -3,17 +3,27 @@
 //! Two strictnesses share one judge, [`check`]: loading is lenient (a bad value
 //! becomes the default plus exactly one [`ConfigWarning`] naming the key, the
 //! value and what is accepted), `set` is strict (the same verdict refuses the
-//! value). Rules: booleans are YAML `true`/`false` only; integers may be
-//! written as integral floats (`30.0`), never as fractions, strings, NaN or
-//! infinities; `null` is accepted only by the keys whose default is "none".
+//! value).
+//!
+//! What is accepted is what Hermes's own config writer produces (`hermes
+//! config set` through PyYAML, a YAML 1.1 reader) as well as YAML 1.2:
+//! booleans are `true|yes|on` / `false|no|off` in any case, as YAML booleans
+//! or as (quoted) strings (`'off'`); numbers may be written as numeric strings
+//! (`'20'`, `'2.5'`, `'-3'`: an optional sign, digits, at most one dot);
+//! integers may be written as integral floats (`5.0`, `'5'`), never as
+//! fractions, NaN or infinities; the `_s` seconds keys of the loop watchdog
+//! take fractions (`2.5`); `null` is accepted only by the keys whose default
+//! is "none"; a zone name is matched as `--tz` matches it (case-insensitive,
+//! surrounding spaces dropped) and kept in its canonical spelling, and an
+//! empty `timezone` (Hermes's default) means the system zone.
 //! Pure: no IO, never panics on any input.
 
-use std::str::FromStr;
+use std::time::Duration;
 
 use super::keys::{self, Field, KeySpec, Setting};
 use super::model::{Config, ConfigWarning, Loaded};
 use super::raw::{RawConfig, RawValue};
-use super::suggest::unknown_key_warning;
+use super::suggest::{near_misses, unknown_key_warning};
 
 /// Where a key's effective value came from; `show` prints it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +50,9 @@ pub struct Validated {
     /// The config and its warnings.
     pub loaded: Loaded,
     pub(crate) sources: Vec<(&'static KeySpec, Source)>,
+    /// The unknown keys that look like a mistyped key of ours (each was
+    /// warned about), in file order. Other unknown keys belong to Hermes or
+    /// the user and are not listed.
     pub(crate) unknown: Vec<String>,
 }
 
@@ -48,29 +61,67 @@ pub struct Validated {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rejection(&'static str);
 
+/// The words read as booleans, compared ignoring ASCII case (Hermes's
+/// `config set` coercion; PyYAML reads the same words unquoted).
+const TRUE_WORDS: [&str; 3] = ["true", "yes", "on"];
+const FALSE_WORDS: [&str; 3] = ["false", "no", "off"];
+
 /// Judge `raw` for `key`.
 pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection> {
     match key.field {
-        Field::Bool { .. } => match raw {
-            RawValue::Bool(b) => Ok(Setting::Bool(*b)),
-            _ => Err(Rejection("is not a boolean")),
-        },
-        Field::Int { min, max, .. } => integer(raw, min, max).map(Setting::Int),
+        Field::Bool { .. } => boolean(raw).map(Setting::Bool),
+        Field::Int { min, max, .. } => integer(&numeric(raw), min, max).map(Setting::Int),
+        Field::Seconds { min, max, .. } => seconds(&numeric(raw), min, max).map(Setting::Seconds),
         Field::OptInt { min, max, .. } => match raw {
             RawValue::Null => Ok(Setting::OptInt(None)),
             RawValue::Str(s) if s == keys::UNBOUNDED => Ok(Setting::OptInt(None)),
-            _ => integer(raw, min, max).map(|n| Setting::OptInt(Some(n))),
+            _ => integer(&numeric(raw), min, max).map(|n| Setting::OptInt(Some(n))),
         },
         Field::Zone { .. } => match raw {
             RawValue::Null => Ok(Setting::Zone(None)),
-            RawValue::Str(s) if s == keys::SYSTEM_ZONE => Ok(Setting::Zone(None)),
-            RawValue::Str(s) if chrono_tz::Tz::from_str(s).is_ok() => {
-                Ok(Setting::Zone(Some(s.clone())))
+            RawValue::Str(s) if s.trim().is_empty() || s == keys::SYSTEM_ZONE => {
+                Ok(Setting::Zone(None))
             }
-            RawValue::Str(_) => Err(Rejection("is not a known IANA time zone")),
+            RawValue::Str(s) => crate::schedule::parse_zone(s)
+                .map(|zone| Setting::Zone(Some(zone.name().to_string())))
+                .map_err(|_| Rejection("is not a known IANA time zone")),
             _ => Err(Rejection("is not a time zone name")),
         },
     }
+}
+
+/// A YAML boolean, or one of the boolean words as a string.
+fn boolean(raw: &RawValue) -> Result<bool, Rejection> {
+    let word = |words: &[&str], s: &str| words.iter().any(|w| w.eq_ignore_ascii_case(s));
+    match raw {
+        RawValue::Bool(b) => Ok(*b),
+        RawValue::Str(s) if word(&TRUE_WORDS, s) => Ok(true),
+        RawValue::Str(s) if word(&FALSE_WORDS, s) => Ok(false),
+        _ => Err(Rejection("is not a boolean")),
+    }
+}
+
+/// A numeric string read as the number it spells (`'20'`, `'2.5'`, `'-3'`,
+/// `'.5'`): an optional sign, ASCII digits and at most one dot, with at
+/// least one digit. Anything else is returned as it is.
+fn numeric(raw: &RawValue) -> RawValue {
+    let RawValue::Str(s) = raw else {
+        return raw.clone();
+    };
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let digits = body.bytes().filter(u8::is_ascii_digit).count();
+    let dots = body.bytes().filter(|b| *b == b'.').count();
+    if digits == 0 || dots > 1 || digits + dots != body.len() {
+        return raw.clone();
+    }
+    if dots == 0
+        && let Ok(n) = s.parse::<i128>()
+    {
+        return RawValue::Int(n);
+    }
+    // Digits and one dot (or an integer too long for an i128) always parse.
+    s.parse::<f64>()
+        .map_or_else(|_| raw.clone(), RawValue::Float)
 }
 
 /// A whole number in `min..=max`; integral floats count, within range.
@@ -90,6 +141,23 @@ fn integer(raw: &RawValue, min: u64, max: u64) -> Result<u64, Rejection> {
         return Err(Rejection("is out of range"));
     }
     u64::try_from(n).map_err(|_| Rejection("is out of range"))
+}
+
+/// A number of seconds in `min..=max`, to the nanosecond.
+fn seconds(raw: &RawValue, min: u64, max: u64) -> Result<Duration, Rejection> {
+    let x: f64 = match raw {
+        // Anything beyond an f64's exact integers is far out of range anyway.
+        RawValue::Int(n) => *n as f64,
+        RawValue::Float(x) if x.is_nan() => return Err(Rejection("is not a number")),
+        RawValue::Float(x) if x.is_infinite() => return Err(Rejection("is infinite")),
+        RawValue::Float(x) => *x,
+        _ => return Err(Rejection("is not a number")),
+    };
+    if !(min as f64..=max as f64).contains(&x) {
+        return Err(Rejection("is out of range"));
+    }
+    // In range, so at most an hour: the nanoseconds fit a u64 exactly enough.
+    Ok(Duration::from_nanos((x * 1e9).round() as u64))
 }
 
 /// The load-time warning for a rejected value.
@@ -135,6 +203,7 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
             None => Source::Default,
             Some(value) => match check(key, value) {
                 Ok(setting) => {
+                    warnings.extend(hermes_disagrees(key, value, &setting));
                     key.apply(&mut config, setting);
                     Source::File
                 }
@@ -146,7 +215,16 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
         };
         sources.push((key, source));
     }
-    for name in &raw.unknown {
+    // Only our keys are ours: an unknown key is Hermes's (it has hundreds) or
+    // the user's, and is warned about only when it looks like a mistyped key
+    // of ours.
+    let unknown: Vec<String> = raw
+        .unknown
+        .iter()
+        .filter(|name| !near_misses(name).is_empty())
+        .cloned()
+        .collect();
+    for name in &unknown {
         warnings.push(ConfigWarning {
             key: name.clone(),
             message: unknown_key_warning(name),
@@ -155,8 +233,42 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
     Validated {
         loaded: Loaded { config, warnings },
         sources,
-        unknown: raw.unknown.clone(),
+        unknown,
     }
+}
+
+/// A value we accept but Hermes, which reads the same key, would not: a
+/// zone name spelled in another case or with a `:` (Hermes's `zoneinfo`
+/// lookup is exact), or a POSIX TZ string (Hermes reads zone names only).
+/// Hermes falls back to the server's zone then. The value is used; the
+/// warning says how to write it so both agree.
+fn hermes_disagrees(key: &KeySpec, raw: &RawValue, setting: &Setting) -> Option<ConfigWarning> {
+    let (RawValue::Str(written), Setting::Zone(Some(canonical))) = (raw, setting) else {
+        return None;
+    };
+    let posix = crate::schedule::parse_zone(canonical)
+        .is_ok_and(|zone| zone.origin() == crate::schedule::ZoneOrigin::Posix);
+    let message = if posix {
+        format!(
+            "config key `{}`: {raw} is a POSIX TZ string: hermes-cron uses it, but Hermes \
+             reads zone names only and would use the server's zone; write an IANA name such \
+             as Europe/Berlin so both agree",
+            key.name
+        )
+    } else if written.trim() != canonical.as_str() {
+        format!(
+            "config key `{}`: {raw} is read as {canonical}, but Hermes matches zone names \
+             exactly and would ignore it; write `{canonical}` (`hermes-cron config set {} \
+             {canonical}` does)",
+            key.name, key.name
+        )
+    } else {
+        return None;
+    };
+    Some(ConfigWarning {
+        key: key.name.to_string(),
+        message,
+    })
 }
 
 #[cfg(test)]
@@ -169,6 +281,10 @@ mod tests {
 
     fn strikes(raw: RawValue) -> Result<Setting, Rejection> {
         check(key("gateway.loop_watchdog_max_strikes"), &raw)
+    }
+
+    fn text(s: &str) -> RawValue {
+        RawValue::Str(s.into())
     }
 
     #[test]
@@ -188,7 +304,6 @@ mod tests {
             RawValue::Float(f64::NEG_INFINITY),
             RawValue::Float(1e300),
             RawValue::Float(-1e300),
-            RawValue::Str("5".into()),
             RawValue::Null,
             RawValue::Bool(true),
             RawValue::Seq,
@@ -199,50 +314,157 @@ mod tests {
         }
     }
 
+    /// Hermes's `config set` writes `'20'` for a key whose default is a
+    /// string, and a hand-written config may quote numbers.
+    #[test]
+    fn numeric_strings_are_numbers() {
+        for (written, n) in [("5", 5), ("5.0", 5), ("+5", 5), ("5.", 5), ("0005", 5)] {
+            assert_eq!(strikes(text(written)), Ok(Setting::Int(n)), "{written}");
+        }
+        let bad = [
+            ("2.5", "is not a whole number"),
+            ("-3", "is out of range"),
+            ("0", "is out of range"),
+            (
+                "99999999999999999999999999999999999999999",
+                "is out of range",
+            ),
+            ("", "is not an integer"),
+            (".", "is not an integer"),
+            ("-", "is not an integer"),
+            ("1e3", "is not an integer"),
+            ("1_000", "is not an integer"),
+            ("0x10", "is not an integer"),
+            (" 5", "is not an integer"),
+            ("5 ", "is not an integer"),
+            ("1.2.3", "is not an integer"),
+            ("nan", "is not an integer"),
+            ("inf", "is not an integer"),
+            ("five", "is not an integer"),
+            ("٥", "is not an integer"),
+        ];
+        for (written, why) in bad {
+            assert_eq!(strikes(text(written)), Err(Rejection(why)), "{written:?}");
+        }
+    }
+
+    #[test]
+    fn probe_seconds_take_fractions_in_range() {
+        let timeout = key("gateway.loop_watchdog_probe_timeout_s");
+        let ms = |n| Ok(Setting::Seconds(Duration::from_millis(n)));
+        assert_eq!(check(timeout, &RawValue::Float(2.5)), ms(2500));
+        assert_eq!(check(timeout, &text("2.5")), ms(2500));
+        assert_eq!(check(timeout, &RawValue::Int(10)), ms(10_000));
+        assert_eq!(check(timeout, &text("20")), ms(20_000));
+        assert_eq!(check(timeout, &RawValue::Float(1.0)), ms(1000));
+        assert_eq!(check(timeout, &RawValue::Int(600)), ms(600_000));
+        assert_eq!(
+            check(timeout, &RawValue::Float(2.3)),
+            Ok(Setting::Seconds(Duration::from_nanos(2_300_000_000)))
+        );
+        for (bad, why) in [
+            (RawValue::Float(0.999), "is out of range"),
+            (RawValue::Float(600.001), "is out of range"),
+            (RawValue::Int(0), "is out of range"),
+            (RawValue::Float(-1e300), "is out of range"),
+            (RawValue::Int(i128::MAX), "is out of range"),
+            (RawValue::Float(f64::NAN), "is not a number"),
+            (RawValue::Float(f64::INFINITY), "is infinite"),
+            (text(".inf"), "is not a number"),
+            (text("nan"), "is not a number"),
+            (text("ten"), "is not a number"),
+            (RawValue::Bool(true), "is not a number"),
+            (RawValue::Null, "is not a number"),
+        ] {
+            assert_eq!(check(timeout, &bad), Err(Rejection(why)), "{bad:?}");
+        }
+        let interval = key("gateway.loop_watchdog_probe_interval_s");
+        assert_eq!(check(interval, &RawValue::Int(3600)), ms(3_600_000));
+        assert!(check(interval, &RawValue::Float(3600.5)).is_err());
+    }
+
     #[test]
     fn optional_integer_takes_null_and_unbounded() {
         let jobs = key("cron.max_parallel_jobs");
         assert_eq!(check(jobs, &RawValue::Null), Ok(Setting::OptInt(None)));
-        let word = RawValue::Str("unbounded".into());
-        assert_eq!(check(jobs, &word), Ok(Setting::OptInt(None)));
+        assert_eq!(check(jobs, &text("unbounded")), Ok(Setting::OptInt(None)));
         assert_eq!(check(jobs, &RawValue::Int(4)), Ok(Setting::OptInt(Some(4))));
+        assert_eq!(check(jobs, &text("4")), Ok(Setting::OptInt(Some(4))));
         assert!(check(jobs, &RawValue::Int(0)).is_err());
         assert!(check(jobs, &RawValue::Int(100_001)).is_err());
     }
 
     #[test]
-    fn booleans_are_true_or_false_only() {
-        let watchdog = key("gateway.loop_watchdog");
-        assert_eq!(
-            check(watchdog, &RawValue::Bool(false)),
-            Ok(Setting::Bool(false))
-        );
-        for bad in ["yes", "on", "true"] {
-            assert!(
-                check(watchdog, &RawValue::Str(bad.into())).is_err(),
-                "{bad}"
-            );
+    fn booleans_take_hermes_words_in_any_case() {
+        for name in ["gateway.loop_watchdog", "cron.require_restart_safe_scope"] {
+            let k = key(name);
+            assert_eq!(check(k, &RawValue::Bool(false)), Ok(Setting::Bool(false)));
+            assert_eq!(check(k, &RawValue::Bool(true)), Ok(Setting::Bool(true)));
+            for word in ["true", "yes", "on", "True", "YES", "On", "oN"] {
+                assert_eq!(check(k, &text(word)), Ok(Setting::Bool(true)), "{word}");
+            }
+            for word in ["false", "no", "off", "False", "NO", "OFF", "oFf"] {
+                assert_eq!(check(k, &text(word)), Ok(Setting::Bool(false)), "{word}");
+            }
+            for bad in ["y", "n", "1", "0", "", " off", "enabled", "t"] {
+                assert!(check(k, &text(bad)).is_err(), "{bad:?}");
+            }
+            for bad in [RawValue::Int(1), RawValue::Int(0), RawValue::Null] {
+                assert!(check(k, &bad).is_err(), "{bad:?}");
+            }
         }
-        assert!(check(watchdog, &RawValue::Int(1)).is_err());
     }
 
     #[test]
-    fn zones_must_be_iana_names() {
+    fn zones_are_matched_like_tz_and_kept_canonical() {
         let tz = key("timezone");
-        let paris = RawValue::Str("Europe/Paris".into());
-        assert_eq!(
-            check(tz, &paris),
-            Ok(Setting::Zone(Some("Europe/Paris".into())))
-        );
-        assert_eq!(check(tz, &RawValue::Null), Ok(Setting::Zone(None)));
-        assert_eq!(
-            check(tz, &RawValue::Str("system".into())),
-            Ok(Setting::Zone(None))
-        );
-        for bad in ["Mars/Olympus", "", "europe/paris"] {
-            assert!(check(tz, &RawValue::Str(bad.into())).is_err(), "{bad}");
+        let zone = |name: &str| Ok(Setting::Zone(Some(name.into())));
+        assert_eq!(check(tz, &text("Europe/Paris")), zone("Europe/Paris"));
+        assert_eq!(check(tz, &text("europe/london")), zone("Europe/London"));
+        assert_eq!(check(tz, &text(" UTC ")), zone("UTC"));
+        assert_eq!(check(tz, &text("utc")), zone("UTC"));
+        for none in [RawValue::Null, text("system"), text(""), text("  ")] {
+            assert_eq!(check(tz, &none), Ok(Setting::Zone(None)), "{none:?}");
+        }
+        // What `--tz` takes: a `:` before a name, a POSIX TZ string.
+        assert_eq!(check(tz, &text(":Europe/Berlin")), zone("Europe/Berlin"));
+        let posix = "CET-1CEST,M3.5.0,M10.5.0/3";
+        assert_eq!(check(tz, &text(posix)), zone(posix));
+        for bad in ["Mars/Olympus", "europe/pariss", "CET-1CEST,M99"] {
+            assert!(check(tz, &text(bad)).is_err(), "{bad}");
         }
         assert!(check(tz, &RawValue::Int(1)).is_err());
+    }
+
+    #[test]
+    fn a_zone_hermes_would_not_read_is_used_with_a_warning() {
+        let tz = key("timezone");
+        let raw = text("europe/london");
+        let setting = check(tz, &raw).unwrap();
+        let warning = hermes_disagrees(tz, &raw, &setting).unwrap();
+        assert_eq!(warning.key, "timezone");
+        assert!(
+            warning.message.contains("Europe/London"),
+            "{}",
+            warning.message
+        );
+        assert!(warning.message.contains("Hermes"), "{}", warning.message);
+        let raw = text(" Europe/London ");
+        let setting = check(tz, &raw).unwrap();
+        assert_eq!(hermes_disagrees(tz, &raw, &setting), None);
+        for (written, says) in [
+            (":Europe/London", "read as Europe/London"),
+            ("CET-1CEST,M3.5.0,M10.5.0/3", "POSIX TZ string"),
+        ] {
+            let raw = text(written);
+            let setting = check(tz, &raw).unwrap();
+            let warning = hermes_disagrees(tz, &raw, &setting).unwrap();
+            assert!(warning.message.contains(says), "{}", warning.message);
+        }
+        // A legacy zone file is a zone name to Hermes too.
+        let raw = text("EST5EDT");
+        let setting = check(tz, &raw).unwrap();
+        assert_eq!(hermes_disagrees(tz, &raw, &setting), None);
     }
 
     #[test]
@@ -255,7 +477,8 @@ mod tests {
         assert_eq!(
             w.message,
             "config key `gateway.loop_watchdog_probe_interval_s`: .inf is infinite; \
-             expected an integer from 1 to 3600; using the default 30"
+             expected a number of seconds from 1 to 3600 (fractions allowed, e.g. 2.5); \
+             using the default 30"
         );
     }
 

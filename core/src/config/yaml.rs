@@ -1,26 +1,34 @@
-//! The YAML seam: the only file that names serde_yaml.
+//! The serde_yaml seam: the only file that names serde_yaml.
 //!
-//! Reading: bytes to a [`RawConfig`] (for `load`) or to a [`Document`] (for
-//! `set`/`unset`), with parse failures mapped to [`ConfigError::Syntax`]
-//! carrying serde_yaml's 1-based line and column. Writing: a [`Document`] is
-//! a serde_yaml mapping edited in place, so unrelated and unknown keys and
-//! their order survive; comments do not (serde_yaml drops them on parse).
+//! Reading: bytes to a [`RawConfig`] (for `load`), a command-line value to a
+//! [`RawValue`], and bytes to a [`Tree`], parse failures mapped to
+//! [`ConfigError::Syntax`] carrying serde_yaml's 1-based line and column.
 //!
-//! Both readers accept the same inputs: a [`Document`] is only built from
-//! bytes that also parse as a [`RawConfig`], so `set` refuses exactly the
-//! files `load` refuses.
+//! A [`Tree`] is what a document *means* (aliases expanded, comments and
+//! quoting gone, every mapping entry in order, a repeated key kept twice). It
+//! is the oracle of `set` and `unset`: the lossless edit of the text
+//! (`lossless.rs`) must mean exactly what the same edit applied to the old
+//! text's tree means, or nothing is written (see `edit.rs`).
 
+use std::fmt;
 use std::path::Path;
 
-use serde_yaml::{Mapping, Value};
+use serde::de::{self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess};
+use serde::de::{VariantAccess, Visitor};
 
-use super::keys::Setting;
 use super::model::ConfigError;
 use super::raw::{RawConfig, RawValue};
 
 /// Parse the config file's bytes.
 pub(crate) fn parse_config(path: &Path, bytes: &[u8]) -> Result<RawConfig, ConfigError> {
-    serde_yaml::from_slice(bytes).map_err(|err| syntax(path, &err))
+    serde_yaml::from_slice(without_bom(bytes)).map_err(|err| syntax(path, &err))
+}
+
+/// `bytes` without a leading UTF-8 byte order mark. serde_yaml reads a file
+/// that starts with one and has two keys or more as several documents and
+/// refuses it; PyYAML (and so Hermes) reads it as the one document it is.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 /// Parse one value typed on the command line (`config set K V`).
@@ -28,99 +36,232 @@ pub(crate) fn parse_scalar(text: &str) -> Result<RawValue, String> {
     serde_yaml::from_str(text).map_err(|err| strip_location(&err))
 }
 
-/// A config file as an editable YAML mapping.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Document {
-    map: Mapping,
+/// Parse the config file's bytes as a [`Tree`].
+pub(crate) fn parse_tree(path: &Path, bytes: &[u8]) -> Result<Tree, ConfigError> {
+    serde_yaml::from_slice(without_bom(bytes)).map_err(|err| syntax(path, &err))
 }
 
-impl Document {
-    /// Parse the file's bytes; an empty or `null` document is an empty mapping.
-    pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Document, ConfigError> {
-        parse_config(path, bytes)?;
-        match serde_yaml::from_slice::<Value>(bytes).map_err(|err| syntax(path, &err))? {
-            Value::Mapping(map) => Ok(Document { map }),
-            Value::Null => Ok(Document::default()),
-            // parse_config refuses every other shape; stay safe regardless.
-            _ => Err(ConfigError::Invalid(format!(
-                "{}: expected a mapping of config keys",
-                path.display()
-            ))),
+/// What a YAML node means, as serde_yaml reads it.
+#[derive(Clone, Debug)]
+pub(crate) enum Tree {
+    Null,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Tree>),
+    /// Entries in file order; a repeated key is kept as it is.
+    Map(Vec<(Tree, Tree)>),
+    /// A node with a non-core tag, e.g. `!secret x`.
+    Tagged(String, Box<Tree>),
+}
+
+impl PartialEq for Tree {
+    /// Structural equality; YAML has one NaN, equal to itself.
+    fn eq(&self, other: &Tree) -> bool {
+        match (self, other) {
+            (Tree::Null, Tree::Null) => true,
+            (Tree::Bool(a), Tree::Bool(b)) => a == b,
+            (Tree::Int(a), Tree::Int(b)) => a == b,
+            (Tree::Float(a), Tree::Float(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (Tree::Str(a), Tree::Str(b)) => a == b,
+            (Tree::Seq(a), Tree::Seq(b)) => a == b,
+            (Tree::Map(a), Tree::Map(b)) => a == b,
+            (Tree::Tagged(t, a), Tree::Tagged(u, b)) => t == u && a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Tree {
+    /// The value of the first entry whose key is the string `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&Tree> {
+        self.entries()?
+            .iter()
+            .find(|(k, _)| k.is_str(key))
+            .map(|(_, value)| value)
+    }
+
+    /// Whether this is the string `text`.
+    pub(crate) fn is_str(&self, text: &str) -> bool {
+        matches!(self, Tree::Str(s) if s == text)
+    }
+
+    fn entries(&self) -> Option<&Vec<(Tree, Tree)>> {
+        match self {
+            Tree::Map(entries) => Some(entries),
+            _ => None,
         }
     }
 
-    /// Write `setting` under `key`: into the dotted top-level form when the
-    /// file has it, else into the nested form (creating the section). When the
-    /// section exists but is not a mapping, the dotted form is written instead
-    /// (it wins on load), leaving the odd section as the user wrote it.
-    pub(crate) fn put(&mut self, key: &str, setting: &Setting) {
-        let value = to_value(setting);
-        if self.map.contains_key(key) {
-            self.map.insert(Value::from(key), value);
-            return;
+    /// Set `key` to `value`: in place when the mapping has it, else appended.
+    /// A null document or section becomes a mapping first; a tag is looked
+    /// through.
+    pub(crate) fn put(&mut self, key: &str, value: Tree) {
+        if matches!(self, Tree::Null) {
+            *self = Tree::Map(Vec::new());
         }
-        let Some((section, leaf)) = key.split_once('.') else {
-            self.map.insert(Value::from(key), value);
+        if let Tree::Tagged(_, inner) = self {
+            return inner.put(key, value);
+        }
+        let Tree::Map(entries) = self else {
             return;
         };
-        match self.map.get_mut(section) {
-            None => {
-                let mut nested = Mapping::new();
-                nested.insert(Value::from(leaf), value);
-                self.map
-                    .insert(Value::from(section), Value::Mapping(nested));
-            }
-            Some(slot @ Value::Null) => {
-                let mut nested = Mapping::new();
-                nested.insert(Value::from(leaf), value);
-                *slot = Value::Mapping(nested);
-            }
-            Some(Value::Mapping(nested)) => {
-                nested.insert(Value::from(leaf), value);
-            }
-            Some(_) => {
-                self.map.insert(Value::from(key), value);
-            }
+        match entries.iter_mut().find(|(k, _)| k.is_str(key)) {
+            Some(entry) => entry.1 = value,
+            None => entries.push((Tree::Str(key.to_string()), value)),
         }
     }
 
-    /// Remove `key` in both forms, and its section if that leaves it empty.
-    /// Returns whether anything was removed. Order of the other keys is kept.
+    /// The value under `key`, a null one created at the end if missing.
+    pub(crate) fn slot(&mut self, key: &str) -> Option<&mut Tree> {
+        if self.get(key).is_none() {
+            self.put(key, Tree::Null);
+        }
+        let Tree::Map(entries) = self else {
+            return None;
+        };
+        entries
+            .iter_mut()
+            .find(|(k, _)| k.is_str(key))
+            .map(|(_, value)| value)
+    }
+
+    /// Remove the first entry with `key`; whether there was one. A tag is
+    /// looked through.
     pub(crate) fn remove(&mut self, key: &str) -> bool {
-        let mut removed = self.map.shift_remove(key).is_some();
-        if let Some((section, leaf)) = key.split_once('.')
-            && let Some(Value::Mapping(nested)) = self.map.get_mut(section)
-        {
-            let nested_removed = nested.shift_remove(leaf).is_some();
-            if nested_removed && nested.is_empty() {
-                self.map.shift_remove(section);
-            }
-            removed |= nested_removed;
+        if let Tree::Tagged(_, inner) = self {
+            return inner.remove(key);
         }
-        removed
+        let Tree::Map(entries) = self else {
+            return false;
+        };
+        match entries.iter().position(|(k, _)| k.is_str(key)) {
+            Some(at) => {
+                entries.remove(at);
+                true
+            }
+            None => false,
+        }
     }
 
-    /// Whether the file mentions `key` in either form.
-    pub(crate) fn contains(&self, key: &str) -> bool {
-        self.map.contains_key(key)
-            || key.split_once('.').is_some_and(|(section, leaf)| {
-                matches!(self.map.get(section), Some(Value::Mapping(n)) if n.contains_key(leaf))
-            })
+    /// Whether this is a mapping with no entries (tagged or not).
+    pub(crate) fn is_empty_map(&self) -> bool {
+        match self {
+            Tree::Map(entries) => entries.is_empty(),
+            Tree::Tagged(_, inner) => inner.is_empty_map(),
+            _ => false,
+        }
     }
 
-    /// The YAML text to write.
-    pub(crate) fn to_text(&self) -> Result<String, ConfigError> {
-        serde_yaml::to_string(&self.map)
-            .map_err(|err| ConfigError::Invalid(format!("failed to render YAML: {err}")))
+    /// The top-level keys whose value differs between `self` and `other`
+    /// (or that only one of them has), in order; for error messages.
+    pub(crate) fn differing_keys(&self, other: &Tree) -> Vec<String> {
+        let (Some(a), Some(b)) = (self.entries(), other.entries()) else {
+            return vec!["the whole document".to_string()];
+        };
+        let mut keys: Vec<String> = Vec::new();
+        for (key, _) in a.iter().chain(b) {
+            let name = key.to_string();
+            fn values<'t>(list: &'t [(Tree, Tree)], key: &Tree) -> Vec<&'t Tree> {
+                list.iter()
+                    .filter(|(k, _)| k == key)
+                    .map(|(_, v)| v)
+                    .collect()
+            }
+            if values(a, key) != values(b, key) && !keys.contains(&name) {
+                keys.push(name);
+            }
+        }
+        keys
     }
 }
 
-fn to_value(setting: &Setting) -> Value {
-    match setting {
-        Setting::Bool(b) => Value::Bool(*b),
-        Setting::Int(n) | Setting::OptInt(Some(n)) => Value::from(*n),
-        Setting::OptInt(None) | Setting::Zone(None) => Value::Null,
-        Setting::Zone(Some(zone)) => Value::from(zone.as_str()),
+impl fmt::Display for Tree {
+    /// A key as it reads in YAML, shortened (for messages).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tree::Str(s) => f.write_str(s),
+            Tree::Null => f.write_str("null"),
+            Tree::Bool(b) => write!(f, "{b}"),
+            Tree::Int(n) => write!(f, "{n}"),
+            Tree::Float(x) => write!(f, "{x}"),
+            Tree::Seq(_) => f.write_str("[...]"),
+            Tree::Map(_) => f.write_str("{...}"),
+            Tree::Tagged(tag, inner) => write!(f, "{tag} {inner}"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Tree {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TreeVisitor)
+    }
+}
+
+struct TreeVisitor;
+
+impl<'de> Visitor<'de> for TreeVisitor {
+    type Value = Tree;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Tree, E> {
+        Ok(Tree::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Tree, E> {
+        Ok(Tree::Int(i128::from(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Tree, E> {
+        Ok(Tree::Int(i128::from(v)))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Tree, E> {
+        Ok(Tree::Int(v))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Tree, E> {
+        Ok(i128::try_from(v).map_or(Tree::Float(v as f64), Tree::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Tree, E> {
+        Ok(Tree::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Tree, E> {
+        Ok(Tree::Str(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Tree, E> {
+        Ok(Tree::Str(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Tree, E> {
+        Ok(Tree::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Tree, E> {
+        Ok(Tree::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Tree, D::Error> {
+        Tree::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Tree>()? {
+            items.push(item);
+        }
+        Ok(Tree::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tree, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = map.next_entry::<Tree, Tree>()? {
+            entries.push(entry);
+        }
+        Ok(Tree::Map(entries))
+    }
+    /// serde_yaml presents a node with a custom tag as an enum variant.
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Tree, A::Error> {
+        let (tag, variant): (String, _) = data.variant()?;
+        let inner = variant.newtype_variant::<Tree>()?;
+        Ok(Tree::Tagged(
+            format!("!{}", tag.trim_start_matches('!')),
+            Box::new(inner),
+        ))
     }
 }
 
@@ -156,12 +297,8 @@ fn strip_location(err: &serde_yaml::Error) -> String {
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> Document {
-        Document::parse(Path::new("c.yaml"), text.as_bytes()).unwrap()
-    }
-
-    fn text(document: &Document) -> String {
-        document.to_text().unwrap()
+    fn tree(text: &str) -> Tree {
+        parse_tree(Path::new("c.yaml"), text.as_bytes()).unwrap()
     }
 
     #[test]
@@ -182,6 +319,16 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_not_a_document() {
+        let raw = parse_config(
+            Path::new("c.yaml"),
+            "\u{feff}timezone: UTC\nb: 2\n".as_bytes(),
+        );
+        assert!(raw.is_ok(), "{raw:?}");
+        assert_eq!(tree("\u{feff}a: 1\nb: 2\n"), tree("a: 1\nb: 2\n"));
+    }
+
+    #[test]
     fn scalars_parse_as_yaml() {
         assert_eq!(parse_scalar("30"), Ok(RawValue::Int(30)));
         assert_eq!(parse_scalar("30.0"), Ok(RawValue::Float(30.0)));
@@ -192,36 +339,49 @@ mod tests {
     }
 
     #[test]
-    fn put_fills_a_null_section_and_appends_new_keys_last() {
-        let mut document = doc("a: 1\ncron:\nb: 2\n");
-        document.put("cron.output_retention", &Setting::Int(5));
-        document.put("timezone", &Setting::Zone(Some("UTC".into())));
-        document.put("gateway.loop_watchdog", &Setting::Bool(false));
+    fn trees_expand_aliases_keep_order_repeats_and_tags() {
+        let t = tree("a: &x {k: 1}\nb: *x\nm: {r: 1, r: 2}\nt: !secret s\nn: .nan\n");
+        let k1 = Tree::Map(vec![(Tree::Str("k".into()), Tree::Int(1))]);
+        assert_eq!(t.get("b"), Some(&k1));
+        assert_eq!(t.get("a"), t.get("b"));
+        let Some(Tree::Map(repeated)) = t.get("m") else {
+            panic!("{t:?}");
+        };
+        assert_eq!(repeated.len(), 2);
         assert_eq!(
-            text(&document),
-            "a: 1\ncron:\n  output_retention: 5\nb: 2\ntimezone: UTC\ngateway:\n  loop_watchdog: false\n"
+            t.get("t"),
+            Some(&Tree::Tagged(
+                "!secret".into(),
+                Box::new(Tree::Str("s".into()))
+            ))
+        );
+        assert_eq!(
+            t,
+            tree("a: {k: 1}\nb: {k: 1}\nm: {r: 1, r: 2}\nt: !secret s\nn: .NaN\n")
+        );
+        assert_ne!(
+            t,
+            tree("b: {k: 1}\na: {k: 1}\nm: {r: 1, r: 2}\nt: !secret s\nn: .nan\n")
         );
     }
 
     #[test]
-    fn remove_keeps_order_and_drops_only_sections_it_emptied() {
-        let mut document = doc("a: 1\ncron: {output_retention: 5}\ngateway: {}\nz: 2\n");
-        assert!(document.contains("cron.output_retention"));
-        assert!(document.remove("cron.output_retention"));
-        assert!(!document.contains("cron.output_retention"));
-        assert!(!document.remove("gateway.loop_watchdog"));
-        assert_eq!(text(&document), "a: 1\ngateway: {}\nz: 2\n");
-    }
-
-    #[test]
-    fn only_mappings_and_empty_documents_are_documents() {
-        assert_eq!(doc(""), Document::default());
-        assert_eq!(doc("# nothing\n"), Document::default());
-        for bad in ["[1]", "5", "a: 1\na: 2\n"] {
-            assert!(
-                Document::parse(Path::new("c.yaml"), bad.as_bytes()).is_err(),
-                "{bad}"
-            );
-        }
+    fn edits_on_trees() {
+        let mut t = tree("a: 1\ncron:\nb: 2\n");
+        t.slot("cron").unwrap().put("x", Tree::Int(5));
+        t.put("a", Tree::Int(3));
+        t.slot("gateway").unwrap().put("y", Tree::Bool(true));
+        assert_eq!(t, tree("a: 3\ncron: {x: 5}\nb: 2\ngateway: {y: true}\n"));
+        assert!(t.remove("b"));
+        assert!(!t.remove("b"));
+        assert_eq!(
+            t.differing_keys(&tree("a: 3\ncron: {x: 6}\n")),
+            ["cron", "gateway"]
+        );
+        let mut empty = tree("# only a comment\n");
+        assert_eq!(empty, Tree::Null);
+        empty.put("k", Tree::Null);
+        assert_eq!(empty, tree("k: null\n"));
+        assert!(tree("{}").is_empty_map());
     }
 }

@@ -56,8 +56,12 @@ fn set_refuses_nan_and_leaves_the_file_byte_identical() {
 fn set_refuses_bad_booleans_zones_and_unparsable_values() {
     let (_dir, path) = file(KEEP);
     for (key, value) in [
-        ("cron.catch_up_missed", "yes"),
+        ("cron.catch_up_missed", "maybe"),
         ("cron.catch_up_missed", "1"),
+        ("cron.catch_up_missed", "y"),
+        ("gateway.loop_watchdog_probe_timeout_s", "0.5"),
+        ("gateway.loop_watchdog_probe_timeout_s", "nan"),
+        ("timezone", "europe/pariss"),
         ("timezone", "Mars/Olympus"),
         ("timezone", "5"),
         ("cron.max_parallel_jobs", "0"),
@@ -241,14 +245,353 @@ fn unset_of_an_absent_key_is_a_no_op() {
 }
 
 #[test]
-fn unset_removes_a_present_unknown_key_and_refuses_an_absent_one() {
-    let (_dir, path) = file("cron:\n  stale: 1\n  output_retention: 5\nlegacy: x\n");
-    unset(&path, "cron.stale").unwrap();
-    unset(&path, "legacy").unwrap();
-    assert_eq!(read(&path), "cron:\n  output_retention: 5\n");
+fn unset_removes_a_present_near_miss_and_refuses_other_keys() {
+    let text = "# mine\ncron:\n  stale: 1\n  output_retention: 5\n  requre_restart_safe_scope: true\n\
+                legacy: x\nloop_watchdog_max_strikes: 4  # bare\nmodel: {default: gpt}\n";
+    let (_dir, path) = file(text);
+    for key in ["cron.stale", "legacy", "model", "model.default", "cron"] {
+        let message = invalid_message(unset(&path, key).unwrap_err());
+        assert!(
+            message.contains("not a hermes-cron key"),
+            "{key}: {message}"
+        );
+    }
+    assert_eq!(read(&path), text, "refused unsets change nothing");
+    unset(&path, "cron.requre_restart_safe_scope").unwrap();
+    unset(&path, "loop_watchdog_max_strikes").unwrap();
+    assert_eq!(
+        read(&path),
+        "# mine\ncron:\n  stale: 1\n  output_retention: 5\nlegacy: x\nmodel: {default: gpt}\n"
+    );
     let message = invalid_message(unset(&path, "cron.output_retentoin").unwrap_err());
     assert!(
         message.contains("did you mean `cron.output_retention`"),
         "{message}"
     );
+}
+
+/// The heart of the issue: `set` and `unset` change only the lines of their
+/// key; every other byte of a Hermes config survives.
+#[test]
+fn set_and_unset_change_only_the_lines_of_their_key() {
+    let text = "# Hermes config\n\
+                model:\n  default: \"gpt-5\"   # quoted on purpose\n\
+                approvals: {mode: 'off'}\n\
+                defaults: &defaults\n  retries: 3\n\
+                agent:\n  <<: *defaults\n  since: \"2026-01-01\"\n\
+                cron:\n  provider: hermes-cron\n  # how many to keep\n  output_retention: 7  # seven\n\
+                gateway: {strict: yes, loop_watchdog: true}\n";
+    let (_dir, path) = file(text);
+    set(&path, "cron.output_retention", "9").unwrap();
+    set(&path, "gateway.loop_watchdog", "off").unwrap();
+    set(&path, "gateway.loop_watchdog_probe_timeout_s", "2.5").unwrap();
+    set(&path, "timezone", "europe/london").unwrap();
+    let expected =
+        text.replace(
+            "output_retention: 7  # seven",
+            "output_retention: 9  # seven",
+        )
+        .replace(
+            "gateway: {strict: yes, loop_watchdog: true}",
+            "gateway: {strict: yes, loop_watchdog: false, loop_watchdog_probe_timeout_s: 2.5}",
+        ) + "timezone: Europe/London\n";
+    assert_eq!(read(&path), expected);
+    unset(&path, "gateway.loop_watchdog").unwrap();
+    unset(&path, "gateway.loop_watchdog_probe_timeout_s").unwrap();
+    unset(&path, "timezone").unwrap();
+    unset(&path, "cron.output_retention").unwrap();
+    let expected = text
+        .replace("  output_retention: 7  # seven\n", "")
+        .replace("{strict: yes, loop_watchdog: true}", "{strict: yes}");
+    assert_eq!(read(&path), expected);
+}
+
+#[test]
+fn set_writes_into_both_forms_when_the_file_has_both() {
+    let (_dir, path) = file(
+        "gateway.loop_watchdog_max_strikes: 4\ngateway:\n  loop_watchdog_max_strikes: 3  # old\n",
+    );
+    set(&path, "gateway.loop_watchdog_max_strikes", "6").unwrap();
+    assert_eq!(
+        read(&path),
+        "gateway.loop_watchdog_max_strikes: 6\ngateway:\n  loop_watchdog_max_strikes: 6  # old\n"
+    );
+}
+
+#[test]
+fn set_refuses_a_section_that_is_an_alias_and_a_shared_anchor() {
+    let text = "base: &base {output_retention: 5}\ncron: *base\n";
+    let (_dir, path) = file(text);
+    let message = invalid_message(set(&path, "cron.output_retention", "6").unwrap_err());
+    assert!(message.contains("alias"), "{message}");
+    let message = invalid_message(unset(&path, "cron.output_retention").unwrap_err());
+    assert!(message.contains("alias"), "{message}");
+    assert_eq!(read(&path), text);
+    // Changing an anchored section would change its alias elsewhere too.
+    let text = "cron: &c\n  output_retention: 5\nbackup_cron: *c\n";
+    let (_dir, path) = file(text);
+    let message = invalid_message(set(&path, "cron.output_retention", "6").unwrap_err());
+    assert!(message.contains("`backup_cron`"), "{message}");
+    let message = invalid_message(unset(&path, "cron.output_retention").unwrap_err());
+    assert!(message.contains("`backup_cron`"), "{message}");
+    assert_eq!(read(&path), text);
+    // With the dotted form present, that is where the value goes.
+    let text = "base: &base {output_retention: 5}\ncron: *base\ncron.output_retention: 7\n";
+    let (_dir, path) = file(text);
+    set(&path, "cron.output_retention", "6").unwrap();
+    assert_eq!(read(&path), text.replace(": 7", ": 6"));
+}
+
+#[test]
+fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
+    let (_dir, path) = file("# c\n");
+    for (key, value, written) in [
+        ("gateway.loop_watchdog", "off", "false"),
+        ("cron.require_restart_safe_scope", "Yes", "true"),
+        ("gateway.loop_watchdog_max_strikes", "5.0", "5"),
+        ("gateway.loop_watchdog_probe_timeout_s", "2.5", "2.5"),
+        ("gateway.loop_watchdog_probe_interval_s", "'20'", "20"),
+        ("timezone", "europe/london", "Europe/London"),
+    ] {
+        set(&path, key, value).unwrap();
+        assert_eq!(get(&path, key).unwrap(), written, "{key}");
+    }
+    assert_eq!(
+        read(&path),
+        "# c\ngateway:\n  loop_watchdog: false\n  loop_watchdog_max_strikes: 5\n  \
+         loop_watchdog_probe_timeout_s: 2.5\n  loop_watchdog_probe_interval_s: 20\n\
+         cron:\n  require_restart_safe_scope: true\ntimezone: Europe/London\n"
+    );
+    assert!(load(&path).unwrap().warnings.is_empty());
+}
+
+#[test]
+fn a_section_with_a_merge_key_gets_its_own_key() {
+    let text = "defaults: &d\n  output_retention: 4\ncron:\n  <<: *d\n  provider: hermes-cron\n";
+    let (_dir, path) = file(text);
+    assert_eq!(get(&path, "cron.output_retention").unwrap(), "4");
+    set(&path, "cron.output_retention", "9").unwrap();
+    assert_eq!(read(&path), format!("{text}  output_retention: 9\n"));
+    assert_eq!(get(&path, "cron.output_retention").unwrap(), "9");
+    unset(&path, "cron.output_retention").unwrap();
+    assert_eq!(read(&path), text);
+    assert_eq!(
+        get(&path, "cron.output_retention").unwrap(),
+        "4",
+        "the merged value again"
+    );
+}
+
+#[test]
+fn a_multi_line_value_is_replaced_whole() {
+    let (_dir, path) = file("a: 1\ntimezone: |\n  Europe/Paris\nb: 2\n");
+    set(&path, "timezone", "UTC").unwrap();
+    assert_eq!(read(&path), "a: 1\ntimezone: UTC\nb: 2\n");
+}
+
+#[test]
+fn edits_of_odd_documents() {
+    for (before, after) in [
+        ("", "timezone: UTC\n"),
+        ("# only a comment\n", "# only a comment\ntimezone: UTC\n"),
+        ("---\n", "---\ntimezone: UTC\n"),
+        ("null\n", "\ntimezone: UTC\n"),
+        ("{}\n", "{timezone: UTC}\n"),
+        ("a: 1", "a: 1\ntimezone: UTC"),
+        ("a: 1\r\nb: 2\r\n", "a: 1\r\nb: 2\r\ntimezone: UTC\r\n"),
+        (
+            "\u{feff}a: 1\nb: 2\n",
+            "\u{feff}a: 1\nb: 2\ntimezone: UTC\n",
+        ),
+        ("timezone: 'Asia/Tokyo'  # q\n", "timezone: UTC  # q\n"),
+    ] {
+        let (_dir, path) = file(before);
+        set(&path, "timezone", "utc").unwrap();
+        assert_eq!(read(&path), after, "{before:?}");
+        unset(&path, "timezone").unwrap();
+        let (_dir2, again) = file(after);
+        unset(&again, "timezone").unwrap();
+        assert!(load(&again).unwrap().config.timezone.is_none());
+    }
+}
+
+mod properties {
+    //! `set` and `unset` on generated YAML-shaped documents: they never
+    //! panic, and when they write, the key has its new value, no other key of
+    //! ours changes, and no line that does not name the key or its section
+    //! changes.
+
+    use hermes_cron_core::config::{self as pure, load_bytes, validated};
+    use proptest::prelude::*;
+    use proptest::sample::select;
+    use std::path::Path;
+
+    const KEYS: [&str; 13] = [
+        "timezone",
+        "cron.require_restart_safe_scope",
+        "cron.catch_up_missed",
+        "cron.max_parallel_jobs",
+        "cron.script_timeout_seconds",
+        "cron.output_retention",
+        "cron.output_max_bytes",
+        "cron.ledger_retention",
+        "cron.heartbeat_interval_s",
+        "gateway.loop_watchdog",
+        "gateway.loop_watchdog_probe_interval_s",
+        "gateway.loop_watchdog_probe_timeout_s",
+        "gateway.loop_watchdog_max_strikes",
+    ];
+
+    fn words(list: &[&'static str]) -> impl Strategy<Value = String> + Clone + use<> {
+        select(list.to_vec()).prop_map(str::to_string)
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0u64..2_000).prop_map(|n| n.to_string()),
+            words(&[
+                ".nan",
+                "2.5",
+                "30.0",
+                "'5'",
+                "off",
+                "'off'",
+                "yes",
+                "\"yes\"",
+                "true",
+                "null",
+                "~",
+                "",
+                "unbounded",
+                "system",
+                "Europe/Paris",
+                "europe/london",
+                "2026-01-01",
+                "12:30",
+                "1_000",
+                "0x10",
+                "1e3",
+                "[1, 2]",
+                "{a: 1}",
+                "&a 5",
+                "*a",
+                "!tag x",
+                "x  # comment",
+                "'it''s'",
+            ]),
+        ]
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => select(KEYS.to_vec()).prop_map(str::to_string),
+            1 => words(&["cron", "gateway", "model", "cron.provider", "timezon", "<<", "a.b"]),
+        ]
+    }
+
+    fn entry() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (key(), value()).prop_map(|(k, v)| format!("{k}: {v}")),
+            (
+                words(&["cron", "gateway", "other"]),
+                prop::collection::vec((key(), value()), 0..4),
+                words(&["  ", "    "]),
+                any::<bool>(),
+            )
+                .prop_map(|(section, entries, indent, flow)| {
+                    let leaf = |key: &str| key.rsplit('.').next().unwrap_or_default().to_string();
+                    if flow {
+                        let inner: Vec<String> = entries
+                            .iter()
+                            .map(|(k, v)| format!("{}: {}", leaf(k), v.replace('\n', " ")))
+                            .collect();
+                        format!("{section}: {{{}}}  # flow", inner.join(", "))
+                    } else {
+                        let mut out = format!("{section}:");
+                        for (key, value) in entries {
+                            out.push_str(&format!("\n{indent}{}: {value}", leaf(&key)));
+                        }
+                        out
+                    }
+                }),
+            words(&[
+                "# comment",
+                "",
+                "anchor: &x {output_retention: 4}",
+                "alias: *x"
+            ]),
+        ]
+    }
+
+    fn document() -> impl Strategy<Value = String> {
+        prop::collection::vec(entry(), 0..7).prop_map(|lines| lines.join("\n") + "\n")
+    }
+
+    /// The lines of `text` that do not name `key`'s leaf or section. Not
+    /// compared: blank lines (two around a removed entry become one) and the
+    /// `{}` left when the last key goes.
+    fn untouched_lines(text: &str, key: &str) -> Vec<String> {
+        let names: Vec<&str> = key.split('.').collect();
+        text.lines()
+            .filter(|line| !names.iter().any(|name| line.contains(name)))
+            .filter(|line| !line.trim().is_empty() && *line != "{}")
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn values(text: &str) -> Vec<(&'static str, String)> {
+        let path = Path::new("c.yaml");
+        let validated = validated(path, Some(text.as_bytes())).unwrap();
+        KEYS.iter()
+            .map(|key| (*key, pure::get(&validated, key).unwrap()))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 400,
+            max_global_rejects: 1_000_000,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn set_changes_only_its_key(doc in document(), key in select(KEYS.to_vec()), value in value()) {
+            let path = Path::new("c.yaml");
+            prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
+            let Ok(text) = pure::set(path, Some(doc.as_bytes()), key, &value) else {
+                return Ok(());
+            };
+            let before = values(&doc);
+            let after = values(&text);
+            let fresh = pure::set(path, None, key, &value).unwrap();
+            for ((name, old), (_, new)) in before.iter().zip(&after) {
+                if *name == key {
+                    prop_assert_eq!(new, &values(&fresh).into_iter().find(|(n, _)| n == name).unwrap().1);
+                } else {
+                    prop_assert_eq!(old, new, "{} changed", name);
+                }
+            }
+            prop_assert_eq!(untouched_lines(&doc, key), untouched_lines(&text, key), "{}", text);
+        }
+
+        #[test]
+        fn unset_changes_only_its_key(doc in document(), key in key()) {
+            let path = Path::new("c.yaml");
+            prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
+            let Ok(Some(text)) = pure::unset(path, Some(doc.as_bytes()), &key) else {
+                return Ok(());
+            };
+            let before = values(&doc);
+            let after = values(&text);
+            let defaults = values("");
+            for (((name, old), (_, new)), (_, default)) in before.iter().zip(&after).zip(&defaults) {
+                if *name == key {
+                    prop_assert_eq!(new, default);
+                } else {
+                    prop_assert_eq!(old, new, "{} changed", name);
+                }
+            }
+            prop_assert_eq!(untouched_lines(&doc, &key), untouched_lines(&text, &key), "{}", text);
+        }
+    }
 }

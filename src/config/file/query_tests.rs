@@ -24,8 +24,9 @@ fn get_prints_defaults_and_ignores_invalid_values() {
 
 #[test]
 fn show_lists_every_key_with_its_source_aligned() {
-    let (_dir, path) =
-        file("cron.output_retention: 7\ngateway: {loop_watchdog_max_strikes: .inf}\nextra: 1\n");
+    let (_dir, path) = file(
+        "cron.output_retention: 7\ngateway: {loop_watchdog_max_strikes: .inf}\nextra: 1\ntimezon: UTC\n",
+    );
     let text = show(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), key_table().len() + 1, "{text}");
@@ -55,13 +56,40 @@ fn show_lists_every_key_with_its_source_aligned() {
         ("unbounded", "default"),
         "{text}"
     );
-    assert_eq!(lines[key_table().len()], "# unknown key, ignored: extra");
+    assert_eq!(
+        lines[key_table().len()],
+        "# unknown key, ignored: timezon (did you mean timezone?)"
+    );
+}
+
+#[test]
+fn get_and_show_print_fractional_seconds_and_canonical_zones() {
+    let (_dir, path) = file(
+        "timezone: asia/tokyo\ngateway: {loop_watchdog_probe_timeout_s: '2.5', loop_watchdog: 'off'}\n",
+    );
+    assert_eq!(
+        get(&path, "gateway.loop_watchdog_probe_timeout_s").unwrap(),
+        "2.5"
+    );
+    assert_eq!(
+        get(&path, "gateway.loop_watchdog_probe_interval_s").unwrap(),
+        "30"
+    );
+    assert_eq!(get(&path, "gateway.loop_watchdog").unwrap(), "false");
+    assert_eq!(get(&path, "timezone").unwrap(), "Asia/Tokyo");
+    let text = show(&path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("gateway.loop_watchdog_probe_timeout_s:"))
+        .unwrap();
+    assert_eq!(line.split_whitespace().nth(1), Some("2.5"), "{text}");
 }
 
 #[test]
 fn show_output_loads_back_to_the_same_config() {
-    let (_dir, path) =
-        file("timezone: Asia/Tokyo\ncron: {max_parallel_jobs: 3, catch_up_missed: false}\n");
+    let (_dir, path) = file(
+        "timezone: Asia/Tokyo\ncron: {max_parallel_jobs: 3, catch_up_missed: false}\ngateway: {loop_watchdog_probe_interval_s: 0.25e1}\n",
+    );
     let text = show(&path).unwrap();
     let (_dir, copy) = file(&text);
     let reloaded = load(&copy).unwrap();

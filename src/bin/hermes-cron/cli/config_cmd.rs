@@ -17,11 +17,28 @@ pub fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
         ConfigAction::Set { key, value } => {
             ensure_private_dir(ctx.home.root())?;
             config::set(&path, &key, &value)?;
+            // The new file's warnings, e.g. a zone Hermes would not read.
+            ctx.config()?;
             println!("{key} = {}", config::get(&path, &key)?);
         }
         ConfigAction::Unset { key } => {
             config::unset(&path, &key)?;
-            println!("{key} = {} (default)", config::get(&path, &key)?);
+            match config::key_table()
+                .into_iter()
+                .find(|info| info.name == key)
+            {
+                Some(info) => {
+                    let value = config::get(&path, &key)?;
+                    if value == info.default {
+                        println!("{key} = {value} (default)");
+                    } else {
+                        // Still given by a merge key (`<<: *anchor`) of its section.
+                        println!("{key} = {value} (still given by a `<<` merge key in the file)");
+                    }
+                }
+                // A mistyped key (what `load` warned about), now gone.
+                None => println!("{key} removed"),
+            }
         }
         ConfigAction::Show => {
             ctx.config()?;

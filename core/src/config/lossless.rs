@@ -1,0 +1,296 @@
+//! The yaml-edit seam: the only file that names yaml-edit.
+//!
+//! A [`Text`] is the config file as a concrete syntax tree (rowan): it prints
+//! back byte for byte, and an edit changes only the entry it touches. Setting
+//! a value replaces the value in place (a trailing comment, the key's quoting
+//! and a flow mapping's braces are kept); a new key is appended to its
+//! mapping in the mapping's own style and indentation (and line ending); a new
+//! section is appended at the end of the document. Removing an entry removes
+//! its line(s); a comment on the line above stays.
+//!
+//! yaml-edit is tolerant of errors and is not the judge of what the file
+//! means: `edit.rs` validates the file with serde_yaml first and checks what
+//! the new text means before anything is written.
+
+use std::str::FromStr;
+
+use yaml_edit::{Mapping, ScalarValue, YamlFile, YamlNode};
+
+use super::yaml11::Scalar;
+
+/// What a top-level key holds, as far as editing it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Holds {
+    /// The document has no such key.
+    Nothing,
+    /// `cron:` or `cron: ~`: a section with no keys yet.
+    Null,
+    /// A block or flow mapping (possibly tagged).
+    Mapping,
+    /// An alias (`*defaults`): its keys are those of another node.
+    Alias,
+    /// Anything else (a scalar, a list).
+    Other,
+}
+
+/// A config file being edited.
+pub(crate) struct Text {
+    file: YamlFile,
+}
+
+impl Text {
+    /// Parse `text`; an error when yaml-edit cannot hold it losslessly.
+    pub(crate) fn parse(text: &str) -> Result<Text, String> {
+        let file = YamlFile::from_str(text).map_err(|err| err.to_string())?;
+        if file.to_string() != text {
+            return Err("it would not be reproduced byte for byte".to_string());
+        }
+        let parsed = Text { file };
+        // A document that is only `null` or `~` has no mapping to add to:
+        // drop the scalar (its comments stay) and start from an empty one.
+        if let Some(range) = parsed.null_root() {
+            let (start, end) = (range.start as usize, range.end as usize);
+            let without = format!("{}{}", &text[..start], &text[end..]);
+            let file = YamlFile::from_str(&without).map_err(|err| err.to_string())?;
+            return Ok(Text { file });
+        }
+        Ok(parsed)
+    }
+
+    /// The byte range of a null scalar that is the whole document, if so.
+    fn null_root(&self) -> Option<yaml_edit::TextPosition> {
+        let scalar = self.file.document()?.as_scalar()?;
+        scalar
+            .is_null()
+            .then(|| YamlNode::Scalar(scalar).byte_range())
+    }
+
+    /// The text, with every edit made so far.
+    pub(crate) fn text(&self) -> String {
+        self.file.to_string()
+    }
+
+    /// The root mapping (created in an empty or comment-only document).
+    fn root(&self) -> Option<Mapping> {
+        self.file.ensure_document().as_mapping()
+    }
+
+    /// What the top-level key `key` holds.
+    pub(crate) fn holds(&self, key: &str) -> Holds {
+        let Some(root) = self.root() else {
+            return Holds::Nothing;
+        };
+        if !root.contains_key(key) {
+            return Holds::Nothing;
+        }
+        // `cron:` with nothing after it has no value node at all.
+        let Some(node) = root.get(key) else {
+            return Holds::Null;
+        };
+        if node.is_alias() {
+            Holds::Alias
+        } else if node.as_scalar().is_some_and(|scalar| scalar.is_null()) {
+            Holds::Null
+        } else if root.get_mapping(key).is_some() {
+            Holds::Mapping
+        } else {
+            Holds::Other
+        }
+    }
+
+    /// Whether the mapping under the top-level `section` has `leaf`.
+    pub(crate) fn nested_has(&self, section: &str, leaf: &str) -> bool {
+        self.root()
+            .and_then(|root| root.get_mapping(section))
+            .is_some_and(|nested| nested.contains_key(leaf))
+    }
+
+    /// Set the top-level `key` (in place, or appended). False when the
+    /// document has no root mapping.
+    pub(crate) fn set_top(&self, key: &str, value: &Scalar) -> bool {
+        match self.root() {
+            Some(root) => {
+                root.set(key, scalar_value(value));
+                true
+            }
+            // A document with nothing in it yet (`---`): this makes its root.
+            None => self.file.ensure_document().set(key, scalar_value(value)),
+        }
+    }
+
+    /// Set `leaf` in the top-level `section`: in place, or appended to the
+    /// section's mapping; a missing or null section becomes a mapping holding
+    /// `leaf` (appended at the end of the document, or in place of the null).
+    /// False when `section` holds anything else or there is no root mapping.
+    pub(crate) fn set_nested(&self, section: &str, leaf: &str, value: &Scalar) -> bool {
+        let Some(root) = self.root() else {
+            let nested = Mapping::new();
+            nested.set(leaf, scalar_value(value));
+            return self.file.ensure_document().set(section, nested);
+        };
+        match self.holds(section) {
+            Holds::Mapping => match root.get_mapping(section) {
+                Some(nested) => {
+                    nested.set(leaf, scalar_value(value));
+                    true
+                }
+                None => false,
+            },
+            Holds::Nothing | Holds::Null => {
+                let nested = Mapping::new();
+                nested.set(leaf, scalar_value(value));
+                root.set(section, nested);
+                true
+            }
+            Holds::Alias | Holds::Other => false,
+        }
+    }
+
+    /// Remove the top-level `key`; whether it was there.
+    pub(crate) fn remove_top(&self, key: &str) -> bool {
+        self.root().is_some_and(|root| root.remove(key).is_some())
+    }
+
+    /// Remove `leaf` from the mapping under the top-level `section`, and the
+    /// section too if that leaves it empty; whether `leaf` was there.
+    pub(crate) fn remove_nested(&self, section: &str, leaf: &str) -> bool {
+        let Some(root) = self.root() else {
+            return false;
+        };
+        let Some(nested) = root.get_mapping(section) else {
+            return false;
+        };
+        if nested.remove(leaf).is_none() {
+            return false;
+        }
+        if nested.is_empty() {
+            root.remove(section);
+        }
+        true
+    }
+}
+
+/// The yaml-edit scalar that writes exactly `scalar.text()`.
+fn scalar_value(scalar: &Scalar) -> ScalarValue {
+    match scalar {
+        Scalar::Bool(b) => ScalarValue::from(*b),
+        Scalar::Int(n) => ScalarValue::from(*n),
+        // Displayed shortest, so the decimal written is the one parsed.
+        Scalar::Float(text) => ScalarValue::from(text.parse::<f64>().unwrap_or(f64::NAN)),
+        Scalar::Null => ScalarValue::null(),
+        Scalar::Plain(s) => ScalarValue::plain(s.as_str()),
+        Scalar::SingleQuoted(s) => ScalarValue::single_quoted(s.as_str()),
+        Scalar::DoubleQuoted(s) => ScalarValue::double_quoted(s.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(source: &str) -> Text {
+        Text::parse(source).unwrap()
+    }
+
+    /// yaml-edit writes exactly the text `yaml11.rs` decided, in a block
+    /// mapping and in a flow mapping.
+    #[test]
+    fn values_are_written_as_decided() {
+        let mut scalars: Vec<Scalar> = super::super::yaml11::tests::TABLE
+            .iter()
+            .map(|(string, _, _)| Scalar::string(string))
+            .collect();
+        scalars.extend([
+            Scalar::Bool(true),
+            Scalar::Int(8_388_608),
+            Scalar::Float("2.5".into()),
+            Scalar::Float("3599.999999999".into()),
+            Scalar::Float("0.001".into()),
+            Scalar::Null,
+        ]);
+        for scalar in scalars {
+            let written = scalar.text();
+            let block = text("a: 1\n");
+            assert!(block.set_top("k", &scalar));
+            assert_eq!(block.text(), format!("a: 1\nk: {written}\n"), "{scalar:?}");
+            let flow = text("s: {a: 1}\n");
+            assert!(flow.set_nested("s", "k", &scalar));
+            assert_eq!(
+                flow.text(),
+                format!("s: {{a: 1, k: {written}}}\n"),
+                "{scalar:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_reproduces_the_text_and_empties_a_null_document() {
+        for source in [
+            "",
+            "# c\n",
+            "---\n",
+            "a: 1",
+            "a: 1\r\nb: 2\r\n",
+            "\u{feff}a: 1\n",
+        ] {
+            assert_eq!(text(source).text(), source);
+        }
+        let t = text("# keep\nnull  # me\n");
+        assert_eq!(t.text(), "# keep\n  # me\n");
+        assert!(t.set_top("k", &Scalar::Int(1)));
+        assert_eq!(t.text(), "# keep\n  # me\nk: 1\n");
+    }
+
+    #[test]
+    fn what_a_key_holds() {
+        let t = text("a: &d {x: 1}\nb: *d\nc:\nd: ~\ne: 5\nf: [1]\ng: !t {x: 1}\nh:\n  x: 1\n");
+        let holds: Vec<Holds> = ["a", "b", "c", "d", "e", "f", "g", "h", "z"]
+            .iter()
+            .map(|key| t.holds(key))
+            .collect();
+        use Holds::*;
+        assert_eq!(
+            holds,
+            [
+                Mapping, Alias, Null, Null, Other, Other, Mapping, Mapping, Nothing
+            ]
+        );
+    }
+
+    #[test]
+    fn edits_touch_only_their_lines() {
+        let source = "# head\ncron:\n  # about x\n  x: 1  # xc\n  y: 2\nflow: {p: 1, q: 2}  # f\ntail: end\n";
+        let t = text(source);
+        assert!(t.set_nested("cron", "x", &Scalar::Int(7)));
+        assert!(t.set_nested("flow", "q", &Scalar::Bool(false)));
+        assert!(t.set_nested("cron", "z", &Scalar::Null));
+        assert!(t.set_nested("new", "k", &Scalar::string("off")));
+        assert_eq!(
+            t.text(),
+            "# head\ncron:\n  # about x\n  x: 7  # xc\n  y: 2\n  z: null\nflow: {p: 1, q: false}  # f\n\
+             tail: end\nnew:\n  k: 'off'\n"
+        );
+        assert!(t.remove_nested("cron", "x"));
+        assert!(!t.remove_nested("cron", "x"));
+        assert!(t.remove_nested("flow", "p"));
+        assert!(t.remove_nested("flow", "q"));
+        assert!(t.remove_top("tail"));
+        assert!(!t.remove_top("tail"));
+        assert_eq!(
+            t.text(),
+            "# head\ncron:\n  # about x\n  y: 2\n  z: null\nnew:\n  k: 'off'\n"
+        );
+    }
+
+    #[test]
+    fn a_null_section_becomes_a_mapping_and_others_are_refused() {
+        let t = text("a: 1\ncron: ~  # nothing yet\nb: 2\nalias: *x\nlist: [1]\n");
+        assert!(t.set_nested("cron", "x", &Scalar::Int(1)));
+        assert!(!t.set_nested("alias", "x", &Scalar::Int(1)));
+        assert!(!t.set_nested("list", "x", &Scalar::Int(1)));
+        assert_eq!(
+            t.text(),
+            "a: 1\ncron:  # nothing yet\n  x: 1\nb: 2\nalias: *x\nlist: [1]\n"
+        );
+    }
+}
