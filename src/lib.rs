@@ -21,6 +21,7 @@ mod legacy_names;
 pub mod logging;
 pub mod ops;
 pub mod process;
+pub mod provider;
 pub mod reconcile;
 pub mod state_files;
 pub mod store;

@@ -14,6 +14,7 @@ pub mod import;
 pub mod job;
 pub mod placement;
 pub mod plan;
+pub mod provider;
 pub mod reconcile;
 pub mod run;
 pub mod schedule;

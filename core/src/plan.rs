@@ -13,6 +13,8 @@
 //!   re-anchor at `now`.
 //! - catch-up `all`: every slot runs, the newest [`CatchUp::ALL_LIMIT`]; older
 //!   ones are `missed` with reason `catch_up_limit`.
+//! - A schedule set from outside (`External`, a Hermes job) has one slot at
+//!   a time, and it runs however late: Hermes fires a late job once too.
 //! - overlap `skip` turns each run into a `skipped` row (reason `overlap`)
 //!   while a previous run of the job is still active.
 //! - At most [`MAX_SLOTS_PER_PASS`] slots become rows in one pass; the count
@@ -159,9 +161,13 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
     let missed = |code: ReasonCode, why: String| SlotFate::Missed { code, reason: why };
     let mut decisions: Vec<SlotFate> = Vec::with_capacity(due.len());
     let count = due.len();
+    let catch_up = match job.schedule {
+        Schedule::External => CatchUp::All,
+        _ => input.catch_up,
+    };
     for (i, &slot) in due.iter().enumerate() {
         let is_newest = i + 1 == count;
-        let d = match input.catch_up {
+        let d = match catch_up {
             _ if is_newest && count == 1 && newest_on_time => SlotFate::Run {
                 source: Source::Schedule,
             },
@@ -234,7 +240,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
             "; about {omitted} older slots were missed and not listed"
         ));
     }
-    if input.catch_up == CatchUp::Skip
+    if catch_up == CatchUp::Skip
         && !newest_on_time
         && let Schedule::Every { .. } = job.schedule
     {
@@ -310,6 +316,31 @@ mod tests {
             .iter()
             .filter(|s| matches!(&s.fate, SlotFate::Missed { code: c, .. } if *c == code))
             .count()
+    }
+
+    #[test]
+    fn a_slot_set_from_outside_runs_however_late_and_leaves_no_next() {
+        let mut job = hourly(at(9, 30));
+        job.schedule = Schedule::External;
+        job.next_run_at = Some(at(6, 0));
+        let p = plan(&job, at(10, 0), CatchUp::Skip, false);
+        assert_eq!(p.slots.len(), 1);
+        assert_eq!(
+            p.slots[0].fate,
+            SlotFate::Run {
+                source: Source::CatchUp
+            }
+        );
+        assert_eq!(p.next_run_at, None);
+        assert_eq!(p.state, JobState::Active);
+        let p = plan(&job, at(10, 0), CatchUp::Once, true);
+        assert!(matches!(
+            p.slots[0].fate,
+            SlotFate::Skipped {
+                code: ReasonCode::Overlap,
+                ..
+            }
+        ));
     }
 
     #[test]

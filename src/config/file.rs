@@ -56,6 +56,23 @@ pub fn unset(path: &Path, key: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Set Hermes's nested key `key` to the string `value` (see the core's
+/// `set_hermes`); returns whether the file changed.
+pub fn set_hermes_key(path: &Path, key: &str, value: &str) -> Result<bool, ConfigError> {
+    match pure::set_hermes(path, read_bytes(path)?.as_deref(), key, value)? {
+        Some(text) => write_atomic(path, &text).map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// Remove Hermes's nested key `key`; returns whether the file changed.
+pub fn unset_hermes_key(path: &Path, key: &str) -> Result<bool, ConfigError> {
+    match pure::unset_hermes(path, read_bytes(path)?.as_deref(), key)? {
+        Some(text) => write_atomic(path, &text).map(|()| true),
+        None => Ok(false),
+    }
+}
+
 /// Write the config atomically, as a config error.
 fn write_atomic(path: &Path, text: &str) -> Result<(), ConfigError> {
     crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| ConfigError::Io {

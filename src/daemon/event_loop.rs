@@ -10,6 +10,7 @@
 
 use super::fatal::{Fatal, dispatch_failure};
 use super::monitor::Monitor;
+use super::provider_sync::ProviderSync;
 use super::runs::{Runs, reap_children};
 use super::state::Shared;
 use super::supervision::stop_signals::StopRequests;
@@ -78,6 +79,7 @@ pub(crate) struct EventLoop {
     pub runs: Runs,
     pub monitor: Monitor,
     pub upkeep: Upkeep,
+    pub provider: ProviderSync,
     pub queue: VecDeque<ClaimedRun>,
     /// After a failed or contended claim, do not claim again before this.
     pub claim_backoff_until: Option<tokio::time::Instant>,
@@ -115,6 +117,7 @@ impl EventLoop {
         let mut monitor_tick = tokio::time::interval(self.monitor.period());
         monitor_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut recheck: Option<tokio::time::Instant> = None;
+        self.sync_provider(true);
         loop {
             self.shared.bump();
             self.dispatch_queued().await;
@@ -147,6 +150,9 @@ impl EventLoop {
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
                 _ = watcher.changed() => {
+                    if watcher.take_hermes_jobs_changed() {
+                        self.sync_provider(true);
+                    }
                     // The write that woke us may not be committed yet (a WAL
                     // append comes before its commit); look again shortly.
                     recheck = Some(tokio::time::Instant::now() + RECHECK_AFTER_CHANGE);
@@ -158,9 +164,18 @@ impl EventLoop {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
                     self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
+                    self.sync_provider(false);
                 }
             }
         }
+    }
+
+    /// Follow Hermes's jobs (see `provider_sync.rs`).
+    fn sync_provider(&mut self, forced: bool) {
+        let timeout = Duration::from_secs(self.config.cron.script_timeout_seconds);
+        let now = self.clock.now();
+        self.provider
+            .run(&mut self.db, &self.home, timeout, now, forced);
     }
 
     /// One claim pass; a failure is this pass's (logged, retried with backoff),

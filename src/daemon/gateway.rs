@@ -329,6 +329,7 @@ async fn serve(
         runs,
         monitor: Monitor::new(period, notifier),
         upkeep: Default::default(),
+        provider: Default::default(),
         queue,
         claim_backoff_until: None,
         claim_failures: 0,

@@ -6,6 +6,8 @@
 //!   runs it watches; `monitor.rs` its periodic round (adopted runs, dead
 //!   owners, stalls, the capability probe, sd_notify); `stall.rs` stopping a
 //!   stalled worker; `upkeep.rs` the metrics file and retention;
+//!   `provider_sync.rs` following Hermes's jobs when hermes-cron is its
+//!   cron provider;
 //!   `state.rs` what its threads share; `fatal.rs` what stops it.
 //! - `supervision/`: the gateway watching itself: the loop watchdog and its
 //!   forensic dump, the exit path, the stop signals, the heartbeat thread,
@@ -15,6 +17,7 @@ mod event_loop;
 mod fatal;
 mod gateway;
 mod monitor;
+mod provider_sync;
 mod runs;
 mod stall;
 pub(crate) mod state;

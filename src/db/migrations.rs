@@ -112,8 +112,15 @@ const IDLE_TIMEOUT: &str = "
 ALTER TABLE jobs ADD COLUMN idle_timeout_s INTEGER;
 ";
 
+/// Migration 5: jobs kept by the Hermes provider sync (Hermes is their
+/// source of truth); at most one per Hermes job.
+const MANAGED: &str = "
+ALTER TABLE jobs ADD COLUMN managed INTEGER NOT NULL DEFAULT 0;
+CREATE UNIQUE INDEX jobs_managed_hermes_id ON jobs(hermes_id) WHERE managed = 1;
+";
+
 /// Every migration, in order. Index + 1 is the `user_version` it produces.
-pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER, JOB_ORIGIN_AND_ENV, IDLE_TIMEOUT];
+pub(crate) const MIGRATIONS: &[&str] = &[JOBS, LEDGER, JOB_ORIGIN_AND_ENV, IDLE_TIMEOUT, MANAGED];
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,13 +1,15 @@
 //! Noticing that another process changed the database (a job added, edited,
 //! paused or removed; a worker adopting or finishing its row): inotify on the
-//! cron directory, for writes to `cron.db` and its WAL. The gateway's loop
+//! cron directory, for writes to `cron.db` and its WAL, and to Hermes's
+//! `jobs.json` (replaced atomically) and the provider plugin's poke file. The gateway's loop
 //! and the CLI's waits (`run`, `run --wait`, overlap `replace`) use it instead
 //! of polling. Events only prompt a look (one indexed query); they carry no
 //! meaning of their own, so a burst of them costs one look. Where inotify is
 //! unavailable the watcher never fires and callers look again on their own
 //! period.
 
-use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+use crate::provider::POKE_FILE;
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, InotifyEvent};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::path::Path;
 use std::time::Duration;
@@ -27,9 +29,26 @@ impl AsRawFd for Watch {
     }
 }
 
+fn is_hermes_jobs(name: &str) -> bool {
+    name == "jobs.json" || name == POKE_FILE
+}
+
+/// Whether an event names a file `wanted` picks.
+fn touches(events: &[InotifyEvent], wanted: impl Fn(&str) -> bool) -> bool {
+    events.iter().any(|e| {
+        e.name
+            .as_ref()
+            .and_then(|n| n.to_str())
+            .is_some_and(&wanted)
+    })
+}
+
 /// A source of "the database may have changed" wake-ups.
 pub struct DbWatcher {
     inner: Option<AsyncFd<Watch>>,
+    /// Hermes's `jobs.json` or the provider plugin's poke file changed
+    /// since [`take_hermes_jobs_changed`](Self::take_hermes_jobs_changed).
+    hermes_jobs: bool,
     /// The last [`next_look`](Self::next_look) ended on a change.
     woken_by_change: bool,
 }
@@ -53,6 +72,7 @@ impl DbWatcher {
             })?;
         Ok(DbWatcher {
             inner: Some(fd),
+            hermes_jobs: false,
             woken_by_change: false,
         })
     }
@@ -61,6 +81,7 @@ impl DbWatcher {
     pub fn disabled() -> DbWatcher {
         DbWatcher {
             inner: None,
+            hermes_jobs: false,
             woken_by_change: false,
         }
     }
@@ -78,7 +99,14 @@ impl DbWatcher {
         self.woken_by_change = tokio::time::timeout(limit, self.changed()).await.is_ok();
     }
 
-    /// Wait for a change to the database files, then drain what is pending.
+    /// Whether Hermes's `jobs.json` (or the plugin's poke file) changed
+    /// since the last call.
+    pub fn take_hermes_jobs_changed(&mut self) -> bool {
+        std::mem::take(&mut self.hermes_jobs)
+    }
+
+    /// Wait for a change to the database files (or to Hermes's jobs), then
+    /// drain what is pending.
     pub async fn changed(&mut self) {
         let Some(fd) = self.inner.as_mut() else {
             return std::future::pending().await;
@@ -89,15 +117,13 @@ impl DbWatcher {
             };
             match guard.get_inner().0.read_events() {
                 Ok(events) => {
-                    let relevant = events.iter().any(|e| {
-                        e.name
-                            .as_ref()
-                            .and_then(|n| n.to_str())
-                            .is_some_and(|n| n.starts_with("cron.db"))
-                    });
-                    if relevant {
+                    let hermes = touches(&events, is_hermes_jobs);
+                    if hermes || touches(&events, |n| n.starts_with("cron.db")) {
+                        self.hermes_jobs |= hermes;
                         // Drain anything else queued so a burst wakes us once.
-                        while guard.get_inner().0.read_events().is_ok() {}
+                        while let Ok(more) = guard.get_inner().0.read_events() {
+                            self.hermes_jobs |= touches(&more, is_hermes_jobs);
+                        }
                         guard.clear_ready();
                         return;
                     }

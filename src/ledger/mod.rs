@@ -26,8 +26,8 @@ pub use hermes_cron_core::run::{
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
 pub use moves::{Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
 pub(crate) use moves::{spawn_failed, unadopted};
-pub(crate) use read::active_runs_for_job;
 pub use read::{RunFilter, active_runs, get_execution, list_executions};
+pub(crate) use read::{active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};

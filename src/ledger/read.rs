@@ -175,3 +175,15 @@ pub(crate) fn active_runs_for_job(
         [job.as_str()],
     )
 }
+
+/// Whether the slot `at` of `job` has a row (any state, any attempt).
+pub(crate) fn slot_has_row(
+    conn: &Connection,
+    job: &JobId,
+    at: Timestamp,
+) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM executions WHERE job_id = ?1 AND scheduled_for = ?2)",
+    )?
+    .query_row(rusqlite::params![job.as_str(), to_ms(at)], |r| r.get(0))
+}

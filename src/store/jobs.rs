@@ -41,7 +41,7 @@ pub enum JobLookupError {
 const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
     state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
-    pass_env, idle_timeout_s";
+    pass_env, idle_timeout_s, managed";
 
 fn corrupt(id: &str, field: &'static str, message: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -107,6 +107,7 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         },
         require_scope: row.get("require_scope")?,
         hermes_id: row.get("hermes_id")?,
+        managed: row.get("managed")?,
         state,
         anchor: from_ms(row.get("anchor")?),
         next_run_at: row.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
@@ -156,7 +157,7 @@ fn encode(job: &Job) -> Encoded {
     }
 }
 
-/// Insert or update: both statements take the same 28 parameters, in
+/// Insert or update: both statements take the same 29 parameters, in
 /// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone).
 fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
@@ -189,6 +190,7 @@ fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreErro
         e.env_files,
         e.pass_env,
         job.idle_timeout.map(|d| d.as_secs() as i64),
+        job.managed,
     ])?)
 }
 
@@ -198,7 +200,7 @@ pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
         conn,
         &format!(
             "INSERT INTO jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)"
         ),
         job,
     )?;
@@ -214,7 +216,7 @@ pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
          retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
          tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
          next_run_at = ?22, updated_at = ?24, hermes_id = ?25, env_files = ?26,
-         pass_env = ?27, idle_timeout_s = ?28
+         pass_env = ?27, idle_timeout_s = ?28, managed = ?29
          WHERE id = ?1",
         job,
     )?;
@@ -328,6 +330,15 @@ pub(crate) fn next_due_at(conn: &Connection) -> Result<Option<Timestamp>, StoreE
         .optional()?
         .flatten();
     Ok(ms.map(from_ms))
+}
+
+/// The jobs the Hermes provider sync keeps.
+pub(crate) fn managed_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
+    query_jobs(
+        conn,
+        &format!("SELECT {COLUMNS} FROM jobs WHERE managed = 1 ORDER BY id"),
+        [],
+    )
 }
 
 /// Remove a job. Its ledger rows stay for history. Returns false when it was gone.

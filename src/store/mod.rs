@@ -6,4 +6,6 @@ pub use jobs::{
     JobLookupError, StoreError, delete_job, insert_job, list_jobs, resolve_job, update_job,
 };
 
-pub(crate) use jobs::{due_jobs, get_job, next_due_at, reboot_jobs, update_job_schedule_state};
+pub(crate) use jobs::{
+    due_jobs, get_job, managed_jobs, next_due_at, reboot_jobs, update_job_schedule_state,
+};

@@ -895,6 +895,10 @@ fn runs_of_an_execution_id_shows_that_run_and_an_unknown_key_is_refused() {
     let unknown = h.run(&["runs", "no-such-thing"]);
     assert_eq!(unknown.code(), 2, "{unknown}");
     assert!(unknown.stderr.contains("no-such-thing"), "{unknown}");
+    // A job that has not run yet is no typo: its runs are simply none.
+    h.add("fresh", "every 1h", &[], &["true"]);
+    let none = h.run(&["runs", "fresh", "--json"]).ok().json();
+    assert_eq!(none, serde_json::json!([]));
 }
 
 #[test]

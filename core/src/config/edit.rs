@@ -108,6 +108,68 @@ pub fn unset(path: &Path, bytes: Option<&[u8]>, key: &str) -> Result<Option<Stri
     edit.finish().map(Some)
 }
 
+/// Write Hermes's nested key `key` (`section.leaf`) as the string `value`,
+/// keeping every other byte: for the one Hermes key hermes-cron writes,
+/// `cron.provider` (`hermes-cron hermes install`). Only the nested form is
+/// written (Hermes reads no other). Returns None when the file already says
+/// so. The same checks as [`set`]: a file `load` refuses, or an edit that
+/// would change anything else, is refused and the file left as it is.
+pub fn set_hermes(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    key: &str,
+    value: &str,
+) -> Result<Option<String>, ConfigError> {
+    let (section, leaf) = hermes_key(key)?;
+    let mut edit = Edit::open(path, bytes, "set", key)?;
+    let current = mapping(edit.before.get(section)).and_then(|m| m.get(leaf));
+    if current.is_some_and(|v| v.is_str(value)) {
+        return Ok(None);
+    }
+    if !matches!(
+        edit.text.holds(section),
+        Holds::Mapping | Holds::Nothing | Holds::Null
+    ) {
+        return Err(ConfigError::Invalid(format!(
+            "cannot set `{key}`: `{section}` in {} is not a mapping written out in the file; \
+             make it one (`{section}:` with `{leaf}: {value}` under it); the file was not changed",
+            path.display()
+        )));
+    }
+    edit.put(
+        Target::Nested(section, leaf),
+        &Scalar::string(value),
+        &Tree::Str(value.to_string()),
+    )?;
+    edit.finish().map(Some)
+}
+
+/// Remove Hermes's nested key `key`, and a section it leaves empty (see
+/// [`set_hermes`]). Returns None when the file does not have it.
+pub fn unset_hermes(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    key: &str,
+) -> Result<Option<String>, ConfigError> {
+    let (section, leaf) = hermes_key(key)?;
+    let Some(bytes) = bytes else {
+        return Ok(None);
+    };
+    let mut edit = Edit::open(path, bytes.into(), "unset", key)?;
+    if mapping(edit.before.get(section)).is_none_or(|m| m.get(leaf).is_none()) {
+        return Ok(None);
+    }
+    edit.remove(Target::Nested(section, leaf))?;
+    edit.finish().map(Some)
+}
+
+/// `section.leaf` of a Hermes key.
+fn hermes_key(key: &str) -> Result<(&str, &str), ConfigError> {
+    key.split_once('.')
+        .filter(|(s, l)| !s.is_empty() && !l.is_empty() && !l.contains('.'))
+        .ok_or_else(|| ConfigError::Invalid(format!("`{key}` is not a `section.key` name")))
+}
+
 /// Where a key is written: the top-level entry named by the whole key, or the
 /// leaf in its section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -58,7 +58,7 @@ mod validate;
 mod yaml;
 mod yaml11;
 
-pub use edit::{set, unset};
+pub use edit::{set, set_hermes, unset, unset_hermes};
 pub use keys::key_table;
 pub use load::{load_bytes, validated};
 pub use model::{Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded};

@@ -209,6 +209,7 @@ impl JobInput {
             resources: Resources::default(),
             require_scope: false,
             hermes_id: None,
+            managed: false,
             state: JobState::Active,
             anchor: now,
             next_run_at: None,
@@ -312,7 +313,10 @@ impl JobInput {
             job.workdir = Some(dir.clone());
         }
         if let Some(t) = &self.timeout {
-            job.timeout = Some(parse_duration_flag("--timeout", t)?);
+            job.timeout = Some(match t.trim() {
+                "off" | "none" => Duration::ZERO,
+                t => parse_duration_flag("--timeout", t)?,
+            });
         }
         if let Some(t) = &self.idle_timeout {
             job.idle_timeout = match t.trim() {

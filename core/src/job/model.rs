@@ -98,6 +98,9 @@ pub struct Job {
     pub require_scope: bool,
     /// The Hermes job (its id in `cron/jobs.json`) this one came from.
     pub hermes_id: Option<String>,
+    /// Kept by the Hermes provider sync: the Hermes job `hermes_id` is its
+    /// source of truth, so `edit`, `rm`, `pause` and `resume` refuse it.
+    pub managed: bool,
     pub state: JobState,
     /// Origin of `every` periods; moved by catch-up `skip`.
     pub anchor: Timestamp,

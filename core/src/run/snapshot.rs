@@ -59,9 +59,10 @@ impl RunSpec {
             config_env: Env::default(),
             path: None,
             workdir: job.workdir.clone(),
+            // `--timeout off` (zero): no wall-clock limit.
             timeout_s: job
                 .timeout
-                .map(|d| d.as_secs().max(1))
+                .map(|d| if d.is_zero() { 0 } else { d.as_secs().max(1) })
                 .unwrap_or(cfg.script_timeout_seconds),
             idle_timeout_s: job.idle_timeout.map(|d| d.as_secs().max(1)),
             output_max_bytes: cfg.output_max_bytes,
@@ -71,7 +72,7 @@ impl RunSpec {
             retry_backoff_s: job.retry_backoff.as_secs(),
             resources: job.resources,
             require_scope: job.require_scope,
-            declined_exit: None,
+            declined_exit: job.managed.then_some(crate::provider::DECLINED_EXIT),
         }
     }
 

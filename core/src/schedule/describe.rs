@@ -17,6 +17,7 @@ const DAY_NAMES: [&str; 8] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat", "
 pub(crate) fn describe(schedule: &Schedule) -> String {
     match schedule {
         Schedule::Reboot => "at each gateway start".to_string(),
+        Schedule::External => "when Hermes says".to_string(),
         Schedule::Once { at, .. } => format!(
             "once at {}",
             at.to_rfc3339_opts(SecondsFormat::AutoSi, true)

@@ -17,8 +17,9 @@
 //!
 //! Canonical forms, each read back by [`from_canonical`] to an equal value
 //! without `now` or the zone: the normalized cron expression, `every <d>`
-//! (d as `format_duration` writes it), `at <RFC 3339 UTC>`, `@reboot`.
-//! [`parse`] accepts every canonical form too.
+//! (d as `format_duration` writes it), `at <RFC 3339 UTC>`, `@reboot`,
+//! `@external` (which only the provider sync makes).
+//! [`parse`] accepts every canonical form too, except `@external`.
 
 use super::Tz;
 use super::cron_expr::CronSchedule;
@@ -26,6 +27,9 @@ use super::duration::format_duration;
 use super::error::{Rejection, ScheduleError};
 use super::types::{Schedule, Timestamp};
 use super::{interval, oneshot, phrase};
+
+/// The stored form of [`Schedule::External`]; not a form [`parse`] accepts.
+const EXTERNAL: &str = "@external";
 
 const EXAMPLES: &str = "e.g. 0 8 * * *, every 5m, in 30s, 2026-12-01T08:00 or daily at 8am";
 
@@ -41,6 +45,7 @@ pub(crate) fn canonical(schedule: &Schedule) -> String {
         Schedule::Every { period } => format!("every {}", format_duration(*period)),
         Schedule::Once { at, wanted } => oneshot::canonical(*at, *wanted),
         Schedule::Reboot => "@reboot".to_string(),
+        Schedule::External => EXTERNAL.to_string(),
     }
 }
 
@@ -49,6 +54,8 @@ pub(crate) fn from_canonical(text: &str) -> Result<Schedule, ScheduleError> {
     let trimmed = text.trim();
     let parsed = if trimmed == "@reboot" {
         Ok(Schedule::Reboot)
+    } else if trimmed == EXTERNAL {
+        Ok(Schedule::External)
     } else if let Some(period) = trimmed.strip_prefix("every ") {
         interval::parse_period(period).map(|period| Schedule::Every { period })
     } else if let Some(at) = trimmed.strip_prefix("at ") {

@@ -34,6 +34,10 @@ pub enum Schedule {
     },
     /// Once each time the gateway starts.
     Reboot,
+    /// Whenever another scheduler says: the job's `next_run_at` is set from
+    /// outside (a Hermes job's, by the provider sync) and the schedule itself
+    /// names no instant. Stored as `@external`; users cannot type it.
+    External,
 }
 
 /// What DST did to one fire.
@@ -89,7 +93,7 @@ impl Schedule {
             Schedule::Once { at, wanted } => {
                 (*at > after).then(|| fires::once_fire(*at, *wanted, zone))
             }
-            Schedule::Reboot => None,
+            Schedule::Reboot | Schedule::External => None,
         }
     }
 
@@ -108,7 +112,7 @@ impl Schedule {
         match self {
             Schedule::Every { period } => Some(*period),
             Schedule::Cron(_) => fires::gap_to_next(slot, self.next_after(slot, zone, anchor)),
-            Schedule::Once { .. } | Schedule::Reboot => None,
+            Schedule::Once { .. } | Schedule::Reboot | Schedule::External => None,
         }
     }
 

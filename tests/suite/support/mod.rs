@@ -13,13 +13,18 @@
 //! - `scene`: the homes of the crash tests;
 //! - `tmpfs`: a small filesystem for full-disk tests;
 //! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
+//! - `hermes`: the real Hermes Agent (`hermes-agent` from PyPI, in a venv
+//!   `tests/run-all.sh` caches) on a test home; `fake_model`: an
+//!   OpenAI-compatible stand-in for an LLM on 127.0.0.1;
 //! - `real_manager`: the real systemd user manager (booted, where none runs, by
 //!   `tests/support/user-manager.sh`, which stays there: `tests/run-all.sh` and
 //!   the benchmark run it).
 
 pub mod cli;
 pub mod dbus_daemon;
+pub mod fake_model;
 pub mod gateway;
+pub mod hermes;
 pub mod home;
 pub mod invariants;
 pub mod mock_manager;

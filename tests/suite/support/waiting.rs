@@ -64,3 +64,10 @@ pub fn poll<T>(timeout: Duration, mut condition: impl FnMut() -> Option<T>) -> O
         pause = (pause * 2).min(MAX_POLL);
     }
 }
+
+/// The real wall clock, for tests that drive a program which reads it (the
+/// real Hermes Agent's instants cannot be frozen with `HERMES_CRON_NOW`).
+#[allow(clippy::disallowed_methods)]
+pub fn wall_clock() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}

@@ -120,6 +120,25 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// hermes-cron as the Hermes Agent's cron provider: install, uninstall.
+    Hermes {
+        #[command(subcommand)]
+        action: HermesAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HermesAction {
+    /// Make hermes-cron fire this Hermes home's cron jobs: install the
+    /// provider plugin and set `cron.provider: hermes-cron`.
+    Install {
+        /// Hermes's interpreter (default: the one the `hermes` on PATH names).
+        #[arg(long, value_name = "PATH")]
+        python: Option<std::path::PathBuf>,
+    },
+    /// Give Hermes's cron back to its built-in ticker: unset
+    /// `cron.provider`, remove the plugin and the managed jobs.
+    Uninstall,
 }
 
 #[derive(Debug, Subcommand)]
@@ -145,7 +164,7 @@ pub struct JobFlags {
     /// Zone the schedule is read in (IANA name, e.g. Europe/Berlin).
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
-    /// Wall-clock limit (e.g. 30m); default cron.script_timeout_seconds.
+    /// Wall-clock limit (e.g. 30m), or `off`; default cron.script_timeout_seconds.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
     /// No output for this long means the run is stuck: stop it, recorded

@@ -130,10 +130,24 @@ pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     Ok(hermes_cron::exit::OK)
 }
 
+/// A job the Hermes provider sync keeps is changed in Hermes, never here.
+fn refuse_managed(job: &Job, hermes_command: &str) -> anyhow::Result<()> {
+    match (&job.hermes_id, job.managed) {
+        (Some(hid), true) => Err(usage(format!(
+            "job {} ({}) is the Hermes job {hid}, which Hermes keeps; use `hermes cron {hermes_command} {hid}` \
+             instead (hermes-cron follows within a second)",
+            cell(&job.name, 64),
+            job.id
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), &a.job)?;
+    refuse_managed(&job, "edit")?;
     let mut input = input_from_flags(&a.flags);
     input.name = a.name;
     input.schedule = a.schedule;
@@ -224,7 +238,14 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
         ("name", cell(&job.name, 200)),
         (
             "schedule",
-            format!("{}  ({})", job.schedule_text, job.schedule.canonical()),
+            if job.managed {
+                format!(
+                    "{}  (Hermes's; fires at the Hermes job's next run)",
+                    job.schedule_text
+                )
+            } else {
+                format!("{}  ({})", job.schedule_text, job.schedule.canonical())
+            },
         ),
         ("zone", jz.name().to_string()),
         ("command", job.command_display()),
@@ -248,8 +269,13 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
         ),
         (
             "timeout",
-            job.timeout
-                .map_or("default".into(), schedule::format_duration),
+            job.timeout.map_or("default".into(), |t| {
+                if t.is_zero() {
+                    "off".into()
+                } else {
+                    schedule::format_duration(t)
+                }
+            }),
         ),
         (
             "idle timeout",
@@ -279,7 +305,12 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
         lines.push(("pass env", job.pass_env.join(" ")));
     }
     if let Some(id) = &job.hermes_id {
-        lines.push(("hermes job", id.clone()));
+        let how = if job.managed {
+            "kept by Hermes: change it with `hermes cron ...`"
+        } else {
+            "imported"
+        };
+        lines.push(("hermes job", format!("{id} ({how})")));
     }
     if let Some(l) = &last {
         lines.push(("last run", format!("{} {}", l.id, l.state)));
@@ -293,6 +324,7 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
 pub fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result<i32> {
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), key)?;
+    refuse_managed(&job, "pause")?;
     job.state = JobState::Paused { reason };
     job.updated_at = ctx.now();
     store::update_job(db.conn(), &job)?;
@@ -304,6 +336,7 @@ pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), key)?;
+    refuse_managed(&job, "resume")?;
     if job.state == JobState::Completed {
         return Err(usage(format!(
             "job {} is a completed one-shot; give it a new schedule with `edit --schedule`",
@@ -326,6 +359,7 @@ pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
 pub fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     let db = ctx.open_db()?;
     let job = store::resolve_job(db.conn(), key)?;
+    refuse_managed(&job, "remove")?;
     store::delete_job(db.conn(), &job.id)?;
     println!("removed {} ({})", job.id, cell(&job.name, 64));
     Ok(hermes_cron::exit::OK)

@@ -5,6 +5,7 @@ mod args;
 mod config_cmd;
 mod context;
 mod fail;
+mod hermes_cmd;
 mod import_cmd;
 mod jobs_cmd;
 mod next_cmd;

@@ -104,6 +104,8 @@ pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
         }
         None => now,
     };
+    // A Hermes job's next fire is Hermes's, not its schedule's.
+    let set_from_outside = job.as_ref().and_then(|j| j.next_run_at);
     let (sched, anchor, label) = match (job, &a.schedule) {
         (Some(job), _) => (job.schedule, job.anchor, job.schedule_text),
         // A relative one-shot (`in 30s`) counts from --from.
@@ -149,6 +151,10 @@ pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
     if fires.is_empty() {
         match sched {
             Schedule::Reboot => println!("{label:?} fires once each time the gateway starts"),
+            Schedule::External => match set_from_outside {
+                Some(at) => println!("{label:?} fires when Hermes says; next at {at}"),
+                None => println!("{label:?} fires when Hermes says; no fire is due"),
+            },
             _ => println!("{label:?} has no fires after {}", utc(from)),
         }
         return Ok(hermes_cron::exit::OK);

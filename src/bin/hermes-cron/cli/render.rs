@@ -92,6 +92,7 @@ pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
         "env_files": job.env_files,
         "pass_env": job.pass_env,
         "hermes_id": job.hermes_id,
+        "managed": job.managed,
         "workdir": job.workdir,
         "timeout_s": job.timeout.map(|d| d.as_secs()),
         "idle_timeout_s": job.idle_timeout.map(|d| d.as_secs()),

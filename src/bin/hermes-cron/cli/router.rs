@@ -3,7 +3,8 @@
 use super::args::{Cli, Command};
 use super::context::Ctx;
 use super::{
-    config_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd, wait_cmd,
+    config_cmd, hermes_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd,
+    wait_cmd,
 };
 use hermes_cron::home::Home;
 
@@ -42,5 +43,6 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             json,
         } => import_cmd::import(&mut ctx, &file, dry_run, json),
         Command::Config { action } => config_cmd::config(&mut ctx, action),
+        Command::Hermes { action } => hermes_cmd::hermes(&mut ctx, action),
     }
 }

@@ -75,8 +75,11 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
             limit: a.limit.clamp(1, MAX_LIMIT),
         },
     )?;
+    // A key that names no job, no execution and no run is a typo; a job
+    // with no runs yet is simply empty.
     if rows.is_empty()
         && let Some(key) = &a.job
+        && job.as_ref().is_some_and(|(id, _)| id.is_none())
         && ledger::list_executions(
             db.conn(),
             &RunFilter {

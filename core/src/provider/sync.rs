@@ -1,0 +1,366 @@
+//! The one-way sync from Hermes's jobs to hermes-cron's: for each Hermes job
+//! one hermes-cron job, *managed* (Hermes is its source of truth), which
+//! fires at the Hermes job's `next_run_at` by running the plugin's fire
+//! entry point. Pure: the caller reads `jobs.json` and the store, and says
+//! which slots already have a ledger row.
+//!
+//! Rules:
+//! - A Hermes job that may fire (`enabled`, not paused) is active and due
+//!   at its `next_run_at`, unless that instant already has a ledger row (it
+//!   was claimed; Hermes moves `next_run_at` when the fire claims it there).
+//! - Paused or disabled in Hermes: paused here, with Hermes's reason.
+//!   Completed in Hermes: completed here. Gone from `jobs.json`: removed
+//!   here (its ledger rows stay).
+//! - Agent prompts get no wall-clock timeout and an idle timeout of
+//!   [`AGENT_IDLE_TIMEOUT`] (Hermes's own inactivity limit for agent jobs);
+//!   scripts get Hermes's script timeout plus [`SCRIPT_TIMEOUT_MARGIN`], so
+//!   that Hermes's own limit stops the script first and records it.
+
+use super::jobs_file::{HermesJob, JobsFile};
+use crate::ids::JobId;
+use crate::job::{Env, Job, JobState, Overlap, Resources};
+use crate::schedule::{Schedule, Timestamp};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// An agent job with no output for this long is stuck (Hermes's default).
+pub const AGENT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// A script job's wall-clock limit is Hermes's plus this.
+pub const SCRIPT_TIMEOUT_MARGIN: Duration = Duration::from_secs(60);
+/// The status by which the fire entry point says Hermes declined the fire.
+pub const DECLINED_EXIT: i32 = 100;
+
+/// How a Hermes job is fired: Hermes's interpreter running the plugin's
+/// `fire.py` with the job's id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FireCommand {
+    pub python: PathBuf,
+    pub fire_script: PathBuf,
+    /// Hermes's script timeout (`cron.script_timeout_seconds`, 3600 s).
+    pub script_timeout: Duration,
+}
+
+impl FireCommand {
+    pub fn argv(&self, hermes_id: &str) -> Vec<String> {
+        vec![
+            self.python.to_string_lossy().into_owned(),
+            self.fire_script.to_string_lossy().into_owned(),
+            hermes_id.to_string(),
+        ]
+    }
+}
+
+/// What a managed job should be.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Desired {
+    pub hermes_id: String,
+    pub name: String,
+    /// Hermes's schedule text, shown by `list` and `show`.
+    pub schedule_text: String,
+    pub argv: Vec<String>,
+    /// `Some(ZERO)`: no wall-clock limit.
+    pub timeout: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
+    pub state: JobState,
+    pub next_run_at: Option<Timestamp>,
+}
+
+impl Desired {
+    fn matches(&self, job: &Job) -> bool {
+        job.name == self.name
+            && job.schedule_text == self.schedule_text
+            && job.argv == self.argv
+            && job.timeout == self.timeout
+            && job.idle_timeout == self.idle_timeout
+            && job.state == self.state
+            && job.next_run_at == self.next_run_at
+    }
+
+    /// A new managed job, with id `id`, made at `now`.
+    pub fn new_job(&self, id: JobId, now: Timestamp) -> Job {
+        let mut job = Job {
+            id,
+            name: String::new(),
+            schedule_text: String::new(),
+            schedule: Schedule::External,
+            tz: None,
+            argv: Vec::new(),
+            shell: false,
+            env: Env::default(),
+            env_files: Vec::new(),
+            pass_env: Vec::new(),
+            workdir: None,
+            timeout: None,
+            idle_timeout: None,
+            overlap: Overlap::Skip,
+            catch_up: None,
+            retries: 0,
+            retry_backoff: Duration::from_secs(30),
+            resources: Resources::default(),
+            require_scope: false,
+            hermes_id: None,
+            managed: true,
+            state: JobState::Active,
+            anchor: now,
+            next_run_at: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.apply_to(&mut job);
+        job
+    }
+
+    /// `job` made to be what this says.
+    pub fn apply_to(&self, job: &mut Job) {
+        job.name = self.name.clone();
+        job.schedule_text = self.schedule_text.clone();
+        job.argv = self.argv.clone();
+        job.shell = false;
+        job.timeout = self.timeout;
+        job.idle_timeout = self.idle_timeout;
+        job.state = self.state.clone();
+        job.next_run_at = self.next_run_at;
+        job.hermes_id = Some(self.hermes_id.clone());
+        job.managed = true;
+    }
+}
+
+/// One change to the store.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SyncChange {
+    Add(Desired),
+    Update { id: JobId, to: Desired },
+    Remove { id: JobId, name: String },
+}
+
+fn desired(
+    h: &HermesJob,
+    fire: &FireCommand,
+    existing: Option<&JobId>,
+    fired: &dyn Fn(&JobId, Timestamp) -> bool,
+) -> Desired {
+    let state = if h.state == "completed" {
+        JobState::Completed
+    } else if h.fires {
+        JobState::Active
+    } else {
+        let why = h
+            .paused_reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        JobState::Paused {
+            reason: Some(format!(
+                "paused in Hermes{why}; resume it with `hermes cron resume {}`",
+                h.id
+            )),
+        }
+    };
+    let next_run_at = match (&state, h.next_run_at) {
+        (JobState::Active, Some(at)) if !existing.is_some_and(|id| fired(id, at)) => Some(at),
+        _ => None,
+    };
+    let (timeout, idle_timeout) = if h.script {
+        (Some(fire.script_timeout + SCRIPT_TIMEOUT_MARGIN), None)
+    } else {
+        (Some(Duration::ZERO), Some(AGENT_IDLE_TIMEOUT))
+    };
+    Desired {
+        hermes_id: h.id.clone(),
+        name: h.name.clone(),
+        schedule_text: if h.display.is_empty() {
+            "(set by Hermes)".into()
+        } else {
+            h.display.clone()
+        },
+        argv: fire.argv(&h.id),
+        timeout,
+        idle_timeout,
+        state,
+        next_run_at,
+    }
+}
+
+/// The changes that make `managed` (the store's managed jobs) follow `file`.
+/// `fired(job, at)` says whether that slot of that job has a ledger row.
+pub fn plan_sync(
+    file: &JobsFile,
+    managed: &[Job],
+    fire: &FireCommand,
+    fired: &dyn Fn(&JobId, Timestamp) -> bool,
+) -> Vec<SyncChange> {
+    let mut changes = Vec::new();
+    for h in &file.jobs {
+        let mine = managed
+            .iter()
+            .find(|j| j.hermes_id.as_deref() == Some(h.id.as_str()));
+        let want = desired(h, fire, mine.map(|j| &j.id), fired);
+        match mine {
+            None => changes.push(SyncChange::Add(want)),
+            Some(job) if !want.matches(job) => changes.push(SyncChange::Update {
+                id: job.id.clone(),
+                to: want,
+            }),
+            Some(_) => {}
+        }
+    }
+    for job in managed {
+        let still = job
+            .hermes_id
+            .as_deref()
+            .is_some_and(|id| file.jobs.iter().any(|h| h.id == id));
+        // A second managed job for one Hermes job (never made by the sync;
+        // a hand-edited database) goes too.
+        let first = managed
+            .iter()
+            .find(|j| j.hermes_id == job.hermes_id)
+            .is_some_and(|j| j.id == job.id);
+        if !still || !first {
+            changes.push(SyncChange::Remove {
+                id: job.id.clone(),
+                name: job.name.clone(),
+            });
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::read_jobs_file;
+
+    fn fire() -> FireCommand {
+        FireCommand {
+            python: "/venv/bin/python".into(),
+            fire_script: "/h/plugins/hermes-cron/fire.py".into(),
+            script_timeout: Duration::from_secs(3600),
+        }
+    }
+
+    fn file(records: &str) -> JobsFile {
+        read_jobs_file("jobs.json", &format!("{{\"jobs\": [{records}]}}")).unwrap()
+    }
+
+    const BRIEF: &str = r#"{"id": "aaaaaaaaaaaa", "name": "brief", "next_run_at": "2026-12-02T08:00:00+00:00",
+        "schedule": {"display": "0 8 * * *"}}"#;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn managed_from(change: &SyncChange) -> Job {
+        let SyncChange::Add(want) = change else {
+            panic!("{change:?}")
+        };
+        want.new_job(JobId::generate(), at("2026-12-01T00:00:00Z"))
+    }
+
+    #[test]
+    fn a_new_hermes_job_becomes_a_managed_job_due_at_its_next_run() {
+        let changes = plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false);
+        let [SyncChange::Add(want)] = changes.as_slice() else {
+            panic!("{changes:?}")
+        };
+        assert_eq!(want.name, "brief");
+        assert_eq!(want.next_run_at, Some(at("2026-12-02T08:00:00Z")));
+        assert_eq!(
+            want.argv,
+            [
+                "/venv/bin/python",
+                "/h/plugins/hermes-cron/fire.py",
+                "aaaaaaaaaaaa"
+            ]
+        );
+        assert_eq!(
+            want.timeout,
+            Some(Duration::ZERO),
+            "agent jobs: no wall clock"
+        );
+        assert_eq!(want.idle_timeout, Some(AGENT_IDLE_TIMEOUT));
+        assert_eq!(want.schedule_text, "0 8 * * *");
+    }
+
+    #[test]
+    fn nothing_changes_when_nothing_did_and_a_claimed_slot_is_not_due_again() {
+        let job = managed_from(&plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false)[0]);
+        assert_eq!(
+            plan_sync(
+                &file(BRIEF),
+                std::slice::from_ref(&job),
+                &fire(),
+                &|_, _| false
+            ),
+            []
+        );
+        let changes = plan_sync(
+            &file(BRIEF),
+            std::slice::from_ref(&job),
+            &fire(),
+            &|id, t| *id == job.id && t == at("2026-12-02T08:00:00Z"),
+        );
+        let [SyncChange::Update { to, .. }] = changes.as_slice() else {
+            panic!("{changes:?}")
+        };
+        assert_eq!(to.next_run_at, None);
+    }
+
+    #[test]
+    fn pause_completion_and_removal_follow_hermes() {
+        let job = managed_from(&plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false)[0]);
+        let paused = file(
+            r#"{"id": "aaaaaaaaaaaa", "name": "brief", "enabled": false, "state": "paused",
+                "next_run_at": "2026-12-02T08:00:00+00:00"}"#,
+        );
+        let changes = plan_sync(&paused, std::slice::from_ref(&job), &fire(), &|_, _| false);
+        let [SyncChange::Update { to, .. }] = changes.as_slice() else {
+            panic!("{changes:?}")
+        };
+        assert!(
+            matches!(&to.state, JobState::Paused { reason: Some(r) } if r.contains("hermes cron resume aaaaaaaaaaaa"))
+        );
+        assert_eq!(to.next_run_at, None);
+        let done = file(r#"{"id": "aaaaaaaaaaaa", "name": "brief", "state": "completed"}"#);
+        let changes = plan_sync(&done, std::slice::from_ref(&job), &fire(), &|_, _| false);
+        assert!(
+            matches!(&changes[0], SyncChange::Update { to, .. } if to.state == JobState::Completed)
+        );
+        let gone = plan_sync(&file(""), std::slice::from_ref(&job), &fire(), &|_, _| {
+            false
+        });
+        assert_eq!(
+            gone,
+            [SyncChange::Remove {
+                id: job.id.clone(),
+                name: "brief".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn scripts_get_hermes_script_timeout_plus_a_margin_and_no_idle_limit() {
+        let f = file(r#"{"id": "bbbbbbbbbbbb", "no_agent": true, "next_run_at": null}"#);
+        let want = match &plan_sync(&f, &[], &fire(), &|_, _| false)[0] {
+            SyncChange::Add(w) => w.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(want.timeout, Some(Duration::from_secs(3660)));
+        assert_eq!(want.idle_timeout, None);
+        assert_eq!(want.next_run_at, None);
+    }
+
+    #[test]
+    fn a_second_managed_job_for_one_hermes_job_is_removed() {
+        let job = managed_from(&plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false)[0]);
+        let mut twin = job.clone();
+        twin.id = JobId::generate();
+        let changes = plan_sync(&file(BRIEF), &[job, twin.clone()], &fire(), &|_, _| false);
+        assert_eq!(
+            changes,
+            [SyncChange::Remove {
+                id: twin.id,
+                name: "brief".into()
+            }]
+        );
+    }
+}

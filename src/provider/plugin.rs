@@ -1,0 +1,117 @@
+//! The Hermes provider plugin as files: the Python package shipped in
+//! `integrations/hermes/hermes_cron_provider/` (built into the binary), where
+//! it goes in a Hermes home (`plugins/hermes-cron/`), and `plugin.json`,
+//! which says where this binary and Hermes's interpreter are and which home
+//! the plugin serves.
+
+use crate::fsutil::{self, WriteError};
+use crate::home::Home;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The provider's name: `cron.provider` and the plugin's directory.
+pub const NAME: &str = "hermes-cron";
+
+/// The plugin's files, as shipped in this repository.
+const FILES: &[(&str, &str)] = &[
+    (
+        "__init__.py",
+        include_str!("../../integrations/hermes/hermes_cron_provider/__init__.py"),
+    ),
+    (
+        "fire.py",
+        include_str!("../../integrations/hermes/hermes_cron_provider/fire.py"),
+    ),
+];
+
+/// `plugin.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginSettings {
+    /// This binary, which the plugin checks is there.
+    pub binary: PathBuf,
+    /// The Hermes home the plugin serves.
+    pub home: PathBuf,
+    /// Hermes's interpreter, which runs `fire.py`.
+    pub python: PathBuf,
+    /// The hermes-cron version that installed it.
+    pub version: String,
+}
+
+/// `plugins/hermes-cron/` in `home`.
+pub fn plugin_dir(home: &Home) -> PathBuf {
+    home.root().join("plugins").join(NAME)
+}
+
+/// The fire entry point in an installed plugin.
+pub fn fire_script(home: &Home) -> PathBuf {
+    plugin_dir(home).join("fire.py")
+}
+
+fn settings_file(home: &Home) -> PathBuf {
+    plugin_dir(home).join("plugin.json")
+}
+
+/// `cron/jobs.json`, Hermes's jobs.
+pub fn jobs_file(home: &Home) -> PathBuf {
+    home.cron_dir().join("jobs.json")
+}
+
+/// The file the plugin touches to make the gateway read `jobs.json` now.
+pub const POKE_FILE: &str = ".hermes-cron.poke";
+
+/// What `plugin.json` says, or why it cannot be read.
+pub fn read_settings(home: &Home) -> Result<PluginSettings, String> {
+    let path = settings_file(home);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Write the plugin's files and `plugin.json` into `home` (replacing an
+/// earlier version's), each atomically.
+pub(crate) fn write_plugin(home: &Home, settings: &PluginSettings) -> Result<(), WriteError> {
+    let dir = plugin_dir(home);
+    std::fs::create_dir_all(&dir).map_err(|source| WriteError {
+        path: dir.clone(),
+        source,
+    })?;
+    for (name, text) in FILES {
+        fsutil::write_atomic(&dir.join(name), text.as_bytes())?;
+    }
+    let json = serde_json::to_string_pretty(settings).unwrap_or_default();
+    fsutil::write_atomic(&settings_file(home), json.as_bytes())
+}
+
+/// Remove the plugin's directory (and only what this module puts there,
+/// plus Python's byte-code cache). Returns whether anything was there.
+pub(crate) fn remove_plugin(home: &Home) -> std::io::Result<bool> {
+    let dir = plugin_dir(home);
+    if !dir.exists() {
+        return Ok(false);
+    }
+    let ours = FILES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(["plugin.json"])
+        .collect::<Vec<_>>();
+    for name in &ours {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    let cache = dir.join("__pycache__");
+    if cache.is_dir() {
+        std::fs::remove_dir_all(&cache)?;
+    }
+    // A directory with someone else's files in it stays.
+    let _ = std::fs::remove_dir(&dir);
+    Ok(true)
+}
+
+/// Whether `a` and `b` are the same directory.
+pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

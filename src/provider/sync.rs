@@ -1,0 +1,136 @@
+//! Keeping the managed jobs in step with Hermes's `cron/jobs.json` (the
+//! rules are the core's `provider::plan_sync`): read the file, plan, and
+//! apply the plan in one transaction. The gateway calls [`sync`] when it
+//! starts, when `cron/` says `jobs.json` or the plugin's poke file changed,
+//! and on its upkeep period when the file's modification time moved.
+
+use super::activation::{Activation, activation};
+use super::plugin::jobs_file;
+use crate::db::Db;
+use crate::home::Home;
+use crate::ids::JobId;
+use crate::ledger;
+use crate::schedule::Timestamp;
+use crate::store::{self, StoreError};
+use hermes_cron_core::provider::{JobsFile, SyncChange, plan_sync, read_jobs_file};
+use std::time::{Duration, SystemTime};
+
+/// What one sync did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Why Hermes's jobs are not hermes-cron's (None: they are).
+    pub inactive: Option<String>,
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub removed: Vec<String>,
+    /// Records of `jobs.json` left out, each named.
+    pub notes: Vec<String>,
+}
+
+impl SyncReport {
+    pub fn changed(&self) -> bool {
+        !(self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty())
+    }
+}
+
+/// A sync that could not be done; the managed jobs stay as they were.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("cannot read {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    File(#[from] hermes_cron_core::provider::JobsFileError),
+    #[error("cannot update the managed jobs")]
+    Sql(#[from] rusqlite::Error),
+    #[error("cannot update the managed jobs")]
+    Store(#[from] StoreError),
+}
+
+/// `jobs.json`'s modification time, to notice a change without reading it.
+pub fn jobs_file_stamp(home: &Home) -> Option<SystemTime> {
+    std::fs::metadata(jobs_file(home))
+        .and_then(|m| m.modified())
+        .ok()
+}
+
+fn read_file(home: &Home) -> Result<JobsFile, SyncError> {
+    let path = jobs_file(home);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(read_jobs_file(&path.display().to_string(), &text)?),
+        // No jobs.json: Hermes has no jobs (yet).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(JobsFile::default()),
+        Err(source) => Err(SyncError::Read {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+/// Make the managed jobs follow Hermes's jobs (or remove them all when
+/// Hermes fires its own). `script_timeout` is the shared
+/// `cron.script_timeout_seconds`.
+pub fn sync(
+    db: &mut Db,
+    home: &Home,
+    script_timeout: Duration,
+    now: Timestamp,
+) -> Result<SyncReport, SyncError> {
+    let mut report = SyncReport::default();
+    let (file, fire) = match activation(home, script_timeout, now) {
+        Activation::Active(fire) => (read_file(home)?, Some(fire)),
+        Activation::Inactive(why) => {
+            report.inactive = Some(why);
+            (JobsFile::default(), None)
+        }
+    };
+    report.notes = file.notes.clone();
+    let tx = db.immediate()?;
+    let managed = store::managed_jobs(&tx)?;
+    if managed.is_empty() && file.jobs.is_empty() {
+        return Ok(report);
+    }
+    let changes = match &fire {
+        Some(fire) => {
+            let fired = |id: &JobId, at: Timestamp| {
+                // A slot that cannot be checked counts as fired: a missed
+                // fire is put right by the next sync, a double fire is not.
+                ledger::slot_has_row(&tx, id, at).unwrap_or(true)
+            };
+            plan_sync(&file, &managed, fire, &fired)
+        }
+        None => managed
+            .iter()
+            .map(|j| SyncChange::Remove {
+                id: j.id.clone(),
+                name: j.name.clone(),
+            })
+            .collect(),
+    };
+    for change in changes {
+        match change {
+            SyncChange::Add(want) => {
+                let job = want.new_job(JobId::generate(), now);
+                store::insert_job(&tx, &job)?;
+                report.added.push(job.name);
+            }
+            SyncChange::Update { id, to } => {
+                if let Some(mut job) = managed.iter().find(|j| j.id == id).cloned() {
+                    to.apply_to(&mut job);
+                    job.updated_at = now;
+                    store::update_job(&tx, &job)?;
+                    report.updated.push(job.name);
+                }
+            }
+            SyncChange::Remove { id, name } => {
+                store::delete_job(&tx, &id)?;
+                report.removed.push(name);
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(report)
+}

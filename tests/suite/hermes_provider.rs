@@ -1,0 +1,288 @@
+//! hermes-cron as the Hermes Agent's cron provider, proven against the real
+//! `hermes-agent` package (see `support::hermes`): jobs made with Hermes's
+//! own CLI and Python code fire through hermes-cron's gateway, each in a
+//! transient scope of the real `systemd --user`, once, recorded by Hermes
+//! (`executions.db`, its output files) and by hermes-cron's ledger.
+
+use crate::support::fake_model::FakeModel;
+use crate::support::hermes::HermesHome;
+use crate::support::waiting::wall_clock;
+use crate::support::{PATIENCE, SETTLE_TIMEOUT, wait_for};
+use serde_json::Value;
+use std::time::Duration;
+
+const ANSWER: &str = "CANNED-ANSWER-42: five items for your morning.";
+
+/// An instant `secs` from now, as Hermes reads a one-shot (ISO with an offset).
+fn in_secs(secs: i64) -> (String, chrono::DateTime<chrono::Utc>) {
+    use chrono::SubsecRound;
+    let at = (wall_clock() + chrono::Duration::seconds(secs)).trunc_subsecs(0);
+    (at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string(), at)
+}
+
+/// A scoped home with the provider installed and the gateway running.
+fn provider_home() -> (HermesHome, crate::support::gateway::Gateway) {
+    let h = HermesHome::scoped();
+    h.home.require_scopes();
+    h.install_provider();
+    let mut gw = h.home.gateway(&[]);
+    gw.wait_ready();
+    (h, gw)
+}
+
+/// Wait until hermes-cron has a managed job for the Hermes job `id`; its JSON.
+fn managed(h: &HermesHome, id: &str) -> Value {
+    h.home.wait_until(
+        &format!("a managed job for the Hermes job {id}"),
+        PATIENCE,
+        || {
+            let out = h.home.run(&["show", id, "--json"]);
+            (out.code() == 0).then(|| out.json())
+        },
+    )
+}
+
+/// The terminal rows of the job named `name` once there are `count`.
+fn settled(h: &HermesHome, name: &str, count: usize) -> Vec<Value> {
+    h.home.wait_until(
+        &format!("{count} terminal rows of {name}"),
+        SETTLE_TIMEOUT,
+        || {
+            let rows = h.home.runs_of(name);
+            (rows.len() == count && rows.iter().all(|r| r["terminal"] == true)).then_some(rows)
+        },
+    )
+}
+
+/// Hermes's records of one job: `executions.db` rows, when all are terminal.
+fn hermes_executions(h: &HermesHome, id: &str, count: usize) -> Vec<Value> {
+    wait_for(
+        &format!("{count} terminal Hermes executions of {id}"),
+        PATIENCE,
+        || {
+            let rows = h.executions(id);
+            let done = rows
+                .iter()
+                .all(|r| !matches!(r["status"].as_str(), Some("claimed" | "running")));
+            (rows.len() == count && done).then_some(rows)
+        },
+    )
+}
+
+#[test]
+fn a_hermes_script_job_fires_at_its_next_run_in_a_scope_once() {
+    let (h, _gw) = provider_home();
+    h.script(
+        "where.sh",
+        "echo fired-by-hermes-cron\ncat /proc/self/cgroup\n",
+    );
+    let (at_text, at) = in_secs(4);
+    let id = h.cron_create(&[
+        "--name",
+        "where",
+        "--script",
+        "where.sh",
+        "--no-agent",
+        "--deliver",
+        "local",
+        &at_text,
+    ]);
+    let job = managed(&h, &id);
+    assert_eq!(job["managed"], true, "{job:#}");
+    assert_eq!(job["hermes_id"], id.as_str());
+    let rows = settled(&h, "where", 1);
+    let row = &rows[0];
+    assert_eq!(row["state"], "succeeded", "{row:#}\n{}", h.home.diag());
+    assert_eq!(row["dispatch_mode"], "scoped", "{row:#}");
+    assert_eq!(
+        row["scheduled_for"]
+            .as_str()
+            .map(|s| s.parse::<chrono::DateTime<chrono::Utc>>().unwrap()),
+        Some(at),
+        "it fires at Hermes's next_run_at"
+    );
+    // The script ran inside the run's transient scope, under hermes-cron.
+    let output = h.home.output_of(row);
+    let unit = row["unit"].as_str().expect("a scoped row names its unit");
+    assert!(output.contains("fired-by-hermes-cron"), "{output}");
+    assert!(
+        output.lines().any(|l| l.ends_with(&format!("/{unit}"))),
+        "the script's cgroup is not {unit}:\n{output}"
+    );
+    // Hermes recorded it once, as fired by this provider, and saved its output once.
+    let execs = hermes_executions(&h, &id, 1);
+    assert_eq!(execs[0]["source"], "hermes-cron", "{execs:#?}");
+    assert_eq!(execs[0]["status"], "completed", "{execs:#?}");
+    let docs = h.outputs(&id);
+    assert_eq!(docs.len(), 1, "{docs:#?}");
+    assert!(docs[0].contains("fired-by-hermes-cron"));
+    // A fired one-shot leaves Hermes's store, and hermes-cron follows; nothing fires again.
+    h.home
+        .wait_until("the managed job to follow Hermes", PATIENCE, || {
+            (h.home.run(&["show", &id]).code() != 0).then_some(())
+        });
+    assert_eq!(h.home.runs_of("where").len(), 1);
+    assert_eq!(h.executions(&id).len(), 1);
+}
+
+#[test]
+fn an_agent_job_runs_hermes_agent_in_a_scope_and_its_answer_is_delivered() {
+    let model = FakeModel::start(ANSWER);
+    let (h, _gw) = provider_home();
+    h.use_model(&model);
+    let id = h.cron_create(&[
+        "--name",
+        "briefing",
+        "--deliver",
+        "local",
+        "0 8 * * *",
+        "Every day at 8am: the 5 items that matter today.",
+    ]);
+    let job = managed(&h, &id);
+    assert_eq!(
+        job["idle_timeout_s"], 600,
+        "agent jobs: Hermes's inactivity limit"
+    );
+    // "Run now" as Hermes's dashboard and API do it: next_run_at = now.
+    let out = h.python(&format!(
+        "from cron.jobs import trigger_job\nassert trigger_job({id:?})"
+    ));
+    assert_eq!(out.code, 0, "{out:#?}");
+    let rows = settled(&h, "briefing", 1);
+    let row = &rows[0];
+    assert_eq!(row["state"], "succeeded", "{row:#}\n{}", h.home.diag());
+    assert_eq!(row["dispatch_mode"], "scoped");
+    let output = h.home.output_of(row);
+    assert!(
+        output.contains(ANSWER),
+        "the delivered text is in the run's output:\n{output}"
+    );
+    assert_eq!(model.answered(), 1);
+    let execs = hermes_executions(&h, &id, 1);
+    assert_eq!(execs[0]["status"], "completed", "{execs:#?}");
+    let docs = h.outputs(&id);
+    assert!(docs.len() == 1 && docs[0].contains(ANSWER), "{docs:#?}");
+    // The recurring job waits for its next 8 am, as Hermes says.
+    let job = h.job(&id);
+    assert_eq!(job["last_status"], "ok", "{job:#}");
+    let next = job["next_run_at"].as_str().unwrap().to_string();
+    h.home.wait_until(
+        "the managed job to take Hermes's next run",
+        PATIENCE,
+        || {
+            let ours = h.home.run(&["show", &id, "--json"]).json();
+            let ours = ours["next_run_at"]
+                .as_str()?
+                .parse::<chrono::DateTime<chrono::Utc>>()
+                .ok()?;
+            (ours == next.parse::<chrono::DateTime<chrono::Utc>>().unwrap()).then_some(())
+        },
+    );
+}
+
+#[test]
+fn a_gateway_restart_while_an_agent_job_runs_neither_stops_nor_repeats_it() {
+    let model = FakeModel::start(ANSWER);
+    model.set_delay(Duration::from_secs(8));
+    let (h, mut gw) = provider_home();
+    h.use_model(&model);
+    let id = h.cron_create(&[
+        "--name",
+        "slow",
+        "--deliver",
+        "local",
+        "every 1h",
+        "Think slowly.",
+    ]);
+    managed(&h, &id);
+    h.python(&format!(
+        "from cron.jobs import trigger_job\nassert trigger_job({id:?})"
+    ));
+    wait_for("the agent to ask the model", SETTLE_TIMEOUT, || {
+        (model.asked() == 1).then_some(())
+    });
+    gw.stop();
+    let mut gw = h.home.gateway(&[]);
+    gw.wait_ready();
+    let rows = settled(&h, "slow", 1);
+    assert_eq!(
+        rows[0]["state"],
+        "succeeded",
+        "{:#}\n{}",
+        rows[0],
+        h.home.diag()
+    );
+    assert!(h.home.output_of(&rows[0]).contains(ANSWER));
+    let execs = hermes_executions(&h, &id, 1);
+    assert_eq!(execs[0]["status"], "completed", "{execs:#?}");
+    assert_eq!(
+        model.asked(),
+        1,
+        "the model was asked once: nothing fired twice"
+    );
+    gw.stop();
+}
+
+#[test]
+fn hermes_cron_pause_stops_the_fire_and_resume_brings_it_back() {
+    let (h, _gw) = provider_home();
+    h.script("p.sh", "echo paused-job-ran\n");
+    let (at_text, at) = in_secs(5);
+    let id = h.cron_create(&["--name", "p", "--script", "p.sh", "--no-agent", &at_text]);
+    managed(&h, &id);
+    h.hermes(&["cron", "pause", &id]);
+    h.home
+        .wait_until("the managed job to be paused", PATIENCE, || {
+            (h.home.run(&["show", &id, "--json"]).json()["state"] == "paused").then_some(())
+        });
+    // hermes-cron's own pause is refused: Hermes keeps the job.
+    let refused = h.home.run(&["pause", &id]).fails_with(2);
+    assert!(
+        refused.stderr.contains(&format!("hermes cron pause {id}")),
+        "{refused}"
+    );
+    // Past its instant, nothing fired.
+    while wall_clock() < at + chrono::Duration::seconds(3) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(h.home.runs_of("p").is_empty(), "{}", h.home.diag());
+    assert!(h.executions(&id).is_empty());
+    // Resumed within its grace, the one-shot is due again and fires, once.
+    h.hermes(&["cron", "resume", &id]);
+    let rows = settled(&h, "p", 1);
+    assert_eq!(rows[0]["state"], "succeeded", "{:#}", rows[0]);
+    assert_eq!(hermes_executions(&h, &id, 1)[0]["status"], "completed");
+}
+
+#[test]
+fn twenty_hermes_jobs_due_in_the_same_minute_each_fire_once() {
+    let (h, _gw) = provider_home();
+    h.script("n.sh", "echo one\n");
+    let (at_text, _) = in_secs(8);
+    let ids = h.python_json(&format!(
+        "from cron.jobs import create_job\n\
+         out = [create_job(prompt=None, schedule={at_text:?}, name=f'same-{{i}}', script='n.sh',\n\
+                           no_agent=True, deliver='local')['id'] for i in range(20)]"
+    ));
+    let ids: Vec<String> = ids
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    for i in 0..20 {
+        let rows = settled(&h, &format!("same-{i}"), 1);
+        assert_eq!(rows[0]["state"], "succeeded", "{:#}", rows[0]);
+    }
+    for id in &ids {
+        let execs = hermes_executions(&h, id, 1);
+        assert_eq!(execs[0]["status"], "completed", "{id}: {execs:#?}");
+    }
+    let all = h.home.runs(None);
+    assert_eq!(
+        all.len(),
+        20,
+        "one row per job, nothing twice:\n{}",
+        h.home.diag()
+    );
+}
