@@ -20,9 +20,11 @@
 //!   scripts as commands.
 //! - `names.rs`: comment names, derived names, uniqueness.
 //! - `checked.rs`: schedule validation and the next fire.
-//! - `plan.rs`: the output and error types.
+//! - `plan.rs`: the output and error types; `context.rs`: the input besides
+//!   the text.
 
 mod checked;
+mod context;
 mod crontab;
 mod crontab_line;
 mod hermes;
@@ -37,5 +39,6 @@ mod crontab_tests;
 #[cfg(test)]
 mod hermes_tests;
 
-pub use plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported};
-pub use read::{detect_and_parse, parse_crontab, parse_hermes_jobs};
+pub use context::{ExistingJob, ImportContext};
+pub use plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported, NoteCode, SkipCode};
+pub use read::{detect_and_parse, import_file, parse_crontab, parse_hermes_jobs};
