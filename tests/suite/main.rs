@@ -25,6 +25,7 @@ mod gateway_regression;
 mod gateway_restart;
 mod gateway_sweep;
 mod gateway_watchdog;
+mod import_hermes;
 mod job_environment;
 mod journal_rollback;
 mod load;
