@@ -5,7 +5,9 @@
 
 use chrono::{DateTime, TimeDelta};
 use hermes_cron_core::config::{ConfigError, load_bytes};
-use hermes_cron_core::import::{ImportPlan, detect_and_parse};
+use hermes_cron_core::import::{
+    ExistingJob, ImportContext, ImportPlan, detect_and_parse, import_file,
+};
 use hermes_cron_core::schedule::{Schedule, Timestamp, Tz, parse_duration, parse_zone};
 use std::collections::HashSet;
 use std::path::Path;
@@ -96,9 +98,11 @@ const IMPORT_NAMES: [&str; 4] = [
 ];
 
 /// The importer. Input: a flags byte (bits 0-1: the file name, so user or
-/// system crontab or jobs.json; bit 2: UTC or Berlin), then the text. Never
-/// panics, and a plan keeps its invariants (every schedule parses in its
-/// zone, names are unique).
+/// system crontab or jobs.json; bit 2: UTC or Berlin; bit 3: against
+/// existing jobs, with every file missing), then the text. Never panics, and
+/// a plan keeps its invariants (every schedule parses in its zone, names are
+/// unique and none is an existing job's, no existing Hermes id is imported
+/// again).
 pub fn import(data: &[u8]) {
     if data.is_empty() {
         return;
@@ -113,8 +117,43 @@ pub fn import(data: &[u8]) {
         Tz::Europe__Berlin
     };
     let now = DateTime::from_timestamp(1_780_000_000, 0).expect("in range");
-    if let Ok(plan) = detect_and_parse(name, text, now, zone) {
+    if data[0] & 8 == 0 {
+        if let Ok(plan) = detect_and_parse(name, text, now, zone) {
+            check_plan(&plan, now, zone);
+        }
+        return;
+    }
+    let existing: Vec<ExistingJob> = ["backup", "disk", "job 1", "x"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| ExistingJob {
+            id: format!("existing-{i}"),
+            name: name.to_string(),
+            hermes_id: Some(format!("{i:012x}")),
+        })
+        .collect();
+    let missing = |_: &Path| false;
+    let cx = ImportContext {
+        existing: &existing,
+        run_home: Some(Path::new("/srv/hermes")),
+        user_home: Some(Path::new("/home/ann")),
+        is_file: Some(&missing),
+        ..ImportContext::new(now, zone)
+    };
+    if let Ok(plan) = import_file(name, text, &cx) {
         check_plan(&plan, now, zone);
+        for job in &plan.jobs {
+            assert!(
+                existing.iter().all(|e| e.name != job.name),
+                "existing name {:?} reused",
+                job.name
+            );
+            assert!(
+                existing.iter().all(|e| e.hermes_id != job.hermes_id),
+                "Hermes job {:?} imported again",
+                job.hermes_id
+            );
+        }
     }
 }
 

@@ -7,8 +7,11 @@
 //! - Config: `load_bytes` never panics on arbitrary or YAML-shaped bytes, and
 //!   whatever loads holds only values in range; in-range values load as given.
 //! - Import: the crontab and jobs.json readers never panic; a plan keeps its
-//!   invariants; one malformed entry anywhere refuses the whole file (no
-//!   half-import), and without it the same file imports every entry.
+//!   invariants, also against existing jobs (their names are never reused,
+//!   their Hermes jobs never imported again); one malformed crontab line
+//!   anywhere refuses the whole file (no half-import), and without it the
+//!   same file imports every entry; one malformed jobs.json record anywhere
+//!   is skipped alone and every other entry is imported.
 //!
 //! - The committed fuzz corpus (`tests/fuzz/corpus/<target>/`) replays clean
 //!   through the fuzz targets' own checks (`tests/fuzz/checks.rs`), so every
@@ -20,7 +23,8 @@
 use chrono::DateTime;
 use hermes_cron::config::{ConfigError, load_bytes};
 use hermes_cron::import::{
-    ImportError, ImportPlan, detect_and_parse, parse_crontab, parse_hermes_jobs,
+    ExistingJob, ImportContext, ImportError, ImportPlan, SkipCode, detect_and_parse, import_file,
+    parse_crontab, parse_hermes_jobs,
 };
 use hermes_cron::schedule::{Schedule, Timestamp, Tz, ZoneOrigin, parse_zone};
 use proptest::prelude::*;
@@ -814,9 +818,11 @@ proptest! {
         }
     }
 
-    /// One malformed job anywhere refuses the whole jobs.json.
+    /// One malformed job anywhere is skipped alone, as malformed; every
+    /// other job is imported. A file in which nothing is a job object is
+    /// refused as a whole.
     #[test]
-    fn a_bad_job_anywhere_imports_nothing(count in 0usize..8, bad in bad_job(), at in any::<prop::sample::Index>(), zone in zone()) {
+    fn a_bad_job_anywhere_is_skipped_alone(count in 0usize..8, bad in bad_job(), at in any::<prop::sample::Index>(), zone in zone()) {
         let mut jobs: Vec<serde_json::Value> = (0..count).map(script_job).collect();
         let plan = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone);
         prop_assert!(plan.is_ok(), "{:?}", plan);
@@ -824,9 +830,69 @@ proptest! {
         prop_assert_eq!(plan.jobs.len(), count, "{:?}", plan);
         check_plan(&plan, zone)?;
 
-        jobs.insert(at.index(count + 1), bad.clone());
+        let index = at.index(count + 1);
+        jobs.insert(index, bad.clone());
         let result = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone);
-        prop_assert!(result.is_err(), "{:?} was imported around: {:?}", bad, result);
+        if count == 0 && !bad.is_object() {
+            prop_assert!(matches!(result, Err(ImportError::Shape { .. })), "{:?}", result);
+            return Ok(());
+        }
+        prop_assert!(result.is_ok(), "{:?} refused the file: {:?}", bad, result);
+        let plan = result.unwrap();
+        check_plan(&plan, zone)?;
+        prop_assert_eq!(plan.jobs.len(), count, "{:?}", plan);
+        prop_assert_eq!(plan.skipped.len(), 1, "{:?}", plan.skipped);
+        let label = bad["id"].as_str().map_or(format!("#{}", index + 1), str::to_string);
+        prop_assert_eq!(&plan.skipped[0].origin, &format!("jobs.json job {label}"));
+        prop_assert_eq!(plan.skipped[0].code, SkipCode::Malformed);
+    }
+
+    /// Against existing jobs: no imported name is an existing one, no
+    /// existing Hermes id is imported again, and a probe never changes
+    /// what is imported (only the notes).
+    #[test]
+    fn existing_jobs_keep_their_names_and_hermes_jobs(
+        jobs in prop::collection::vec(job_json(), 0..6),
+        taken in prop::collection::vec((any::<prop::sample::Index>(), any::<bool>()), 0..4),
+        missing in any::<bool>(),
+        zone in zone(),
+    ) {
+        let text = serde_json::json!({"jobs": jobs}).to_string();
+        // The names and ids of some of the jobs, as if imported before.
+        let existing: Vec<ExistingJob> = taken
+            .iter()
+            .enumerate()
+            .filter(|_| !jobs.is_empty())
+            .map(|(n, (at, with_id))| {
+                let job = &jobs[at.index(jobs.len())];
+                ExistingJob {
+                    id: format!("existing-{n}"),
+                    name: job["name"].as_str().unwrap_or("job 1").to_string(),
+                    hermes_id: job["id"].as_str().filter(|_| *with_id).map(str::to_string),
+                }
+            })
+            .collect();
+        let is_file = |_: &Path| !missing;
+        let cx = ImportContext {
+            existing: &existing,
+            run_home: Some(Path::new("/srv/hermes")),
+            is_file: Some(&is_file),
+            ..ImportContext::new(now(), zone)
+        };
+        let Ok(plan) = import_file("jobs.json", &text, &cx) else {
+            return Ok(());
+        };
+        check_plan(&plan, zone)?;
+        for job in &plan.jobs {
+            prop_assert!(existing.iter().all(|e| e.name != job.name), "{:?} reused", job.name);
+            prop_assert!(
+                existing.iter().all(|e| e.hermes_id.is_none() || e.hermes_id != job.hermes_id),
+                "{:?} imported again", job.hermes_id
+            );
+        }
+        let plain = import_file("jobs.json", &text, &ImportContext { is_file: None, ..cx }).unwrap();
+        prop_assert_eq!(&plain.jobs, &plan.jobs);
+        prop_assert_eq!(&plain.skipped, &plan.skipped);
     }
 }
 

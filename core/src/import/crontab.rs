@@ -21,7 +21,8 @@
 //! - Commands: `\%` becomes `%`; an entry with an unescaped `%` is skipped
 //!   (see `crontab_line.rs`), not imported half-right.
 //! - Names: see `names.rs`; the comment must be on the line directly above
-//!   the entry. Derived names end in the line number (`backup-7`).
+//!   the entry. Derived names end in the line number (`backup-7`). A name
+//!   taken by an existing job or an entry above gets `-<line>` and a note.
 //! - System crontabs (`/etc/crontab`, `/etc/cron.d/*`, chosen by the caller
 //!   from the path) have a user field: it is dropped with one note per user,
 //!   because hermes-cron runs jobs as the user running the gateway.
@@ -30,9 +31,12 @@
 //! is an [`ImportError::Line`] and nothing is imported.
 
 use super::checked;
+use super::context::ImportContext;
 use super::crontab_line::{self, Entry, Line, LineError};
 use super::names::{self, NameBook};
-use super::plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported};
+use super::plan::{
+    ImportError, ImportNote, ImportPlan, ImportedJob, NotImported, NoteCode, SkipCode,
+};
 use crate::job::Env;
 use crate::schedule::{Timestamp, Tz, parse_zone};
 use std::collections::HashSet;
@@ -69,16 +73,15 @@ impl Scope {
 pub(super) fn parse(
     source: Source<'_>,
     text: &str,
-    now: Timestamp,
-    default_zone: Tz,
+    cx: &ImportContext<'_>,
 ) -> Result<ImportPlan, ImportError> {
     let mut walk = Walk {
         source,
-        now,
-        default_zone,
+        now: cx.now,
+        default_zone: cx.default_zone,
         scope: Scope::default(),
         plan: ImportPlan::default(),
-        names: NameBook::default(),
+        names: NameBook::with_existing(cx.existing),
         users: HashSet::new(),
     };
     let mut above: Option<&str> = None;
@@ -125,9 +128,13 @@ impl Walk<'_> {
         }
     }
 
-    fn note(&mut self, line: usize, message: String) {
+    fn note(&mut self, line: usize, code: NoteCode, message: String) {
         let origin = self.origin(line);
-        self.plan.notes.push(ImportNote { origin, message });
+        self.plan.notes.push(ImportNote {
+            origin,
+            message,
+            code,
+        });
     }
 
     fn assign(&mut self, line: usize, name: &str, value: &str) -> Result<(), ImportError> {
@@ -164,6 +171,7 @@ impl Walk<'_> {
                     };
                     self.note(
                         line,
+                        NoteCode::Dropped,
                         format!("{name}={value} is not supported and was dropped: {why}"),
                     );
                 }
@@ -174,6 +182,7 @@ impl Walk<'_> {
                 if !is_sh(value) {
                     self.note(
                         line,
+                        NoteCode::RunsDifferently,
                         format!(
                             "SHELL={value}: the jobs below run as `{value} -c COMMAND`, as cron runs them"
                         ),
@@ -199,7 +208,11 @@ impl Walk<'_> {
                     "unescaped \"%\" in {:?} (at byte {at}): cron ends the command there and feeds the rest to its stdin, and hermes-cron jobs have no stdin; write \\% for a literal %, or pipe the input inside the command",
                     entry.command
                 );
-                self.plan.skipped.push(NotImported { origin, reason });
+                self.plan.skipped.push(NotImported {
+                    origin,
+                    reason,
+                    code: SkipCode::CronStdin,
+                });
                 return Ok(());
             }
         };
@@ -208,6 +221,7 @@ impl Walk<'_> {
         {
             self.note(
                 line,
+                NoteCode::Dropped,
                 format!(
                     "entries for user {user:?} will run as the user running hermes-cron; the user field was dropped"
                 ),
@@ -226,7 +240,18 @@ impl Walk<'_> {
         let wanted = comment
             .and_then(names::comment_name)
             .unwrap_or_else(|| format!("{}-{line}", names::command_stem(&command)));
-        let name = self.names.claim(&wanted, &line.to_string());
+        let claimed = self.names.claim(&wanted, &line.to_string(), &origin);
+        if let Some(holder) = &claimed.taken_by {
+            self.note(
+                line,
+                NoteCode::Renamed,
+                format!(
+                    "name {wanted:?} is taken by {holder}: imported as {:?}",
+                    claimed.name
+                ),
+            );
+        }
+        let name = claimed.name;
         let (argv, shell) = match &self.scope.shell {
             Some(sh) if !is_sh(sh) => (vec![sh.clone(), "-c".to_string(), command], false),
             _ => (vec![command], true),
@@ -240,6 +265,8 @@ impl Walk<'_> {
             env: Env(self.scope.env.clone()),
             workdir: None,
             enabled: true,
+            pause_reason: None,
+            hermes_id: None,
             origin,
             next: checked.next,
         });

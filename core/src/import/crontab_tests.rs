@@ -394,6 +394,7 @@ fn unescaped_percent_skips_the_entry_with_the_reason() {
     assert_eq!(plan.jobs[0].argv, ["date +%Y%m >> /tmp/d"]);
     assert_eq!(plan.skipped.len(), 1);
     assert_eq!(plan.skipped[0].origin, "crontab line 2");
+    assert_eq!(plan.skipped[0].code, SkipCode::CronStdin);
     let reason = &plan.skipped[0].reason;
     assert!(
         reason.starts_with("unescaped \"%\" in \"mail -s hi ann%Hello%Ann\""),
@@ -431,6 +432,41 @@ X=1
             "Backup", "Backup-4", "backup-6", "run-8", "other-11", "other-14"
         ]
     );
+    let renames: Vec<_> = plan
+        .notes
+        .iter()
+        .map(|n| (n.origin.as_str(), n.code, n.message.as_str()))
+        .collect();
+    assert_eq!(
+        renames,
+        [(
+            "crontab line 4",
+            NoteCode::Renamed,
+            "name \"Backup\" is taken by crontab line 2: imported as \"Backup-4\""
+        )]
+    );
+}
+
+#[test]
+fn names_of_existing_jobs_are_taken() {
+    let existing = [ExistingJob {
+        id: "01a22a96-d658-7175-a525-7d6f0e34c20f".into(),
+        name: "Backup".into(),
+        hermes_id: None,
+    }];
+    let cx = ImportContext {
+        existing: &existing,
+        ..ImportContext::new(now(), Tz::UTC)
+    };
+    let plan = import_file("crontab", "# Backup\n0 1 * * * /bin/backup.sh\n", &cx).unwrap();
+    assert_eq!(plan.jobs[0].name, "Backup-2");
+    assert_eq!(
+        plan.notes[0].message,
+        "name \"Backup\" is taken by an existing job (01a22a96-d658-7175-a525-7d6f0e34c20f): imported as \"Backup-2\""
+    );
+    // A crontab is not a Hermes file: no warning about Hermes.
+    assert_eq!(plan.notes.len(), 1);
+    assert_eq!(plan.jobs[0].hermes_id, None);
 }
 
 #[test]

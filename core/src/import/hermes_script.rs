@@ -93,6 +93,26 @@ pub(super) fn script_command(
     }
 }
 
+/// Where the job will find `script`, when that is known: an absolute path
+/// as it is, `~/...` under `user_home`, a relative one under
+/// `<home>/scripts/` (`home`: the file's Hermes home, else `HERMES_HOME`
+/// when the job runs). `None` for `~user/...` or an unknown home.
+pub(super) fn script_location(
+    script: &str,
+    home: Option<&Path>,
+    user_home: Option<&Path>,
+) -> Option<PathBuf> {
+    if script.starts_with('/') {
+        Some(PathBuf::from(script))
+    } else if let Some(rest) = script.strip_prefix("~/") {
+        user_home.map(|h| h.join(rest))
+    } else if script.starts_with('~') {
+        None
+    } else {
+        home.map(|h| h.join("scripts").join(script))
+    }
+}
+
 /// Single-quote `text` for `sh`.
 fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
@@ -119,6 +139,18 @@ mod tests {
         assert_eq!(cmd.argv, ["python3", "/opt/s/report.py"]);
         assert!(cmd.python);
         assert_eq!(cmd.workdir.as_deref(), Some(Path::new("/srv")));
+    }
+
+    #[test]
+    fn script_locations() {
+        let (home, user) = (Some(Path::new("/h")), Some(Path::new("/home/ann")));
+        let at = |s: &str| script_location(s, home, user);
+        assert_eq!(at("a/b.sh"), Some(PathBuf::from("/h/scripts/a/b.sh")));
+        assert_eq!(at("/opt/x.py"), Some(PathBuf::from("/opt/x.py")));
+        assert_eq!(at("~/bin/x.sh"), Some(PathBuf::from("/home/ann/bin/x.sh")));
+        assert_eq!(at("~ann/x.sh"), None);
+        assert_eq!(script_location("a.sh", None, user), None);
+        assert_eq!(script_location("~/a.sh", home, None), None);
     }
 
     #[test]

@@ -9,10 +9,12 @@
 //! - A derived name is the basename of the command's first word without its
 //!   extension (`/usr/local/bin/backup.sh --full` -> `backup`), skipping
 //!   leading `VAR=value` words, plus a suffix the caller picks (the line).
-//! - A name already taken gets `-<suffix>`, then `-2`, `-3`... appended.
+//! - A name already taken (by a job that exists, or an entry imported before
+//!   it) gets `-<suffix>`, then `-2`, `-3`... appended; the caller notes it.
 
+use super::context::ExistingJob;
 use crate::job::validate_name;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// The longest comment taken as a name, in characters.
 pub(super) const MAX_COMMENT_NAME: usize = 60;
@@ -75,29 +77,85 @@ pub(super) fn path_stem(path: &str) -> String {
     }
 }
 
-/// The names given so far in one import.
+/// The names taken so far in one import, each with who holds it: the jobs
+/// that already exist, then the entries imported so far.
 #[derive(Debug, Default)]
 pub(super) struct NameBook {
-    taken: HashSet<String>,
+    /// name -> who holds it, for notes (`an existing job (01a2…)`,
+    /// `crontab line 3`).
+    taken: HashMap<String, String>,
 }
 
+/// The name an entry got, and who held the one it wanted when it was taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Claimed {
+    pub(super) name: String,
+    /// Who holds the wanted name, when the entry got another one.
+    pub(super) taken_by: Option<String>,
+}
+
+/// The job layer's longest name, in bytes (`job::validate_name`; a test
+/// keeps the two equal).
+const MAX_NAME_BYTES: usize = 1024;
+
+/// The longest suffix taken from an entry's label, in characters.
+const MAX_SUFFIX: usize = 64;
+
 impl NameBook {
-    /// Claim `wanted`, or `wanted-<suffix>`, or `wanted-<suffix>-2`... when
-    /// taken. `wanted` must already pass `validate_name`.
-    pub(super) fn claim(&mut self, wanted: &str, suffix: &str) -> String {
-        let mut name = wanted.to_string();
-        if self.taken.contains(&name) {
-            name = format!("{wanted}-{suffix}");
+    /// A book in which the names of `existing` are taken.
+    pub(super) fn with_existing(existing: &[ExistingJob]) -> NameBook {
+        let mut book = NameBook::default();
+        for job in existing {
+            book.taken
+                .entry(job.name.clone())
+                .or_insert_with(|| format!("an existing job ({})", job.id));
         }
-        let base = name.clone();
-        let mut n = 2;
-        while self.taken.contains(&name) {
-            name = format!("{base}-{n}");
-            n += 1;
-        }
-        self.taken.insert(name.clone());
-        name
+        book
     }
+
+    /// Claim `wanted` for `holder`, or `wanted-<suffix>`, or
+    /// `wanted-<suffix>-2`... when taken (or when that is not a valid name:
+    /// too long, or a UUID). `wanted` must already pass `validate_name`.
+    pub(super) fn claim(&mut self, wanted: &str, suffix: &str, holder: &str) -> Claimed {
+        let suffix: String = suffix
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MAX_SUFFIX)
+            .collect();
+        let taken_by = self.taken.get(wanted).cloned();
+        let name = if taken_by.is_none() {
+            wanted.to_string()
+        } else {
+            let free = |name: &str| !self.taken.contains_key(name) && validate_name(name).is_ok();
+            let tails = (1..).map(|n| match (suffix.is_empty(), n) {
+                (false, 1) => format!("-{suffix}"),
+                (false, n) => format!("-{suffix}-{n}"),
+                (true, n) => format!("-{}", n + 1),
+            });
+            let mut found = String::new();
+            for tail in tails {
+                let candidate = fit(wanted, &tail);
+                if free(&candidate) {
+                    found = candidate;
+                    break;
+                }
+            }
+            found
+        };
+        self.taken.insert(name.clone(), holder.to_string());
+        Claimed { name, taken_by }
+    }
+}
+
+/// `base` + `tail`, `base` cut (at a character boundary) so that the whole
+/// fits a name's byte limit.
+fn fit(base: &str, tail: &str) -> String {
+    let room = MAX_NAME_BYTES.saturating_sub(tail.len());
+    let mut end = base.len().min(room);
+    while !base.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{tail}", &base[..end])
 }
 
 #[cfg(test)]
@@ -149,9 +207,47 @@ mod tests {
     #[test]
     fn taken_names_get_the_suffix_then_a_counter() {
         let mut book = NameBook::default();
-        assert_eq!(book.claim("backup", "3"), "backup");
-        assert_eq!(book.claim("backup", "7"), "backup-7");
-        assert_eq!(book.claim("backup", "7"), "backup-7-2");
-        assert_eq!(book.claim("other", "9"), "other");
+        let name = |c: Claimed| c.name;
+        assert_eq!(name(book.claim("backup", "3", "line 3")), "backup");
+        let again = book.claim("backup", "7", "line 7");
+        assert_eq!(
+            again,
+            Claimed {
+                name: "backup-7".into(),
+                taken_by: Some("line 3".into())
+            }
+        );
+        assert_eq!(name(book.claim("backup", "7", "x")), "backup-7-2");
+        assert_eq!(name(book.claim("other", "9", "y")), "other");
+        assert_eq!(name(book.claim("other", "\0\n", "z")), "other-2");
+    }
+
+    #[test]
+    fn existing_names_are_taken_and_suffixes_stay_valid() {
+        let existing = [ExistingJob {
+            id: "0190d5e2-8a3b-7c4d-9e5f-0a1b2c3d4e5f".into(),
+            name: "disk".into(),
+            hermes_id: None,
+        }];
+        let mut book = NameBook::with_existing(&existing);
+        let got = book.claim("disk", "cb937e0bc087", "jobs.json job cb937e0bc087");
+        assert_eq!(got.name, "disk-cb937e0bc087");
+        assert_eq!(
+            got.taken_by.as_deref(),
+            Some("an existing job (0190d5e2-8a3b-7c4d-9e5f-0a1b2c3d4e5f)")
+        );
+        // A suffixed name that would read as a UUID is passed over.
+        let mut book = NameBook::default();
+        book.claim("0190d5e2-8a3b-7c4d-9e5f", "a", "a");
+        let got = book.claim("0190d5e2-8a3b-7c4d-9e5f", "0a1b2c3d4e5f", "b");
+        assert_eq!(got.name, "0190d5e2-8a3b-7c4d-9e5f-0a1b2c3d4e5f-2");
+        assert!(validate_name(&"x".repeat(MAX_NAME_BYTES)).is_ok());
+        assert!(validate_name(&"x".repeat(MAX_NAME_BYTES + 1)).is_err());
+        // A long name is cut to leave room for the suffix.
+        let long = "é".repeat(MAX_NAME_BYTES / 2);
+        book.claim(&long, "1", "a");
+        let got = book.claim(&long, "1", "b").name;
+        assert!(got.len() <= MAX_NAME_BYTES && got.ends_with("-1"), "{got}");
+        assert!(validate_name(&got).is_ok());
     }
 }

@@ -1,16 +1,20 @@
 //! What an import produces: [`ImportPlan`] (the jobs to create, the entries
-//! that cannot be imported and why, and notes about settings that have no
-//! equivalent) and [`ImportError`] (the input is malformed; nothing is
+//! that are not imported and why, and notes about what changed on the way
+//! in) and [`ImportError`] (the file as a whole is malformed; nothing is
 //! imported).
 //!
 //! Invariants: every [`ImportedJob::schedule`] was accepted by
 //! `Schedule::parse` in the job's zone at the import's `now`, and its
 //! [`ImportedJob::next`] was computed from that parse; job names are unique
-//! within one plan and pass `job::validate_name`.
+//! within one plan, pass `job::validate_name`, and are none of the names of
+//! the jobs the caller said exist ([`ImportContext::existing`]).
 
 use crate::job::{Env, JobInput};
 use crate::schedule::Fire;
 use std::path::PathBuf;
+
+#[cfg(doc)]
+use super::ImportContext;
 
 /// One job to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +36,11 @@ pub struct ImportedJob {
     pub workdir: Option<PathBuf>,
     /// False for jobs that were paused or disabled in the source.
     pub enabled: bool,
+    /// Why the job is paused, when `enabled` is false: Hermes's
+    /// `paused_reason` as it is, else what paused it.
+    pub pause_reason: Option<String>,
+    /// The id of the Hermes job it came from (`jobs.json` only).
+    pub hermes_id: Option<String>,
     /// Where it came from: `crontab line 7`, `jobs.json job 3f2a9c01b7de`.
     pub origin: String,
     /// The first fire after the import's `now` (anchored at `now` for
@@ -46,16 +55,82 @@ pub struct NotImported {
     pub origin: String,
     /// Why, as a lowercase fragment naming the offending part.
     pub reason: String,
+    /// The kind of reason.
+    pub code: SkipCode,
 }
 
-/// A setting that was dropped or changed on the way in (MAILTO, delivery
-/// targets, repeat limits); the jobs it concerns are still imported.
+/// Why an entry is not imported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SkipCode {
+    /// A `jobs.json` record that does not fit the schema (a missing or
+    /// mistyped field, an invalid expression, zone or workdir): skipped
+    /// alone, the rest of the file is imported.
+    Malformed,
+    /// A Hermes agent job (a prompt or skills): hermes-cron runs commands.
+    AgentJob,
+    /// Nothing to run (no script, prompt or skills).
+    NothingToRun,
+    /// Finished in Hermes (completed, repeat limit reached, a one-shot that
+    /// ran or is past).
+    Finished,
+    /// A Hermes job imported before (a job has its Hermes id).
+    AlreadyImported,
+    /// A crontab command with cron's `%` stdin.
+    CronStdin,
+}
+
+crate::text_enum_impls!(SkipCode, "skip code", {
+    Malformed => "malformed", AgentJob => "agent_job", NothingToRun => "nothing_to_run",
+    Finished => "finished", AlreadyImported => "already_imported", CronStdin => "cron_stdin",
+});
+
+/// Something that was dropped or changed on the way in, or that the user
+/// must know (MAILTO, delivery targets, repeat limits, a rename, a missing
+/// script, the Hermes originals still firing); the jobs it concerns are
+/// still imported.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImportNote {
-    /// Where the setting is.
+    /// Where the setting is, or the file for a note about all of it.
     pub origin: String,
     /// What happened to it.
     pub message: String,
+    /// The kind of note.
+    pub code: NoteCode,
+}
+
+/// The kind of an [`ImportNote`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoteCode {
+    /// A setting with no equivalent was dropped (MAILTO, `deliver`, a repeat
+    /// limit, a system crontab's user field).
+    Dropped,
+    /// The job runs differently than it did (another interpreter, shell or
+    /// working directory).
+    RunsDifferently,
+    /// The job got another name than the source's (taken by an existing job
+    /// or an earlier entry, or not a valid name).
+    Renamed,
+    /// The job's script is not where the job will look for it.
+    ScriptMissing,
+    /// Two records of the file have the same Hermes id.
+    DuplicateHermesId,
+    /// The file keeps its jobs in an object keyed by id.
+    KeyedById,
+    /// Hermes keeps firing the jobs that were imported: each runs twice.
+    RunsTwice,
+}
+
+crate::text_enum_impls!(NoteCode, "note code", {
+    Dropped => "dropped", RunsDifferently => "runs_differently", Renamed => "renamed",
+    ScriptMissing => "script_missing", DuplicateHermesId => "duplicate_hermes_id",
+    KeyedById => "keyed_by_id", RunsTwice => "runs_twice",
+});
+
+impl NoteCode {
+    /// Whether the note is a warning (printed as `warning:`, not `note:`).
+    pub fn is_warning(self) -> bool {
+        matches!(self, NoteCode::RunsTwice | NoteCode::ScriptMissing)
+    }
 }
 
 /// The result of reading a crontab or a Hermes `jobs.json`.
@@ -63,9 +138,9 @@ pub struct ImportNote {
 pub struct ImportPlan {
     /// Jobs to create, in source order.
     pub jobs: Vec<ImportedJob>,
-    /// Entries that are not importable, with the reason.
+    /// Entries that are not imported, with the reason.
     pub skipped: Vec<NotImported>,
-    /// Dropped or changed settings.
+    /// Dropped or changed settings, renames, missing scripts, warnings.
     pub notes: Vec<ImportNote>,
 }
 
@@ -91,7 +166,9 @@ pub enum ImportError {
         message: String,
     },
     /// A job in `jobs.json` does not fit the schema (a missing or mistyped
-    /// field, an invalid expression or zone).
+    /// field, an invalid expression or zone). Not returned by the public
+    /// entry points, which skip such a record alone ([`SkipCode::Malformed`]);
+    /// kept for callers that match on it.
     #[error("{file} job {job}: {field}: {message}")]
     Job {
         file: String,
@@ -102,7 +179,7 @@ pub enum ImportError {
         token: String,
         message: String,
     },
-    /// `jobs.json`'s top level is not a job list.
+    /// `jobs.json`'s top level is not a job list (nor jobs keyed by id).
     #[error("{file}: {message}")]
     Shape { file: String, message: String },
 }
@@ -118,8 +195,8 @@ impl ImportError {
 }
 
 impl ImportedJob {
-    /// The job as `add`'s flags. `enabled` has no flag: the caller pauses
-    /// the job after creating it when `enabled` is false.
+    /// The job as `add`'s flags. `enabled`, `pause_reason` and `hermes_id`
+    /// have no flag: the caller sets them on the job it builds.
     pub fn to_job_input(&self) -> JobInput {
         JobInput {
             name: Some(self.name.clone()),

@@ -1,80 +1,179 @@
-//! `import FILE [--dry-run]`: a crontab or a Hermes `cron/jobs.json`. Every
-//! job is validated first and all are inserted in one transaction, so an
-//! error leaves nothing half-imported.
+//! `import FILE [--dry-run]`: a crontab or a Hermes `cron/jobs.json`. A file
+//! that is malformed as a whole is refused before the home is touched; a
+//! malformed jobs.json record is skipped alone (a `not imported` line). The
+//! plan is made against the jobs that exist (their names are taken, their
+//! Hermes jobs are not imported twice) inside the one transaction that
+//! inserts every job, so an error leaves nothing half-imported.
 
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, local, utc};
 use hermes_cron::ids::JobId;
-use hermes_cron::import::detect_and_parse;
+use hermes_cron::import::{
+    ExistingJob, ImportContext, ImportNote, ImportPlan, ImportedJob, SkipCode, import_file,
+};
 use hermes_cron::job::{Job, JobState};
+use hermes_cron::schedule::{Timestamp, Tz};
 use hermes_cron::store;
+use rusqlite::Connection;
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The longest note or reason printed on one line, in characters.
+const MAX_LINE: usize = 2000;
+
+/// What the plan is made from: the text and where everything is.
+struct Input {
+    name: String,
+    text: String,
+    /// The file's absolute path (finds the Hermes home of `cron/jobs.json`).
+    path: Option<PathBuf>,
+    run_home: PathBuf,
+    user_home: Option<PathBuf>,
+    now: Timestamp,
+    zone: Tz,
+}
+
+impl Input {
+    fn plan(&self, existing: &[ExistingJob]) -> anyhow::Result<ImportPlan> {
+        let is_file = |p: &Path| p.is_file();
+        let cx = ImportContext {
+            now: self.now,
+            default_zone: self.zone,
+            existing,
+            path: self.path.as_deref(),
+            run_home: Some(&self.run_home),
+            user_home: self.user_home.as_deref(),
+            is_file: Some(&is_file),
+        };
+        import_file(&self.name, &self.text, &cx).map_err(|e| usage(e.to_string()))
+    }
+}
+
+fn existing_jobs(conn: &Connection) -> anyhow::Result<Vec<ExistingJob>> {
+    Ok(store::list_jobs(conn, true)?
+        .into_iter()
+        .map(|j| ExistingJob {
+            id: j.id.to_string(),
+            name: j.name,
+            hermes_id: j.hermes_id,
+        })
+        .collect())
+}
+
+/// The jobs of `plan` as they will be stored.
+fn build(plan: &ImportPlan, now: Timestamp, zone: Tz) -> anyhow::Result<Vec<Job>> {
+    plan.jobs
+        .iter()
+        .map(|imported: &ImportedJob| {
+            let mut job = imported
+                .to_job_input()
+                .build(JobId::generate(), now, zone)
+                .map_err(|e| usage(format!("{}: {e}", imported.origin)))?;
+            job.hermes_id = imported.hermes_id.clone();
+            if !imported.enabled {
+                job.state = JobState::Paused {
+                    reason: imported
+                        .pause_reason
+                        .clone()
+                        .or_else(|| Some(format!("disabled in {}", imported.origin))),
+                };
+            }
+            Ok(job)
+        })
+        .collect()
+}
 
 pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
-    let now = ctx.now();
     let text = std::fs::read_to_string(file)
         .map_err(|e| failure(format!("cannot read {}: {e}", file.display())))?;
-    let name = file.to_string_lossy();
-    let plan = detect_and_parse(&name, &text, now, zone).map_err(|e| usage(e.to_string()))?;
-    let mut jobs: Vec<Job> = Vec::with_capacity(plan.jobs.len());
-    for imported in &plan.jobs {
-        let mut job = imported
-            .to_job_input()
-            .build(JobId::generate(), now, zone)
-            .map_err(|e| usage(format!("{}: {e}", imported.origin)))?;
-        if !imported.enabled {
-            job.state = JobState::Paused {
-                reason: Some(format!("disabled in {}", imported.origin)),
-            };
-        }
-        jobs.push(job);
-    }
-    if !dry_run && !jobs.is_empty() {
+    let input = Input {
+        name: file.to_string_lossy().into_owned(),
+        text,
+        path: std::path::absolute(file).ok(),
+        run_home: ctx.home.root().to_path_buf(),
+        user_home: std::env::var_os("HOME").map(PathBuf::from),
+        now: ctx.now(),
+        zone,
+    };
+    // A file refused as a whole is refused before the home is touched.
+    input.plan(&[])?;
+    let (plan, jobs) = if dry_run {
+        let existing = match ctx.open_existing_db()? {
+            Some(db) => existing_jobs(db.conn())?,
+            None => Vec::new(),
+        };
+        let plan = input.plan(&existing)?;
+        let jobs = build(&plan, input.now, zone)?;
+        (plan, jobs)
+    } else {
         let mut db = ctx.open_db()?;
         let tx = db.immediate()?;
+        let plan = input.plan(&existing_jobs(&tx)?)?;
+        let jobs = build(&plan, input.now, zone)?;
         for job in &jobs {
             store::insert_job(&tx, job)?;
         }
         tx.commit()?;
+        (plan, jobs)
+    };
+    if as_json {
+        print_json(&plan, &jobs, dry_run)?;
+    } else {
+        print_text(&plan, &jobs, dry_run, zone);
     }
+    Ok(hermes_cron::exit::OK)
+}
+
+fn print_json(plan: &ImportPlan, jobs: &[Job], dry_run: bool) -> anyhow::Result<()> {
+    let items: Vec<_> = jobs
+        .iter()
+        .zip(&plan.jobs)
+        .map(|(j, i)| {
+            let pause_reason = match &j.state {
+                JobState::Paused { reason } => reason.clone(),
+                _ => None,
+            };
+            json!({
+                "id": (!dry_run).then(|| j.id.to_string()), "name": j.name,
+                "schedule": j.schedule_text, "tz": j.tz,
+                "state": j.state.as_str(), "origin": i.origin,
+                "next_run_at": j.next_run_at.map(utc),
+                "hermes_id": j.hermes_id, "pause_reason": pause_reason,
+            })
+        })
+        .collect();
+    let skipped: Vec<_> = plan
+        .skipped
+        .iter()
+        .map(|s| json!({ "origin": s.origin, "reason": s.reason, "code": s.code.as_str() }))
+        .collect();
+    let notes: Vec<_> = plan
+        .notes
+        .iter()
+        .map(|n| {
+            json!({
+                "origin": n.origin, "message": n.message, "code": n.code.as_str(),
+                "warning": n.code.is_warning(),
+            })
+        })
+        .collect();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({
+            "dry_run": dry_run, "imported": items, "not_imported": skipped, "notes": notes,
+        }))?
+    );
+    Ok(())
+}
+
+fn print_text(plan: &ImportPlan, jobs: &[Job], dry_run: bool, zone: Tz) {
     let zone_of = |j: &Job| {
         j.tz.as_deref()
             .and_then(|t| hermes_cron::schedule::parse_zone(t).ok())
             .unwrap_or(zone)
     };
-    if as_json {
-        let items: Vec<_> = jobs
-            .iter()
-            .zip(&plan.jobs)
-            .map(|(j, i)| {
-                json!({
-                    "id": (!dry_run).then(|| j.id.to_string()), "name": j.name, "schedule": j.schedule_text, "tz": j.tz,
-                    "state": j.state.as_str(), "origin": i.origin,
-                    "next_run_at": j.next_run_at.map(utc),
-                })
-            })
-            .collect();
-        let skipped: Vec<_> = plan
-            .skipped
-            .iter()
-            .map(|s| json!({ "origin": s.origin, "reason": s.reason }))
-            .collect();
-        let notes: Vec<_> = plan
-            .notes
-            .iter()
-            .map(|n| json!({ "origin": n.origin, "message": n.message }))
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "dry_run": dry_run, "imported": items, "not_imported": skipped, "notes": notes,
-            }))?
-        );
-        return Ok(hermes_cron::exit::OK);
-    }
     let mut t = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "FROM"]);
     for (j, i) in jobs.iter().zip(&plan.jobs) {
         t.row(vec![
@@ -87,27 +186,55 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
             cell(&j.schedule_text, 28),
             j.next_run_at.map_or("-".into(), |a| local(a, zone_of(j))),
             j.state.as_str().into(),
-            i.origin.clone(),
+            cell(&i.origin, 200),
         ]);
     }
     if !jobs.is_empty() {
         print!("{}", t.render());
     }
     for s in &plan.skipped {
-        println!("not imported: {}: {}", s.origin, s.reason);
+        println!(
+            "not imported: {}: {}",
+            cell(&s.origin, MAX_LINE),
+            cell(&s.reason, MAX_LINE)
+        );
     }
-    for n in &plan.notes {
-        println!("note: {}: {}", n.origin, n.message);
-    }
+    let line = |n: &ImportNote| {
+        let kind = if n.code.is_warning() {
+            "warning"
+        } else {
+            "note"
+        };
+        let (origin, message) = (cell(&n.origin, MAX_LINE), cell(&n.message, MAX_LINE));
+        println!("{kind}: {origin}: {message}");
+    };
+    plan.notes
+        .iter()
+        .filter(|n| !n.code.is_warning())
+        .for_each(line);
+    let malformed = plan
+        .skipped
+        .iter()
+        .filter(|s| s.code == SkipCode::Malformed)
+        .count();
     println!(
-        "{} {} job(s){}",
+        "{} {} job(s){}{}",
         if dry_run { "would import" } else { "imported" },
         jobs.len(),
         if plan.skipped.is_empty() {
             String::new()
         } else {
             format!(", {} not importable", plan.skipped.len())
+        },
+        if malformed == 0 {
+            String::new()
+        } else {
+            format!(" ({malformed} malformed)")
         }
     );
-    Ok(hermes_cron::exit::OK)
+    // Warnings last, where they are seen.
+    plan.notes
+        .iter()
+        .filter(|n| n.code.is_warning())
+        .for_each(line);
 }
