@@ -1,10 +1,13 @@
 //! The gateway's side of the Hermes provider: run the sync (`provider::sync`)
 //! when the gateway starts, when the watcher saw `cron/jobs.json` or the
-//! plugin's poke file change, and on the monitor period when `jobs.json`,
-//! `config.yaml` or the plugin's `plugin.json` changed since the last sync
-//! (three `stat`s). Says what changed in the log, each activation change and
-//! each new set of unreadable records once.
+//! plugin's poke file change, on the monitor period when `jobs.json`,
+//! `config.yaml`, the plugin's `plugin.json` or Hermes's
+//! `cron/ticker_heartbeat` changed since the last sync (four `stat`s), and
+//! at least every [`RESYNC_EVERY`] (a built-in ticker that stopped stamping
+//! its heartbeat changes no file). Says what changed in the log, each
+//! activation change and each new set of unreadable records once.
 
+use crate::clock::monotonic;
 use crate::db::Db;
 use crate::home::Home;
 use crate::provider::{self, jobs_file_stamp};
@@ -13,7 +16,10 @@ use crate::text::Chain;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-type Stamp = [Option<SystemTime>; 3];
+type Stamp = [Option<SystemTime>; 4];
+
+/// The longest time between two syncs.
+pub(crate) const RESYNC_EVERY: Duration = Duration::from_secs(60);
 
 fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
@@ -24,13 +30,14 @@ fn stamp(home: &Home) -> Stamp {
         jobs_file_stamp(home),
         modified(&home.config_file()),
         modified(&provider::plugin::plugin_dir(home).join("plugin.json")),
+        modified(&home.cron_dir().join("ticker_heartbeat")),
     ]
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct ProviderSync {
-    /// What the files looked like at the last sync that succeeded.
-    synced: Option<Stamp>,
+    /// What the files looked like at the last sync that succeeded, and when.
+    synced: Option<(Stamp, std::time::Instant)>,
     inactive: Option<Option<String>>,
     notes: Vec<String>,
 }
@@ -46,12 +53,16 @@ impl ProviderSync {
         forced: bool,
     ) {
         let seen = stamp(home);
-        if !forced && self.synced == Some(seen) {
+        let mono = monotonic();
+        let fresh = self
+            .synced
+            .is_some_and(|(s, at)| s == seen && mono.duration_since(at) < RESYNC_EVERY);
+        if !forced && fresh {
             return;
         }
         match provider::sync(db, home, script_timeout, now) {
             Ok(report) => {
-                self.synced = Some(seen);
+                self.synced = Some((seen, mono));
                 if self.inactive.as_ref() != Some(&report.inactive) {
                     match &report.inactive {
                         None => tracing::info!("hermes-cron fires this home's Hermes jobs"),

@@ -63,6 +63,8 @@ pub struct Gathered<'a> {
     pub delegation: &'a Delegation,
     /// The zone rules in use and the zones the jobs use.
     pub zone_rules: &'a ZoneRules,
+    /// Whether hermes-cron fires this home's Hermes jobs.
+    pub hermes_provider: &'a ProviderState,
     pub now: Timestamp,
 }
 
@@ -109,6 +111,34 @@ pub struct ZoneUse {
     pub jobs: Vec<String>,
     #[serde(skip)]
     pub zone: Tz,
+}
+
+/// Whether hermes-cron is the Hermes Agent's cron provider here (the
+/// `hermes_provider` object of `doctor --json`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ProviderState {
+    /// hermes-cron fires Hermes's jobs.
+    pub active: bool,
+    /// Why not (None when it does).
+    pub reason: Option<String>,
+    /// The user asked for it: `cron.provider` names hermes-cron, or the plugin is installed.
+    pub wanted: bool,
+    pub managed_jobs: usize,
+}
+
+/// Provider asked for but not in effect: Hermes's built-in ticker fires
+/// its jobs (or nobody does).
+fn check_provider(g: &Gathered<'_>) -> Vec<Finding> {
+    let p = g.hermes_provider;
+    match (&p.reason, p.wanted) {
+        (Some(why), true) => vec![finding(
+            "hermes_provider_inactive",
+            None,
+            format!("hermes-cron does not fire this home's Hermes jobs: {why}"),
+            "do what the problem says (`hermes-cron hermes install` writes the plugin and cron.provider again; `hermes-cron hermes uninstall` gives Hermes's cron back to its built-in ticker for good)",
+        )],
+        _ => Vec::new(),
+    }
 }
 
 /// How far ahead the host's and the compiled-in rules are compared.
@@ -483,6 +513,7 @@ pub fn check_all(g: &Gathered<'_>) -> Vec<Finding> {
     out.extend(check_permissions(g));
     out.extend(check_journal(g));
     out.extend(check_zone_rules(g));
+    out.extend(check_provider(g));
     out
 }
 
@@ -529,7 +560,13 @@ mod tests {
         }
     }
 
-    fn check(zone_rules: &ZoneRules, now: &str) -> Vec<Finding> {
+    /// `checks` run on a home with nothing in it but `zone_rules` and `provider`.
+    fn run(
+        zone_rules: &ZoneRules,
+        provider: &ProviderState,
+        now: &str,
+        checks: fn(&Gathered<'_>) -> Vec<Finding>,
+    ) -> Vec<Finding> {
         let config = Config::default();
         let capability = Capability::scoped();
         let delegation = Delegation::Controllers(Vec::new());
@@ -543,9 +580,46 @@ mod tests {
             private_paths: Vec::new(),
             delegation: &delegation,
             zone_rules,
+            hermes_provider: provider,
             now: now.parse().unwrap(),
         };
-        check_zone_rules(&g)
+        checks(&g)
+    }
+
+    fn not_asked() -> ProviderState {
+        ProviderState {
+            active: false,
+            reason: Some("Hermes's cron.provider is not set".into()),
+            wanted: false,
+            managed_jobs: 0,
+        }
+    }
+
+    fn check(zone_rules: &ZoneRules, now: &str) -> Vec<Finding> {
+        run(zone_rules, &not_asked(), now, check_zone_rules)
+    }
+
+    #[test]
+    fn a_provider_asked_for_but_not_in_effect_is_a_finding_and_one_not_asked_for_is_not() {
+        let zones = rules(&[], Vec::new());
+        let now = "2026-12-01T00:00:00Z";
+        assert_eq!(run(&zones, &not_asked(), now, check_provider), []);
+        let stale = ProviderState {
+            wanted: true,
+            reason: Some("Hermes's built-in ticker ran 20s ago".into()),
+            ..not_asked()
+        };
+        let found = run(&zones, &stale, now, check_provider);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, "hermes_provider_inactive");
+        assert!(found[0].problem.contains("built-in ticker ran 20s ago"));
+        let active = ProviderState {
+            active: true,
+            reason: None,
+            wanted: true,
+            managed_jobs: 3,
+        };
+        assert_eq!(run(&zones, &active, now, check_provider), []);
     }
 
     #[test]

@@ -130,6 +130,7 @@ pub fn import(data: &[u8]) {
             id: format!("existing-{i}"),
             name: name.to_string(),
             hermes_id: Some(format!("{i:012x}")),
+            managed: i == 0,
         })
         .collect();
     let missing = |_: &Path| false;

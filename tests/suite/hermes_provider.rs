@@ -286,3 +286,95 @@ fn twenty_hermes_jobs_due_in_the_same_minute_each_fire_once() {
         h.home.diag()
     );
 }
+
+#[test]
+fn while_hermes_builtin_ticker_still_runs_hermes_cron_fires_nothing() {
+    let h = HermesHome::scoped();
+    h.home.require_scopes();
+    h.install_provider();
+    // A Hermes gateway started before the switch stamps this every minute.
+    let stamp = |age_s: i64| {
+        let epoch = (wall_clock() - chrono::Duration::seconds(age_s)).timestamp();
+        std::fs::write(
+            h.home.path().join("cron/ticker_heartbeat"),
+            format!("{epoch}.5"),
+        )
+        .unwrap();
+    };
+    stamp(0);
+    h.script("t.sh", "echo ran\n");
+    let (at_text, at) = in_secs(2);
+    let id = h.cron_create(&["--name", "t", "--script", "t.sh", "--no-agent", &at_text]);
+    let mut gw = h.home.gateway(&[]);
+    gw.wait_ready();
+    let doctor = h.home.run(&["doctor", "--json"]).json();
+    let codes: Vec<_> = doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].clone())
+        .collect();
+    assert!(
+        codes.contains(&"hermes_provider_inactive".into()),
+        "{doctor:#}"
+    );
+    assert_eq!(doctor["hermes_provider"]["active"], false, "{doctor:#}");
+    while wall_clock() < at + chrono::Duration::seconds(3) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        h.home.run(&["show", &id]).code() != 0,
+        "no managed job while Hermes's ticker runs"
+    );
+    assert!(h.home.runs(None).is_empty());
+    // The Hermes gateway restarted with hermes-cron as its provider: the
+    // ticker's heartbeat goes stale and hermes-cron takes over.
+    stamp(3600);
+    let rows = settled(&h, "t", 1);
+    assert_eq!(rows[0]["state"], "succeeded", "{:#}", rows[0]);
+    assert_eq!(hermes_executions(&h, &id, 1)[0]["source"], "hermes-cron");
+    gw.stop();
+}
+
+#[test]
+fn install_and_uninstall_switch_hermes_cron_provider_and_nothing_else() {
+    let h = HermesHome::new();
+    let before = h.raw_config();
+    h.install_provider();
+    let status = h.hermes(&["cron", "status"]);
+    assert!(
+        status.stdout.contains("hermes-cron"),
+        "Hermes resolves hermes-cron: {status:#?}"
+    );
+    let after = h.raw_config();
+    assert_eq!(after["cron"]["provider"], "hermes-cron", "{after:#}");
+    let mut rest = after.clone();
+    rest.as_object_mut().unwrap().remove("cron");
+    assert_eq!(rest, before, "install changes only cron.provider");
+    // Installing again changes nothing.
+    let again = h
+        .home
+        .run(&[
+            "hermes",
+            "install",
+            "--python",
+            h.python_path().to_str().unwrap(),
+        ])
+        .ok();
+    assert!(again.stdout.contains("already hermes-cron"), "{again}");
+    let out = h.home.run(&["hermes", "uninstall"]).ok();
+    assert!(out.stdout.contains("removed cron.provider"), "{out}");
+    assert_eq!(h.raw_config(), before, "uninstall gives the config back");
+    assert!(!h.home.path().join("plugins/hermes-cron").exists());
+    let status = h.hermes(&["cron", "status"]);
+    assert!(
+        !status.stdout.contains("Cron provider: hermes-cron"),
+        "{status:#?}"
+    );
+    // Not Hermes's interpreter: refused, naming the fix.
+    let bad = h
+        .home
+        .run(&["hermes", "install", "--python", "/usr/bin/python3"]);
+    assert_eq!(bad.code(), 1, "{bad}");
+    assert!(bad.stderr.contains("--python"), "{bad}");
+}

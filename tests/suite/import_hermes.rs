@@ -167,7 +167,7 @@ fn a_real_hermes_jobs_json_imports_with_its_ids_pauses_and_every_note() {
     );
     assert_eq!(
         notes[5].2,
-        "Hermes keeps firing the originals: each of the 7 imported active job(s) runs twice until its original is paused in Hermes (`hermes cron pause <id>`: cb937e0bc087, df84e607c9b2, 79192208b125, 75147f6943af, 9afd0c67db86, 83e1b84253f2, 50e4199e903e) or Hermes uses hermes-cron as its cron provider (`cron.provider: hermes-cron`, a later feature)"
+        "Hermes keeps firing the originals: each of the 7 imported active job(s) runs twice until its original is paused in Hermes (`hermes cron pause <id>`: cb937e0bc087, df84e607c9b2, 79192208b125, 75147f6943af, 9afd0c67db86, 83e1b84253f2, 50e4199e903e) (to have hermes-cron fire Hermes's jobs without copying them, use `hermes-cron hermes install` instead of importing)"
     );
     assert_eq!(v["notes"][5]["warning"], true);
 

@@ -869,6 +869,7 @@ proptest! {
                     id: format!("existing-{n}"),
                     name: job["name"].as_str().unwrap_or("job 1").to_string(),
                     hermes_id: job["id"].as_str().filter(|_| *with_id).map(str::to_string),
+                    managed: n % 2 == 1,
                 }
             })
             .collect();

@@ -17,6 +17,9 @@ pub struct ExistingJob {
     /// The Hermes job it was imported from: that Hermes job is not imported
     /// again.
     pub hermes_id: Option<String>,
+    /// Kept by the Hermes provider sync: hermes-cron already fires that
+    /// Hermes job, as Hermes's provider.
+    pub managed: bool,
 }
 
 /// Everything an import reads besides the text.

@@ -453,6 +453,7 @@ fn names_of_existing_jobs_are_taken() {
         id: "01a22a96-d658-7175-a525-7d6f0e34c20f".into(),
         name: "Backup".into(),
         hermes_id: None,
+        managed: false,
     }];
     let cx = ImportContext {
         existing: &existing,

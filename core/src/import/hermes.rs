@@ -385,10 +385,17 @@ impl Reader<'_> {
         };
         let job = Fields { map };
         if let Some(existing) = hermes_id.as_deref().and_then(|id| self.already.get(id)) {
-            let reason = format!(
-                "already imported as job {:?} ({})",
-                existing.name, existing.id
-            );
+            let reason = if existing.managed {
+                format!(
+                    "hermes-cron already fires it as Hermes's cron provider (managed job {})",
+                    existing.id
+                )
+            } else {
+                format!(
+                    "already imported as job {:?} ({})",
+                    existing.name, existing.id
+                )
+            };
             self.skip(origin.to_string(), SkipCode::AlreadyImported, reason);
             return Ok(());
         }
@@ -619,7 +626,10 @@ impl Reader<'_> {
             .filter(|o| o.active)
             .map(|o| o.reference.as_str())
             .collect();
-        let provider = "or Hermes uses hermes-cron as its cron provider (`cron.provider: hermes-cron`, a later feature)";
+        // With hermes-cron as Hermes's provider the originals fire here too,
+        // so that is no way out of the double fire: it is the alternative
+        // to importing at all.
+        let provider = "(to have hermes-cron fire Hermes's jobs without copying them, use `hermes-cron hermes install` instead of importing)";
         let message = if active.is_empty() {
             format!(
                 "Hermes keeps its own copy of each imported job: they are paused here as they are there, and one resumed in both places runs twice; keep the original paused in Hermes (`hermes cron pause <id>`) {provider}"

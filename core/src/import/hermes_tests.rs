@@ -217,7 +217,7 @@ fn one_job_per_schedule_kind_with_its_next_fire() {
             (
                 "jobs.json",
                 NoteCode::RunsTwice,
-                "Hermes keeps firing the originals: each of the 3 imported active job(s) runs twice until its original is paused in Hermes (`hermes cron pause <id>`: a1b2c3d4e5f6, b2c3d4e5f6a1, c3d4e5f6a1b2) or Hermes uses hermes-cron as its cron provider (`cron.provider: hermes-cron`, a later feature)"
+                "Hermes keeps firing the originals: each of the 3 imported active job(s) runs twice until its original is paused in Hermes (`hermes cron pause <id>`: a1b2c3d4e5f6, b2c3d4e5f6a1, c3d4e5f6a1b2) (to have hermes-cron fire Hermes's jobs without copying them, use `hermes-cron hermes install` instead of importing)"
             ),
         ]
     );
@@ -367,7 +367,7 @@ fn when_every_imported_job_is_paused_the_warning_is_about_resuming() {
         [(
             "jobs.json",
             NoteCode::RunsTwice,
-            "Hermes keeps its own copy of each imported job: they are paused here as they are there, and one resumed in both places runs twice; keep the original paused in Hermes (`hermes cron pause <id>`) or Hermes uses hermes-cron as its cron provider (`cron.provider: hermes-cron`, a later feature)"
+            "Hermes keeps its own copy of each imported job: they are paused here as they are there, and one resumed in both places runs twice; keep the original paused in Hermes (`hermes cron pause <id>`) (to have hermes-cron fire Hermes's jobs without copying them, use `hermes-cron hermes install` instead of importing)"
         )]
     );
 }
@@ -892,7 +892,7 @@ fn a_real_hermes_file_imports_its_script_jobs_with_their_ids_and_pauses() {
             (
                 "/home/ann/.hermes/cron/jobs.json",
                 NoteCode::RunsTwice,
-                "Hermes keeps firing the originals: each of the 7 imported active job(s) runs twice until its original is paused in Hermes (`hermes cron pause <id>`: cb937e0bc087, df84e607c9b2, 79192208b125, 75147f6943af, 9afd0c67db86, 83e1b84253f2, 50e4199e903e) or Hermes uses hermes-cron as its cron provider (`cron.provider: hermes-cron`, a later feature)"
+                "Hermes keeps firing the originals: each of the 7 imported active job(s) runs twice until its original is paused in Hermes (`hermes cron pause <id>`: cb937e0bc087, df84e607c9b2, 79192208b125, 75147f6943af, 9afd0c67db86, 83e1b84253f2, 50e4199e903e) (to have hermes-cron fire Hermes's jobs without copying them, use `hermes-cron hermes install` instead of importing)"
             ),
         ]
     );
@@ -987,11 +987,13 @@ fn existing_jobs_take_their_names_and_their_hermes_jobs_are_not_imported_again()
             id: "01a22a96-d658-7175-a525-7d6f0e34c20f".into(),
             name: "report".into(),
             hermes_id: None,
+            managed: false,
         },
         ExistingJob {
             id: "01a22a96-d658-7175-a525-7d6f0e34c210".into(),
             name: "disk".into(),
             hermes_id: Some("cb937e0bc087".into()),
+            managed: false,
         },
     ];
     let plan = real_import(REAL, &existing);
@@ -1045,6 +1047,7 @@ fn existing_jobs_take_their_names_and_their_hermes_jobs_are_not_imported_again()
             id: format!("id-{i}"),
             name: j.name.clone(),
             hermes_id: j.hermes_id.clone(),
+            managed: false,
         })
         .collect();
     let again = real_import(REAL, &all);

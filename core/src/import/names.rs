@@ -228,6 +228,7 @@ mod tests {
             id: "0190d5e2-8a3b-7c4d-9e5f-0a1b2c3d4e5f".into(),
             name: "disk".into(),
             hermes_id: None,
+            managed: false,
         }];
         let mut book = NameBook::with_existing(&existing);
         let got = book.claim("disk", "cb937e0bc087", "jobs.json job cb937e0bc087");

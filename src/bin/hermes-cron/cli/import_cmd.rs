@@ -57,6 +57,7 @@ fn existing_jobs(conn: &Connection) -> anyhow::Result<Vec<ExistingJob>> {
             id: j.id.to_string(),
             name: j.name,
             hermes_id: j.hermes_id,
+            managed: j.managed,
         })
         .collect())
 }

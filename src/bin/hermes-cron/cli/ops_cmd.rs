@@ -4,7 +4,9 @@ use super::context::Ctx;
 use hermes_cron::db::Db;
 use hermes_cron::job::Job;
 use hermes_cron::job::JobState;
-use hermes_cron::ops::doctor::{self, Finding, Gathered, RefusedZone, ZoneRules, ZoneUse};
+use hermes_cron::ops::doctor::{
+    self, Finding, Gathered, ProviderState, RefusedZone, ZoneRules, ZoneUse,
+};
 use hermes_cron::ops::status::{self, GatewayHealth, NextFire, StatusReport};
 use hermes_cron::ops::{metrics, prune};
 use hermes_cron::schedule::{self, Tz};
@@ -154,6 +156,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         None => Vec::new(),
     };
     let zones = zone_rules(ctx, &jobs);
+    let provider = provider_state(ctx, &config, &jobs, now);
     let gathered = Gathered {
         home_root: ctx.home.root(),
         gateway,
@@ -169,6 +172,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             ctx.home.config_file(),
         ],
         zone_rules: &zones,
+        hermes_provider: &provider,
         now,
     };
     let mut findings: Vec<Finding> = doctor::check_all(&gathered);
@@ -178,9 +182,10 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "ok": findings.is_empty(), "findings": findings, "zone_rules": zones })
-            )?
+            serde_json::to_string_pretty(&serde_json::json!({
+                "ok": findings.is_empty(), "findings": findings, "zone_rules": zones,
+                "hermes_provider": provider,
+            }))?
         );
     } else if findings.is_empty() {
         println!("{}", zones.summary());
@@ -226,4 +231,26 @@ pub fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         );
     }
     Ok(hermes_cron::exit::OK)
+}
+
+/// Whether hermes-cron fires this home's Hermes jobs, and whether it was asked to.
+fn provider_state(
+    ctx: &Ctx,
+    config: &hermes_cron::config::Config,
+    jobs: &[Job],
+    now: hermes_cron::schedule::Timestamp,
+) -> ProviderState {
+    use hermes_cron::provider::{self, Activation, NAME};
+    let timeout = std::time::Duration::from_secs(config.cron.script_timeout_seconds);
+    let reason = match provider::activation(&ctx.home, timeout, now) {
+        Activation::Active(_) => None,
+        Activation::Inactive(why) => Some(why),
+    };
+    ProviderState {
+        active: reason.is_none(),
+        reason,
+        wanted: provider::configured_provider(&ctx.home).as_deref() == Some(NAME)
+            || provider::plugin::plugin_dir(&ctx.home).exists(),
+        managed_jobs: jobs.iter().filter(|j| j.managed).count(),
+    }
 }
