@@ -1,13 +1,15 @@
 //! hermes-cron: a cron scheduler and worker launcher.
 //!
 //! The IO around the pure core (`hermes_cron_core`, re-exported here under
-//! the same module names): the ledger and the job store in SQLite, the
+//! the same module names): the ledger and the job store (SQLite, or a
+//! PostgreSQL database several hosts share), the
 //! claim, the dispatcher and the systemd edge, the worker, the gateway.
 //! See ARCHITECTURE.md for the module map and the path of one occurrence.
 
 pub use hermes_cron_core::{exit, ids, import, job, schedule, text, text_enum};
 
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod crash;
 pub mod daemon;

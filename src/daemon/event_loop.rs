@@ -104,8 +104,9 @@ impl EventLoop {
 
     /// The next instant with work: a job's slot or an owed retry.
     fn next_due(&self) -> Result<Option<Timestamp>, String> {
-        let job = store::next_due_at(self.db.conn()).map_err(|e| e.to_string())?;
-        let retry = ledger::next_retry_at(self.db.conn()).map_err(|e| e.to_string())?;
+        let host = crate::cluster::Host::this().filter();
+        let job = store::next_due_at(self.db.conn(), &host).map_err(|e| e.to_string())?;
+        let retry = ledger::next_retry_at(self.db.conn(), &host).map_err(|e| e.to_string())?;
         Ok(match (job, retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -188,6 +189,7 @@ impl EventLoop {
             config: &self.config,
             fallback_zone: self.zone,
             owner: self.owner,
+            host: crate::cluster::Host::this(),
             now,
         };
         let result = claim_due(&mut self.db, &ctx);

@@ -247,7 +247,7 @@ async fn serve(
     // SIGCHLD before anything is spawned; stop requests queue up meanwhile.
     let signals = Signals::install(stop_requests).map_err(Fatal::Signals)?;
     shared.set_doing("opening the ledger");
-    let mut db = Db::open(&home.db_file()).map_err(Fatal::Ledger)?;
+    let mut db = Db::open_home(&home).map_err(Fatal::Ledger)?;
     if !db.journal().is_wal() {
         tracing::warn!(journal = ?db.journal(), "the ledger is not in WAL mode (network filesystem?): readers and writers block each other; runs still work");
     }
@@ -283,6 +283,7 @@ async fn serve(
         config: &config,
         fallback_zone: zone,
         owner,
+        host: crate::cluster::Host::this(),
         now: clock.now(),
     };
     match claim_reboot(&mut db, &ctx) {

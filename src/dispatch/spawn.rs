@@ -120,6 +120,7 @@ pub async fn spawn_worker(
                 source: Source::Spawn,
                 spec: &spec,
                 at: now,
+                host: &crate::cluster::Host::this().name,
             },
             owner,
             output_path: Some(

@@ -1,7 +1,8 @@
 //! The execution ledger: one row per occurrence, and the only code that
 //! changes one. Each change is a named move (`insert.rs`: [`claim`],
 //! [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
-//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`])
+//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`],
+//! [`take_over`])
 //! that fixes the states it starts from and compare-and-sets on the state and
 //! owner the caller last saw. Every move into a terminal state passes
 //! `terminal.rs`, which also queues owed retries (`retry.rs`) and is the one
@@ -15,7 +16,6 @@ mod moves;
 mod read;
 mod retention;
 mod retry;
-mod savepoint;
 mod terminal;
 
 pub use error::LedgerError;
@@ -24,9 +24,12 @@ pub use hermes_cron_core::run::{
     RunSpec, Source,
 };
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
-pub use moves::{Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
+pub use moves::{
+    Adoption, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled,
+    take_over,
+};
 pub(crate) use moves::{spawn_failed, unadopted};
-pub use read::{RunFilter, active_runs, get_execution, list_executions};
+pub use read::{RunFilter, active_runs, active_runs_on, get_execution, list_executions};
 pub(crate) use read::{active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;

@@ -15,17 +15,24 @@
 //! | [`orphaned`] | claimed, running | unknown | the reconciler: the owner died |
 //! | [`stalled`] | running | timed_out (`stalled`) | the reconciler: a live worker fell silent |
 //! | [`abandoned`] | claimed | missed (`gateway_stopped`) | the gateway, stopping with claims undispatched |
+//! | [`take_over`] | claimed (a lost host's) | claimed (the survivor's, on its host) | a surviving gateway, when the claimer's host lost its lease |
+//! | [`orphaned`] with `host_lost` | running (a lost host's) | unknown | a surviving gateway, the same |
+//!
+//! And one write beside a row, not a move of it: [`late_outcome`], the
+//! outcome a worker on a host declared lost reports after its row was
+//! recorded `unknown` (`host_lost`). The row stays as the survivor decided.
 
 use super::error::{LedgerError, sql_err};
 use super::terminal::{Conclusion, conclude};
+use crate::db::Conn;
 use crate::db::to_ms;
 use crate::ids::ExecutionId;
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::placement::CauseCode;
 use hermes_cron_core::run::{
     DispatchMode, ExecState, Execution, Finished, Move, Owner, ReasonCode, RowOwner,
 };
-use rusqlite::{Connection, params};
 
 /// A worker taking over its claimed row.
 #[derive(Clone, Debug)]
@@ -45,20 +52,18 @@ fn stored(row: &Execution) -> Option<&str> {
 /// `claimed -> running`: the worker adopts row `id`, still claimed by
 /// `claimer` (as the worker read it).
 pub fn adopt(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     claimer: &RowOwner,
     a: &Adoption<'_>,
 ) -> Result<bool, LedgerError> {
     let n = conn
-        .prepare_cached(
+        .execute(
             "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
                  dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
                  heartbeat_at = ?9
-             WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
-        )
-        .and_then(|mut stmt| {
-            stmt.execute(params![
+             WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
+            params![
                 id.as_str(),
                 claimer.as_stored(),
                 a.worker.to_string(),
@@ -68,25 +73,25 @@ pub fn adopt(
                 a.cause.map(|c| c.as_str()),
                 a.unit,
                 to_ms(a.started_at),
-            ])
-        })
+            ],
+        )
         .map_err(sql_err(id))?;
     Ok(n == 1)
 }
 
 /// A running worker's liveness stamp.
 pub fn heartbeat(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     worker: &Owner,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let n = conn
-        .prepare_cached(
+        .execute(
             "UPDATE executions SET heartbeat_at = ?3
              WHERE id = ?1 AND state = 'running' AND owner = ?2",
+            params![id.as_str(), worker.to_string(), to_ms(at)],
         )
-        .and_then(|mut stmt| stmt.execute(params![id.as_str(), worker.to_string(), to_ms(at)]))
         .map_err(sql_err(id))?;
     Ok(n == 1)
 }
@@ -94,7 +99,7 @@ pub fn heartbeat(
 /// `running -> succeeded | failed | timed_out | cancelled`, by the worker
 /// that owns the row, at `at`. A retry is queued when the job owes one.
 pub fn finish(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     worker: &Owner,
     f: &Finished,
@@ -117,7 +122,7 @@ pub fn finish(
 
 /// A claimed row (`id`, claimed by `claimer`) ending by `mv`.
 fn conclude_claim(
-    conn: &Connection,
+    conn: &Conn,
     mv: Move,
     id: &ExecutionId,
     claimer: &Owner,
@@ -135,7 +140,7 @@ fn conclude_claim(
 
 /// `row` (as its caller read it) ending by `mv`.
 fn conclude_row(
-    conn: &Connection,
+    conn: &Conn,
     mv: Move,
     row: &Execution,
     end: (ExecState, ReasonCode, String),
@@ -149,7 +154,7 @@ fn conclude_row(
 /// `claimed -> refused`: a restart-safe scope was required and none could
 /// be made (`cause` is why).
 pub fn refuse(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     claimer: &Owner,
     cause: CauseCode,
@@ -170,7 +175,7 @@ pub fn refuse(
 
 /// `claimed -> failed`: the worker for `mode` could not be started.
 pub fn spawn_failed(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     claimer: &Owner,
     mode: DispatchMode,
@@ -192,7 +197,7 @@ pub fn spawn_failed(
 /// `claimed -> failed`: the worker ended before adopting `row`, so the
 /// command never started; retried per the job's policy.
 pub fn unadopted(
-    conn: &Connection,
+    conn: &Conn,
     row: &Execution,
     message: String,
     at: Timestamp,
@@ -205,7 +210,7 @@ pub fn unadopted(
 /// terminal state. `code` says which owner (`claimer_died`, `worker_died`,
 /// `gateway_restart`, `no_owner`). Never retried.
 pub fn orphaned(
-    conn: &Connection,
+    conn: &Conn,
     row: &Execution,
     code: ReasonCode,
     message: String,
@@ -217,6 +222,7 @@ pub fn orphaned(
             | ReasonCode::WorkerDied
             | ReasonCode::GatewayRestart
             | ReasonCode::NoOwner
+            | ReasonCode::HostLost
     ));
     conclude_row(
         conn,
@@ -230,7 +236,7 @@ pub fn orphaned(
 /// `running -> timed_out`: the live worker of `row` stopped stamping its
 /// heartbeat (the caller then stops it); retried per the job's policy.
 pub fn stalled(
-    conn: &Connection,
+    conn: &Conn,
     row: &Execution,
     message: String,
     at: Timestamp,
@@ -241,7 +247,7 @@ pub fn stalled(
 
 /// `claimed -> missed`: the gateway is stopping and never dispatched it.
 pub fn abandoned(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     claimer: &Owner,
     at: Timestamp,
@@ -249,4 +255,66 @@ pub fn abandoned(
     let why = "the gateway stopped before dispatching it; it never ran".to_string();
     let end = (ExecState::Missed, ReasonCode::GatewayStopped, why);
     conclude_claim(conn, Move::Abandoned, id, claimer, end, at, (None, None))
+}
+
+/// `claimed -> claimed`: the surviving gateway `to` (on host `host`) takes
+/// over `row`, claimed on a host whose lease expired, compare-and-setting on
+/// the lost claimer: from this commit on, a worker the lost host released
+/// for it fails its adoption and runs nothing.
+pub fn take_over(
+    conn: &Conn,
+    row: &Execution,
+    to: &Owner,
+    host: &str,
+) -> Result<bool, LedgerError> {
+    super::terminal::check(&row.id, Move::TakeOver, Some(row.state), ExecState::Claimed)?;
+    let n = conn
+        .execute(
+            "UPDATE executions SET owner = ?3, claimed_by = ?3, host = ?4
+             WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
+            params![row.id.as_str(), stored(row), to.to_string(), host],
+        )
+        .map_err(sql_err(&row.id))?;
+    Ok(n == 1)
+}
+
+/// A late outcome: what the worker `worker` (on `host`) measured after its
+/// row `id` was recorded `unknown` (`host_lost`) by a survivor. Written once
+/// (a second report is ignored), and only when the row is still that
+/// worker's `host_lost` row.
+pub fn late_outcome(
+    conn: &Conn,
+    id: &ExecutionId,
+    worker: &Owner,
+    host: &str,
+    f: &Finished,
+    at: Timestamp,
+) -> Result<bool, LedgerError> {
+    let (exit_code, signal) = match f.exit {
+        Some(hermes_cron_core::run::Exit::Code(code)) => (Some(code), None),
+        Some(hermes_cron_core::run::Exit::Signal(sig)) => (None, Some(sig)),
+        None => (None, None),
+    };
+    let n = conn
+        .execute(
+            "INSERT INTO late_outcomes (execution_id, host, state, reason_code, reason, exit_code,
+                 signal, duration_ms, finished_at)
+             SELECT id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM executions
+             WHERE id = ?1 AND state = 'unknown' AND reason_code = 'host_lost' AND owner = ?2
+             ON CONFLICT DO NOTHING",
+            params![
+                id.as_str(),
+                worker.to_string(),
+                host,
+                f.end.state().as_str(),
+                f.end.reason().map(|(code, _)| code.as_str()),
+                f.reason_text(),
+                exit_code,
+                signal,
+                f.duration_ms.map(|v| v as i64),
+                to_ms(at),
+            ],
+        )
+        .map_err(sql_err(id))?;
+    Ok(n == 1)
 }

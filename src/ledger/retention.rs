@@ -1,10 +1,10 @@
 //! Retention of ledger rows: keep the newest `cron.ledger_retention` terminal
 //! rows per job (spawned runs count per name). Active rows are never touched.
 
-use crate::db::Db;
+use crate::db::{Db, SqlResult};
 
 /// Delete the terminal rows beyond the newest `keep` of each job; returns how many.
-pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> rusqlite::Result<u64> {
+pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
     let tx = db.immediate()?;
     let deleted = tx.execute(
         "DELETE FROM executions WHERE id IN (
@@ -12,8 +12,8 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> rusqlite::Result<u64> {
                  SELECT id, ROW_NUMBER() OVER (
                      PARTITION BY COALESCE(job_id, 'spawn:' || job_name) ORDER BY id DESC) AS rn
                  FROM executions WHERE state NOT IN ('claimed', 'running')
-             ) WHERE rn > ?1)",
-        [i64::from(keep)],
+             ) AS ranked WHERE rn > ?1)",
+        crate::params![i64::from(keep)],
     )? as u64;
     tx.commit()?;
     Ok(deleted)

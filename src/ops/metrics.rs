@@ -6,9 +6,10 @@
 //! so they are gauges, not counters; the lateness histogram is over the same
 //! rows.
 
+use crate::db::{Conn, SqlResult};
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::health::Heartbeat;
-use rusqlite::Connection;
 use std::fmt::Write as _;
 
 /// Upper bounds of the start-lateness histogram, in seconds.
@@ -28,11 +29,7 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// Render every metric.
-pub fn render(
-    conn: &Connection,
-    beat: Option<&Heartbeat>,
-    now: Timestamp,
-) -> rusqlite::Result<String> {
+pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResult<String> {
     let mut out = String::new();
     header(
         &mut out,
@@ -40,17 +37,18 @@ pub fn render(
         "gauge",
         "Ledger rows by state and dispatch mode (over retained rows).",
     );
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT state, COALESCE(dispatch_mode, 'none'), COUNT(*) FROM executions GROUP BY 1, 2 ORDER BY 1, 2",
+        params![],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        },
     )?;
-    for row in stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })? {
-        let (state, mode, n) = row?;
+    for (state, mode, n) in rows {
         let _ = writeln!(
             out,
             "hermes_cron_runs{{state=\"{}\",mode=\"{}\"}} {n}",
@@ -65,11 +63,12 @@ pub fn render(
         "gauge",
         "Runs that could not get a scope, by cause (they ran degraded or were refused).",
     );
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT dispatch_cause, COUNT(*) FROM executions WHERE dispatch_cause IS NOT NULL GROUP BY 1 ORDER BY 1",
+        params![],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
     )?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-        let (cause, n) = row?;
+    for (cause, n) in rows {
         let _ = writeln!(
             out,
             "hermes_cron_dispatch_failures{{cause=\"{}\"}} {n}",
@@ -85,11 +84,13 @@ pub fn render(
     );
     let mut buckets = vec![0u64; LATENESS_BUCKETS.len()];
     let (mut count, mut sum) = (0u64, 0f64);
-    let mut stmt = conn.prepare_cached(
+    let lateness = conn.query_map(
         "SELECT started_at - scheduled_for FROM executions WHERE started_at IS NOT NULL AND scheduled_for IS NOT NULL",
+        params![],
+        |r| r.get::<_, i64>(0),
     )?;
-    for ms in stmt.query_map([], |r| r.get::<_, i64>(0))? {
-        let secs = ms?.max(0) as f64 / 1000.0;
+    for ms in lateness {
+        let secs = ms.max(0) as f64 / 1000.0;
         count += 1;
         sum += secs;
         for (i, le) in LATENESS_BUCKETS.iter().enumerate() {
@@ -112,9 +113,12 @@ pub fn render(
     let _ = writeln!(out, "hermes_cron_start_lateness_seconds_count {count}");
 
     header(&mut out, "hermes_cron_jobs", "gauge", "Jobs by state.");
-    let mut stmt = conn.prepare_cached("SELECT state, COUNT(*) FROM jobs GROUP BY 1 ORDER BY 1")?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-        let (state, n) = row?;
+    let rows = conn.query_map(
+        "SELECT state, COUNT(*) FROM jobs GROUP BY 1 ORDER BY 1",
+        params![],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+    )?;
+    for (state, n) in rows {
         let _ = writeln!(out, "hermes_cron_jobs{{state=\"{}\"}} {n}", label(&state));
     }
 

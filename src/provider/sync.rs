@@ -45,7 +45,7 @@ pub enum SyncError {
     #[error(transparent)]
     File(#[from] hermes_cron_core::provider::JobsFileError),
     #[error("cannot update the managed jobs")]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] crate::db::SqlError),
     #[error("cannot update the managed jobs")]
     Store(#[from] StoreError),
 }

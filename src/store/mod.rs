@@ -3,9 +3,10 @@
 mod jobs;
 
 pub use jobs::{
-    JobLookupError, StoreError, delete_job, insert_job, list_jobs, resolve_job, update_job,
+    HostFilter, JobLookupError, StoreError, delete_job, insert_job, list_jobs, resolve_job,
+    update_job,
 };
 
 pub(crate) use jobs::{
-    due_jobs, get_job, managed_jobs, next_due_at, reboot_jobs, update_job_schedule_state,
+    due_count, due_jobs, get_job, managed_jobs, next_due_at, reboot_jobs, update_job_schedule_state,
 };

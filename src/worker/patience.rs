@@ -108,10 +108,7 @@ mod tests {
                 if attempt < 3 {
                     Err(LedgerError::Sql {
                         id: "x".into(),
-                        source: rusqlite::Error::SqliteFailure(
-                            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
-                            None,
-                        ),
+                        source: crate::db::SqlError::sqlite_failure(rusqlite::ffi::SQLITE_FULL),
                     })
                 } else {
                     Ok(attempt)

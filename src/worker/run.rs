@@ -86,7 +86,7 @@ fn run_in(mut args: WorkerArgs) -> i32 {
         }
     };
     let home = Home::at(&args.home);
-    let db = match Db::open(&home.db_file()) {
+    let db = match Db::open_home(&home) {
         Ok(db) => db,
         Err(e) => {
             say(Chain(&e).to_string());

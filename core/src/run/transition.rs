@@ -10,9 +10,16 @@
 //!     |                 |  spawn_failed -> failed
 //!     |                 |  unadopted -> failed  |
 //!     |                 |  abandoned -> missed  |
-//!     |                 +--- orphaned ----------+---> unknown
+//!     |                 +--- orphaned ----------+---> unknown (also host_lost)
+//!     |                 |
+//!     |                 +--- take_over --> claimed (a survivor's, on its host)
 //!     +--- not_run --> skipped | missed
 //! ```
+//!
+//! `take_over` is the one move between two active states of different
+//! owners: a surviving gateway takes a claimed row of a host whose lease
+//! expired, compare-and-setting on the lost claimer, so the lost host's
+//! worker can no longer adopt it.
 
 use super::state::ExecState;
 
@@ -41,13 +48,15 @@ pub enum Move {
     Stalled,
     /// The gateway stopped with the claim not yet dispatched.
     Abandoned,
+    /// A surviving gateway takes a claimed row of a host whose lease expired.
+    TakeOver,
 }
 
 use ExecState::*;
 
 impl Move {
     /// Every move, in the order of a row's life.
-    pub const ALL: [Move; 11] = [
+    pub const ALL: [Move; 12] = [
         Move::Claim,
         Move::NotRun,
         Move::Adopt,
@@ -59,6 +68,7 @@ impl Move {
         Move::Orphaned,
         Move::Stalled,
         Move::Abandoned,
+        Move::TakeOver,
     ];
 
     /// The move's name, as the ledger's functions are named.
@@ -75,6 +85,7 @@ impl Move {
             Move::Orphaned => "orphaned",
             Move::Stalled => "stalled",
             Move::Abandoned => "abandoned",
+            Move::TakeOver => "take_over",
         }
     }
 
@@ -82,9 +93,12 @@ impl Move {
     pub fn from(self) -> &'static [ExecState] {
         match self {
             Move::Claim | Move::NotRun => &[],
-            Move::Adopt | Move::Refuse | Move::SpawnFailed | Move::Unadopted | Move::Abandoned => {
-                &[Claimed]
-            }
+            Move::Adopt
+            | Move::Refuse
+            | Move::SpawnFailed
+            | Move::Unadopted
+            | Move::Abandoned
+            | Move::TakeOver => &[Claimed],
             Move::Heartbeat | Move::Finish | Move::Stalled => &[Running],
             Move::Orphaned => &[Claimed, Running],
         }
@@ -93,7 +107,7 @@ impl Move {
     /// The states the move may leave the row in.
     pub fn to(self) -> &'static [ExecState] {
         match self {
-            Move::Claim => &[Claimed],
+            Move::Claim | Move::TakeOver => &[Claimed],
             Move::NotRun => &[Skipped, Missed],
             Move::Adopt | Move::Heartbeat => &[Running],
             Move::Finish => &[Succeeded, Failed, TimedOut, Cancelled, Skipped],
@@ -132,6 +146,8 @@ mod tests {
         assert!(!Move::Refuse.allows(Some(Running), Refused));
         assert!(Move::Claim.allows(None, Claimed));
         assert!(!Move::Claim.allows(Some(Claimed), Claimed));
+        assert!(Move::TakeOver.allows(Some(Claimed), Claimed));
+        assert!(!Move::TakeOver.allows(Some(Running), Claimed));
     }
 
     #[test]

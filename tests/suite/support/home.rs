@@ -90,12 +90,16 @@ impl TestHome {
         let home = home.unwrap_or_else(|| tmp.path().join("home"));
         let scratch = tmp.path().join("scratch");
         std::fs::create_dir(&scratch).expect("scratch dir");
+        let mut env = BTreeMap::new();
+        if let Some(url) = super::ledger::for_new_home(&home) {
+            env.insert("HERMES_CRON_DATABASE".to_string(), OsString::from(url));
+        }
         TestHome {
             tmp,
             home,
             scratch,
             bus: Bus::None,
-            env: BTreeMap::new(),
+            env,
             logs: Mutex::new(Vec::new()),
         }
     }
@@ -120,6 +124,14 @@ impl TestHome {
     /// Give every later command of this home `key=value`.
     pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
         self.env.insert(key.to_string(), value.into());
+    }
+
+    /// The PostgreSQL connection string of this home's ledger, when the
+    /// suite runs on PostgreSQL.
+    pub fn database_url(&self) -> Option<String> {
+        self.env
+            .get("HERMES_CRON_DATABASE")
+            .map(|v| v.to_string_lossy().into_owned())
     }
 
     /// The home directory.
@@ -401,21 +413,13 @@ impl TestHome {
     /// Stop the scopes and kill the sessions of the runs the ledger still
     /// shows active (each pid checked against its recorded start time).
     fn stop_active_runs(&self) {
-        let db = self.db_file();
-        if !db.exists() {
-            return;
-        }
-        let Ok(conn) = rusqlite::Connection::open_with_flags(
-            &db,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        ) else {
+        let Some(db) = super::ledger::open(&self.db_file()) else {
             return;
         };
-        let _ = conn.busy_timeout(Duration::from_secs(2));
-        let Ok(active) = hermes_cron::ledger::active_runs(&conn) else {
+        let Ok(active) = hermes_cron::ledger::active_runs(db.conn()) else {
             return;
         };
-        drop(conn);
+        drop(db);
         for row in active {
             if let Some(unit) = &row.unit {
                 let _ = real_manager::systemctl(

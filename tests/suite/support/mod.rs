@@ -10,6 +10,8 @@
 //! - `process`: processes as `/proc` shows them;
 //! - `rows`: ledger rows as the CLI prints them;
 //! - `invariants`: the ledger read directly, and the invariants crash tests check;
+//! - `ledger`: which ledger a home uses (its SQLite file, or a fresh PostgreSQL
+//!   schema when `HERMES_CRON_TEST_PG` is set) and opening it;
 //! - `scene`: the homes of the crash tests;
 //! - `tmpfs`: a small filesystem for full-disk tests;
 //! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
@@ -27,6 +29,7 @@ pub mod gateway;
 pub mod hermes;
 pub mod home;
 pub mod invariants;
+pub mod ledger;
 pub mod mock_manager;
 pub mod process;
 pub mod real_manager;

@@ -4,13 +4,13 @@ use super::args::{AddArgs, EditArgs, JobFlags};
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, job_json, local};
+use hermes_cron::db::Conn as Connection;
 use hermes_cron::ids::JobId;
 use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
 use hermes_cron::ledger::{self, Execution, RunFilter};
 use hermes_cron::schedule::{self, Tz};
 use hermes_cron::store;
 use hermes_cron_core::run::DEFAULT_PATH;
-use rusqlite::Connection;
 use std::path::Path;
 
 fn input_from_flags(f: &JobFlags) -> JobInput {

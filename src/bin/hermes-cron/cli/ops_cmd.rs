@@ -146,8 +146,12 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let now = ctx.now();
     let (_, gateway) = gateway_health(ctx);
     let cap = capability_now();
-    let db = if ctx.home.db_file().exists() {
-        Some(Db::open_read_only(&ctx.home.db_file())?)
+    let db = if hermes_cron::db::Location::of_home(&ctx.home).may_exist() {
+        match Db::open_home_read_only(&ctx.home) {
+            Ok(db) => Some(db),
+            Err(hermes_cron::db::DbError::NoLedger(_)) => None,
+            Err(e) => return Err(e.into()),
+        }
     } else {
         None
     };

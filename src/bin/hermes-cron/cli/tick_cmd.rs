@@ -29,6 +29,7 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         config: &config,
         fallback_zone: zone,
         owner: hermes_cron::process::owner(OwnerRole::Cli),
+        host: hermes_cron::cluster::Host::this(),
         now,
     };
     let report = claim_due(&mut db, &claim_ctx).map_err(|e| {

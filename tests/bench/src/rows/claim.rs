@@ -66,6 +66,8 @@ fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), Stri
     };
     off.db
         .conn()
+        .sqlite()
+        .ok_or("synchronous=OFF is SQLite's")?
         .pragma_update(None, "synchronous", "OFF")
         .map_err(|e| e.to_string())?;
     Ok((full, off))

@@ -67,7 +67,7 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
             .query_row(
                 "SELECT COUNT(*) FROM executions WHERE scheduled_for >= ?1 AND scheduled_for < ?2
                    AND state IN ('claimed', 'running')",
-                [first, end],
+                hermes_cron::params![first, end],
                 |r| r.get(0),
             )
             .unwrap_or(-1)
@@ -76,16 +76,14 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
     while active(&db) != 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let mut stmt = db
+    let rows: Vec<(Option<i64>, i64)> = db
         .conn()
-        .prepare(
+        .query_map(
             "SELECT started_at - scheduled_for, claimed_at - scheduled_for FROM executions
              WHERE scheduled_for >= ?1 AND scheduled_for < ?2",
+            hermes_cron::params![first, end],
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
-        .map_err(|e| e.to_string())?;
-    let rows: Vec<(Option<i64>, i64)> = stmt
-        .query_map([first, end], |r| Ok((r.get(0)?, r.get(1)?)))
-        .and_then(|rows| rows.collect())
         .map_err(|e| e.to_string())?;
     let mut run = Run {
         expected: jobs * secs as usize,

@@ -1,0 +1,278 @@
+//! Several gateways on several hosts sharing one ledger (PostgreSQL): host
+//! names and labels, the lease each gateway renews, and how a lease is
+//! judged. Pure: `now` is passed in (the database server's clock, so hosts
+//! whose clocks disagree still agree on whose lease has expired).
+//!
+//! A host's lease is a row of `hosts`: `live` while its gateway renews it
+//! every [`LeasePolicy::renew_every`], `stopped` when the gateway stopped
+//! cleanly, `lost` once a surviving gateway found it expired and resolved
+//! its rows (`reconcile::judge_lost_row`). A gateway that finds its own
+//! lease `lost` (it was cut off, or frozen, for longer than the lease)
+//! registers again and carries on; what the survivors decided stands.
+
+use crate::schedule::{Timestamp, format_duration};
+use std::time::Duration;
+
+/// Longest host name or label.
+pub const MAX_NAME: usize = 64;
+
+/// Whether `s` can name a host or a label (and so a pin, `--on`): 1 to 64
+/// characters of `A-Z a-z 0-9 . : -`. No SQL `LIKE` wildcard can occur.
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_NAME
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b':' | b'-'))
+}
+
+/// A system host name made valid: other characters become `-`, cut to
+/// [`MAX_NAME`]; `localhost` when nothing is left.
+pub fn host_name_from_system(raw: &str) -> String {
+    let cleaned: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(MAX_NAME)
+        .collect();
+    if cleaned.is_empty() {
+        "localhost".into()
+    } else {
+        cleaned
+    }
+}
+
+/// Labels from a comma- or space-separated list; the invalid ones apart.
+pub fn parse_labels(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut ok = Vec::new();
+    let mut bad = Vec::new();
+    for l in text
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        if valid_name(l) {
+            if !ok.iter().any(|o: &String| o == l) {
+                ok.push(l.to_string());
+            }
+        } else {
+            bad.push(l.to_string());
+        }
+    }
+    (ok, bad)
+}
+
+/// How long a lease lasts and how often it is renewed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeasePolicy {
+    pub ttl: Duration,
+    pub renew_every: Duration,
+}
+
+impl LeasePolicy {
+    /// The default: a 15 s lease, renewed every 3 s.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(15);
+
+    /// A lease of `ttl` (at least 1 s), renewed five times per lease.
+    pub fn with_ttl(ttl: Duration) -> LeasePolicy {
+        let ttl = ttl.max(Duration::from_secs(1));
+        LeasePolicy {
+            ttl,
+            renew_every: ttl / 5,
+        }
+    }
+
+    /// The instant a lease renewed at `now` runs out.
+    pub fn until(&self, now: Timestamp) -> Timestamp {
+        now + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::seconds(15))
+    }
+}
+
+impl Default for LeasePolicy {
+    fn default() -> LeasePolicy {
+        LeasePolicy::with_ttl(LeasePolicy::DEFAULT_TTL)
+    }
+}
+
+/// The state of a host's lease row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HostState {
+    /// Its gateway renews the lease.
+    Live,
+    /// Its lease expired and a survivor resolved its rows.
+    Lost,
+    /// Its gateway stopped cleanly.
+    Stopped,
+}
+
+crate::text_enum_impls!(HostState, "host state", {
+    Live => "live", Lost => "lost", Stopped => "stopped",
+});
+crate::text_enum_serde!(HostState);
+
+/// One host's lease row, as read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HostLease {
+    pub host: String,
+    pub labels: Vec<String>,
+    /// The gateway process that holds it (`gateway:pid:start`).
+    pub gateway: Option<String>,
+    pub state: HostState,
+    pub lease_until: Timestamp,
+    pub renewed_at: Timestamp,
+    pub started_at: Timestamp,
+    pub lost_at: Option<Timestamp>,
+    /// The host whose gateway found it expired.
+    pub lost_by: Option<String>,
+    pub version: String,
+}
+
+/// What a lease says at `now`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseView {
+    /// Renewed in time: valid for `left` more.
+    Live { left: Duration },
+    /// Not renewed: ran out `ago`. A survivor resolves the host's rows.
+    Expired { ago: Duration },
+    /// Declared lost (by `by`, at `at`).
+    Lost {
+        at: Option<Timestamp>,
+        by: Option<String>,
+    },
+    /// Its gateway stopped cleanly.
+    Stopped,
+}
+
+impl LeaseView {
+    /// One word: `live`, `expired`, `lost`, `stopped`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            LeaseView::Live { .. } => "live",
+            LeaseView::Expired { .. } => "expired",
+            LeaseView::Lost { .. } => "lost",
+            LeaseView::Stopped => "stopped",
+        }
+    }
+
+    /// In words, for `status` and `doctor`.
+    pub fn describe(&self) -> String {
+        match self {
+            LeaseView::Live { left } => format!("live, {} left", format_duration(*left)),
+            LeaseView::Expired { ago } => {
+                format!("expired {} ago, not yet resolved", format_duration(*ago))
+            }
+            LeaseView::Lost { at, by } => format!(
+                "lost{}{}",
+                at.map_or(String::new(), |a| format!(
+                    " at {}",
+                    a.format("%Y-%m-%dT%H:%M:%SZ")
+                )),
+                by.as_deref()
+                    .map_or(String::new(), |b| format!(", resolved by {b}"))
+            ),
+            LeaseView::Stopped => "stopped cleanly".into(),
+        }
+    }
+}
+
+/// Judge `lease` at `now`.
+pub fn judge_lease(lease: &HostLease, now: Timestamp) -> LeaseView {
+    match lease.state {
+        HostState::Stopped => LeaseView::Stopped,
+        HostState::Lost => LeaseView::Lost {
+            at: lease.lost_at,
+            by: lease.lost_by.clone(),
+        },
+        HostState::Live => match (lease.lease_until - now).to_std() {
+            Ok(left) if lease.lease_until > now => LeaseView::Live { left },
+            _ => LeaseView::Expired {
+                ago: (now - lease.lease_until).to_std().unwrap_or_default(),
+            },
+        },
+    }
+}
+
+/// The leases a survivor must resolve now: live rows of other hosts whose
+/// lease has run out.
+pub fn expired_hosts<'a>(leases: &'a [HostLease], me: &str, now: Timestamp) -> Vec<&'a HostLease> {
+    leases
+        .iter()
+        .filter(|l| l.host != me && matches!(judge_lease(l, now), LeaseView::Expired { .. }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(s: i64) -> Timestamp {
+        chrono::Utc.timestamp_opt(1_800_000_000 + s, 0).unwrap()
+    }
+
+    fn lease(host: &str, state: HostState, until: i64) -> HostLease {
+        HostLease {
+            host: host.into(),
+            labels: vec![],
+            gateway: Some("gateway:1:1".into()),
+            state,
+            lease_until: at(until),
+            renewed_at: at(until - 15),
+            started_at: at(0),
+            lost_at: None,
+            lost_by: None,
+            version: String::new(),
+        }
+    }
+
+    #[test]
+    fn names_and_labels() {
+        assert!(valid_name("node-1.example.org"));
+        assert!(valid_name("gpu:a100"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a_b"), "LIKE wildcard");
+        assert!(!valid_name("a%"));
+        assert!(!valid_name(&"x".repeat(65)));
+        assert_eq!(host_name_from_system(" my_box\n"), "my-box");
+        assert_eq!(host_name_from_system(""), "localhost");
+        let (ok, bad) = parse_labels("gpu, eu-west  gpu,bad_label");
+        assert_eq!(ok, vec!["gpu".to_string(), "eu-west".to_string()]);
+        assert_eq!(bad, vec!["bad_label".to_string()]);
+    }
+
+    #[test]
+    fn a_lease_expires_after_its_ttl_and_only_live_ones_are_resolved() {
+        let p = LeasePolicy::with_ttl(Duration::from_secs(10));
+        assert_eq!(p.renew_every, Duration::from_secs(2));
+        assert_eq!(p.until(at(0)), at(10));
+        let l = lease("b", HostState::Live, 10);
+        assert!(matches!(judge_lease(&l, at(9)), LeaseView::Live { .. }));
+        assert_eq!(
+            judge_lease(&l, at(12)),
+            LeaseView::Expired {
+                ago: Duration::from_secs(2)
+            }
+        );
+        let all = vec![
+            lease("a", HostState::Live, 0),
+            l.clone(),
+            lease("c", HostState::Stopped, 0),
+            lease("d", HostState::Lost, 0),
+            lease("e", HostState::Live, 100),
+        ];
+        let expired: Vec<&str> = expired_hosts(&all, "a", at(12))
+            .iter()
+            .map(|l| l.host.as_str())
+            .collect();
+        assert_eq!(
+            expired,
+            vec!["b"],
+            "never itself, never stopped or lost ones"
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! Which ledger a test home uses. By default each home has its own SQLite
+//! file. With `HERMES_CRON_TEST_PG` set to a PostgreSQL connection string
+//! (`tests/run-all.sh` starts a throwaway server and sets it for its
+//! PostgreSQL pass), each home gets a fresh schema of that database instead,
+//! and every command of the home finds it through `HERMES_CRON_DATABASE`:
+//! the same tests then run on the PostgreSQL backend.
+//!
+//! [`open`] reads a home's ledger directly (through the library's
+//! connection, read-only on SQLite), whichever backend holds it.
+
+use hermes_cron::db::{Conn, Db};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The PostgreSQL server the suite's PostgreSQL pass uses.
+pub const TEST_PG_ENV: &str = "HERMES_CRON_TEST_PG";
+
+fn registry() -> &'static Mutex<HashMap<PathBuf, String>> {
+    static R: std::sync::OnceLock<Mutex<HashMap<PathBuf, String>>> = std::sync::OnceLock::new();
+    R.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The server's connection string, when the suite runs on PostgreSQL.
+pub fn pg_base() -> Option<String> {
+    std::env::var(TEST_PG_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// Whether this run's homes keep their ledger in PostgreSQL.
+pub fn on_postgres() -> bool {
+    pg_base().is_some()
+}
+
+/// `base` with `search_path` set to `schema` (key=value form or URL).
+pub fn with_schema(base: &str, schema: &str) -> String {
+    if base.contains("://") {
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{sep}options=-csearch_path%3D{schema}")
+    } else {
+        format!("{base} options='-c search_path={schema}'")
+    }
+}
+
+/// A fresh, empty schema on the test server; its connection string.
+pub fn fresh_schema(base: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let schema = format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        hermes_cron::ids::ExecutionId::generate()
+            .as_str()
+            .replace('-', "")
+            .get(20..)
+            .unwrap_or("x")
+    );
+    let admin = Conn::postgres(base).unwrap_or_else(|e| panic!("{TEST_PG_ENV}: {e}"));
+    admin
+        .execute_batch(&format!("CREATE SCHEMA {schema}"))
+        .unwrap_or_else(|e| panic!("cannot create schema {schema} on {base}: {e}"));
+    with_schema(base, &schema)
+}
+
+/// For a new home at `home`: the connection string of its PostgreSQL
+/// ledger (a fresh schema), or None on SQLite.
+pub fn for_new_home(home: &Path) -> Option<String> {
+    let base = pg_base()?;
+    let url = fresh_schema(&base);
+    registry()
+        .lock()
+        .unwrap()
+        .insert(home.to_path_buf(), url.clone());
+    Some(url)
+}
+
+/// The PostgreSQL ledger of the home whose SQLite file would be `db_file`.
+fn url_of(db_file: &Path) -> Option<String> {
+    let home = db_file.parent()?.parent()?;
+    registry().lock().unwrap().get(home).cloned()
+}
+
+/// Whether the home of `db_file` keeps its ledger in PostgreSQL.
+pub fn is_postgres(db_file: &Path) -> bool {
+    url_of(db_file).is_some()
+}
+
+/// Open the ledger of the home whose SQLite file would be `db_file`: its
+/// PostgreSQL schema when it has one, else the file, read-only. None when
+/// there is none yet.
+pub fn open(db_file: &Path) -> Option<Db> {
+    match url_of(db_file) {
+        Some(url) => Db::open_postgres(&url, false).ok(),
+        None if db_file.exists() => Db::open_read_only(db_file).ok(),
+        None => None,
+    }
+}
