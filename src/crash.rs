@@ -17,6 +17,7 @@
 //! | `worker_before_finish` | worker: the job ended, the terminal row not yet written |
 //! | `worker_after_finish` | worker: the terminal row written, the worker not yet exited |
 //! | `sweep_before_resolve` | sweep: about to resolve the first stale row |
+//! | `lost_host_before_resolve` | a survivor: another host declared lost in its open transaction, about to record its first started run `host_lost` |
 
 use std::sync::OnceLock;
 

@@ -206,6 +206,60 @@ pub fn expired_hosts<'a>(leases: &'a [HostLease], me: &str, now: Timestamp) -> V
         .collect()
 }
 
+/// What a worker on a host declared lost reported after a survivor had
+/// recorded its run `unknown` (`host_lost`): kept beside the row, which
+/// stays as the survivor decided (`runs --json` `late_outcome`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LateOutcome {
+    pub host: Option<String>,
+    pub state: String,
+    pub reason_code: Option<String>,
+    pub reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: Option<u64>,
+    pub finished_at: Timestamp,
+}
+
+/// What a gateway on a shared (PostgreSQL) ledger knows of its own
+/// connection and lease, written by its lease thread to
+/// `state/hermes-cron-cluster.json` after every renewal or failure; `status`
+/// and `doctor` read it (they may themselves be unable to reach the
+/// database).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClusterFile {
+    pub host: String,
+    pub labels: Vec<String>,
+    /// The database, its password hidden.
+    pub database: String,
+    /// The gateway that writes this file (`gateway:pid:start`).
+    pub gateway: String,
+    /// Whether the last attempt to renew the lease reached the database.
+    pub reachable: bool,
+    /// When the database stopped answering (our clock); None while reachable.
+    pub unreachable_since: Option<Timestamp>,
+    /// Why, when it does not answer.
+    pub error: Option<String>,
+    /// The last successful renewal (our clock) and the lease it gave (the
+    /// database's clock).
+    pub renewed_at: Option<Timestamp>,
+    pub lease_until: Option<Timestamp>,
+    /// How many times the survivors had declared this host lost and it
+    /// registered again.
+    pub times_lost: u64,
+    /// Written at (our clock).
+    pub updated_at: Option<Timestamp>,
+}
+
+/// Whether a gateway may declare other hosts lost: only after it has held
+/// its own lease without a break for a whole lease (`holding` long). When
+/// the database was out of reach for everyone, every lease has run out;
+/// the first gateway back waits for the others to renew theirs before it
+/// judges them.
+pub fn may_resolve_others(holding: Option<Duration>, policy: &LeasePolicy) -> bool {
+    holding.is_some_and(|h| h >= policy.ttl)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +282,14 @@ mod tests {
             lost_by: None,
             version: String::new(),
         }
+    }
+
+    #[test]
+    fn a_gateway_back_from_an_outage_waits_a_lease_before_judging_others() {
+        let p = LeasePolicy::with_ttl(Duration::from_secs(10));
+        assert!(!may_resolve_others(None, &p));
+        assert!(!may_resolve_others(Some(Duration::from_secs(9)), &p));
+        assert!(may_resolve_others(Some(Duration::from_secs(10)), &p));
     }
 
     #[test]

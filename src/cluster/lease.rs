@@ -24,7 +24,7 @@ use hermes_cron_core::cluster::{HostLease, HostState, LeasePolicy};
 use std::time::Duration;
 
 /// Test knob: the lease length in milliseconds (default 15000).
-pub(crate) const LEASE_TTL_ENV: &str = "HERMES_CRON_LEASE_MS";
+pub const LEASE_TTL_ENV: &str = "HERMES_CRON_LEASE_MS";
 
 /// The lease policy (`HERMES_CRON_LEASE_MS`, else 15 s).
 pub(crate) fn lease_policy() -> LeasePolicy {
@@ -183,12 +183,7 @@ impl Leases {
 /// Declare `lease` lost, as the survivor `by` at `now`: a compare-and-set
 /// on the lease as it was seen. False: it was renewed, stopped, or another
 /// survivor declared it first.
-pub(crate) fn mark_lost(
-    conn: &Conn,
-    lease: &HostLease,
-    by: &str,
-    now: Timestamp,
-) -> SqlResult<bool> {
+pub fn mark_lost(conn: &Conn, lease: &HostLease, by: &str, now: Timestamp) -> SqlResult<bool> {
     let n = conn.execute(
         "UPDATE hosts SET state = 'lost', lost_at = ?3, lost_by = ?4
          WHERE host = ?1 AND state = 'live' AND lease_until = ?2 AND lease_until < ?3",

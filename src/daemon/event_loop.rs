@@ -86,6 +86,8 @@ pub(crate) struct EventLoop {
     pub claim_failures: u32,
     /// Set when a dispatch met a failure the gateway does not survive.
     pub fatal: Option<Fatal>,
+    /// On a shared (PostgreSQL) ledger: this host's lease.
+    pub cluster: Option<super::cluster::Cluster>,
 }
 
 /// A wall-clock instant as a tokio deadline.
@@ -164,10 +166,61 @@ impl EventLoop {
                 _ = monitor_tick.tick() => {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
+                    self.resolve_lost_hosts();
                     self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
                     self.sync_provider(false);
                 }
             }
+        }
+    }
+
+    /// On a shared ledger: resolve the rows of hosts whose lease expired,
+    /// and queue the claims taken over for dispatch here.
+    fn resolve_lost_hosts(&mut self) {
+        let Some(cluster) = &self.cluster else {
+            return;
+        };
+        if !cluster.may_resolve_others() {
+            return;
+        }
+        self.shared.set_doing("looking at other hosts' leases");
+        let now = self.clock.now();
+        let report = match reconcile::lost_hosts(&mut self.db, &self.home, &self.owner, now) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!("failed to look at other hosts' leases: {}", Chain(&e));
+                return;
+            }
+        };
+        for host in &report.hosts {
+            tracing::warn!(
+                host = %host,
+                "host lost: its lease expired; its started runs are recorded unknown (host_lost), its unstarted claims taken over"
+            );
+        }
+        for row in &report.unknown {
+            run_span(&row.job_name, &row.id).in_scope(|| {
+                tracing::warn!(
+                    reason = "host_lost",
+                    host = row.host.as_deref().unwrap_or("-"),
+                    "resolved unknown: its host was lost"
+                )
+            });
+        }
+        for (row, spec) in report.taken {
+            run_span(&row.job_name, &row.id)
+                .in_scope(|| tracing::info!("taken over from a lost host; dispatching here"));
+            self.queue.push_back(ClaimedRun {
+                id: row.id,
+                job_id: row.job_id,
+                job_name: row.job_name,
+                scheduled_for: row.scheduled_for,
+                attempt: row.attempt,
+                source: row.source,
+                spec,
+                owner: self.owner,
+                replace: Vec::new(),
+            });
         }
     }
 

@@ -253,6 +253,17 @@ async fn serve(
     }
     let launcher = Launcher::with_manager(home, &config, manager.clone()).map_err(Fatal::Worker)?;
     let owner = crate::process::owner(OwnerRole::Gateway);
+    let cluster = match db.dialect() {
+        crate::db::Dialect::Postgres => Some(
+            super::cluster::Cluster::start(home, owner, clock.clone()).map_err(|source| {
+                Fatal::Thread {
+                    what: "lease",
+                    source,
+                }
+            })?,
+        ),
+        crate::db::Dialect::Sqlite => None,
+    };
 
     shared.set_doing("startup sweep");
     let report = reconcile::startup_sweep(&db, manager.as_deref(), clock.now())
@@ -335,6 +346,7 @@ async fn serve(
         claim_backoff_until: None,
         claim_failures: 0,
         fatal: None,
+        cluster,
     };
     if let Some(ms) = std::env::var(WEDGE_ENV)
         .ok()
@@ -350,5 +362,8 @@ async fn serve(
     let exit = event_loop.run(signals, watcher).await;
     event_loop.monitor.notifier().stopping();
     event_loop.abandon_queue();
+    if let Some(cluster) = event_loop.cluster.take() {
+        cluster.stop();
+    }
     Ok(exit)
 }

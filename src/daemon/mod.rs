@@ -13,6 +13,7 @@
 //!   forensic dump, the exit path, the stop signals, the heartbeat thread,
 //!   the lifecycle record, the instance lock, and `sd_notify`.
 
+mod cluster;
 mod event_loop;
 mod fatal;
 mod gateway;

@@ -225,12 +225,6 @@ impl PgConn {
     pub(crate) fn batch(&self, sql: &str) -> SqlResult<()> {
         self.call(Job::Batch(sql.to_string())).map(|_| ())
     }
-
-    /// Give the connection up (the next statement reconnects).
-    pub(crate) fn disconnect(&self) {
-        *self.worker.borrow_mut() = None;
-        self.in_transaction.set(false);
-    }
 }
 
 fn serve(

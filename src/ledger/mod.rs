@@ -29,8 +29,10 @@ pub use moves::{
     take_over,
 };
 pub(crate) use moves::{spawn_failed, unadopted};
-pub use read::{RunFilter, active_runs, active_runs_on, get_execution, list_executions};
-pub(crate) use read::{active_runs_for_job, slot_has_row};
+pub use read::{
+    RunFilter, active_runs, active_runs_on, get_execution, late_outcome_of, list_executions,
+};
+pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};

@@ -260,19 +260,28 @@ pub fn abandoned(
 /// `claimed -> claimed`: the surviving gateway `to` (on host `host`) takes
 /// over `row`, claimed on a host whose lease expired, compare-and-setting on
 /// the lost claimer: from this commit on, a worker the lost host released
-/// for it fails its adoption and runs nothing.
+/// for it fails its adoption and runs nothing. Its output goes to
+/// `output_path` (a file of the survivor's home) from then on.
 pub fn take_over(
     conn: &Conn,
     row: &Execution,
     to: &Owner,
     host: &str,
+    output_path: Option<&str>,
 ) -> Result<bool, LedgerError> {
     super::terminal::check(&row.id, Move::TakeOver, Some(row.state), ExecState::Claimed)?;
     let n = conn
         .execute(
-            "UPDATE executions SET owner = ?3, claimed_by = ?3, host = ?4
+            "UPDATE executions SET owner = ?3, claimed_by = ?3, host = ?4,
+                 output_path = COALESCE(?5, output_path)
              WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
-            params![row.id.as_str(), stored(row), to.to_string(), host],
+            params![
+                row.id.as_str(),
+                stored(row),
+                to.to_string(),
+                host,
+                output_path
+            ],
         )
         .map_err(sql_err(&row.id))?;
     Ok(n == 1)

@@ -165,6 +165,18 @@ pub fn active_runs_on(conn: &Conn, host: &str) -> SqlResult<Vec<Execution>> {
     )
 }
 
+/// Claimed or running rows that name `host` (exactly).
+pub(crate) fn active_runs_claimed_on(conn: &Conn, host: &str) -> SqlResult<Vec<Execution>> {
+    collect(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM executions
+             WHERE state IN ('claimed', 'running') AND host = ?1 ORDER BY id"
+        ),
+        params![host],
+    )
+}
+
 /// Claimed or running rows of one job.
 pub(crate) fn active_runs_for_job(conn: &Conn, job: &JobId) -> SqlResult<Vec<Execution>> {
     collect(
@@ -183,5 +195,32 @@ pub(crate) fn slot_has_row(conn: &Conn, job: &JobId, at: Timestamp) -> SqlResult
         "SELECT EXISTS (SELECT 1 FROM executions WHERE job_id = ?1 AND scheduled_for = ?2)",
         params![job.as_str(), to_ms(at)],
         |r| r.get(0),
+    )
+}
+
+/// The late outcome of row `id` (see `moves::late_outcome`), if one was
+/// reported.
+pub fn late_outcome_of(
+    conn: &Conn,
+    id: &ExecutionId,
+) -> SqlResult<Option<hermes_cron_core::cluster::LateOutcome>> {
+    conn.query_opt(
+        "SELECT host, state, reason_code, reason, exit_code, signal, duration_ms, finished_at
+         FROM late_outcomes WHERE execution_id = ?1",
+        params![id.as_str()],
+        |r| {
+            Ok(hermes_cron_core::cluster::LateOutcome {
+                host: r.get("host")?,
+                state: r.get("state")?,
+                reason_code: r.get("reason_code")?,
+                reason: r.get("reason")?,
+                exit_code: r.get("exit_code")?,
+                signal: r.get("signal")?,
+                duration_ms: r
+                    .get::<_, Option<i64>>("duration_ms")?
+                    .map(|v| v.max(0) as u64),
+                finished_at: from_ms(r.get("finished_at")?),
+            })
+        },
     )
 }

@@ -38,22 +38,25 @@ pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResul
         "Ledger rows by state and dispatch mode (over retained rows).",
     );
     let rows = conn.query_map(
-        "SELECT state, COALESCE(dispatch_mode, 'none'), COUNT(*) FROM executions GROUP BY 1, 2 ORDER BY 1, 2",
+        "SELECT state, COALESCE(dispatch_mode, 'none'), COALESCE(host, ''), COUNT(*)
+         FROM executions GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
         params![],
         |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
             ))
         },
     )?;
-    for (state, mode, n) in rows {
+    for (state, mode, host, n) in rows {
         let _ = writeln!(
             out,
-            "hermes_cron_runs{{state=\"{}\",mode=\"{}\"}} {n}",
+            "hermes_cron_runs{{state=\"{}\",mode=\"{}\",host=\"{}\"}} {n}",
             label(&state),
-            label(&mode)
+            label(&mode),
+            label(&host)
         );
     }
 
@@ -64,15 +67,23 @@ pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResul
         "Runs that could not get a scope, by cause (they ran degraded or were refused).",
     );
     let rows = conn.query_map(
-        "SELECT dispatch_cause, COUNT(*) FROM executions WHERE dispatch_cause IS NOT NULL GROUP BY 1 ORDER BY 1",
+        "SELECT dispatch_cause, COALESCE(host, ''), COUNT(*) FROM executions
+         WHERE dispatch_cause IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
         params![],
-        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        },
     )?;
-    for (cause, n) in rows {
+    for (cause, host, n) in rows {
         let _ = writeln!(
             out,
-            "hermes_cron_dispatch_failures{{cause=\"{}\"}} {n}",
-            label(&cause)
+            "hermes_cron_dispatch_failures{{cause=\"{}\",host=\"{}\"}} {n}",
+            label(&cause),
+            label(&host)
         );
     }
 
@@ -129,7 +140,11 @@ pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResul
         "When the gateway last wrote its heartbeat (Unix time; 0: never).",
     );
     let hb = beat.map_or(0.0, |b| b.updated_at.timestamp_millis() as f64 / 1000.0);
-    let _ = writeln!(out, "hermes_cron_gateway_heartbeat_timestamp_seconds {hb}");
+    let me = label(&crate::cluster::Host::this().name);
+    let _ = writeln!(
+        out,
+        "hermes_cron_gateway_heartbeat_timestamp_seconds{{host=\"{me}\"}} {hb}"
+    );
     header(
         &mut out,
         "hermes_cron_gateway_loop_counter",
@@ -138,9 +153,27 @@ pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResul
     );
     let _ = writeln!(
         out,
-        "hermes_cron_gateway_loop_counter {}",
+        "hermes_cron_gateway_loop_counter{{host=\"{me}\"}} {}",
         beat.map_or(0, |b| b.loop_counter)
     );
+    if conn.dialect() == crate::db::Dialect::Postgres {
+        header(
+            &mut out,
+            "hermes_cron_host_lease_seconds",
+            "gauge",
+            "Seconds left on each host's lease (negative: expired), by its state (live, lost, stopped).",
+        );
+        let db_now = crate::cluster::database_now(conn, now)?;
+        for l in crate::cluster::read_leases(conn)? {
+            let left = (l.lease_until - db_now).num_milliseconds() as f64 / 1000.0;
+            let _ = writeln!(
+                out,
+                "hermes_cron_host_lease_seconds{{host=\"{}\",state=\"{}\"}} {left}",
+                label(&l.host),
+                l.state
+            );
+        }
+    }
     header(
         &mut out,
         "hermes_cron_metrics_timestamp_seconds",

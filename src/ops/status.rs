@@ -43,6 +43,9 @@ pub struct StatusReport {
     pub jobs_completed: u64,
     pub running: u64,
     pub next_fire: Option<NextFire>,
+    /// On a shared (PostgreSQL) ledger: every host and its lease.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::cluster::ClusterStatus>,
 }
 
 /// The soonest fire of any active job.
@@ -158,6 +161,9 @@ pub fn render(r: &StatusReport) -> String {
             n.at.format("%Y-%m-%d %H:%M:%S UTC")
         )),
         None => out.push_str("next fire:  none\n"),
+    }
+    if let Some(c) = &r.cluster {
+        out.push_str(&super::cluster::render(c));
     }
     out
 }

@@ -324,19 +324,6 @@ pub(crate) fn due_jobs(
     )
 }
 
-/// How many active jobs this host may claim are due at `now`.
-pub(crate) fn due_count(conn: &Conn, now: Timestamp, host: &HostFilter) -> Result<u64, StoreError> {
-    Ok(conn.query_row(
-        &format!(
-            "SELECT COUNT(*) FROM jobs
-             WHERE state = 'active' AND next_run_at IS NOT NULL AND next_run_at <= ?1 AND {}",
-            HostFilter::sql("jobs", 2)
-        ),
-        params![to_ms(now), host.host, host.labels],
-        |r| r.get(0),
-    )?)
-}
-
 /// The earliest next slot of any active job.
 pub(crate) fn next_due_at(conn: &Conn, host: &HostFilter) -> Result<Option<Timestamp>, StoreError> {
     let ms: Option<i64> = conn

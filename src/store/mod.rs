@@ -8,5 +8,5 @@ pub use jobs::{
 };
 
 pub(crate) use jobs::{
-    due_count, due_jobs, get_job, managed_jobs, next_due_at, reboot_jobs, update_job_schedule_state,
+    due_jobs, get_job, managed_jobs, next_due_at, reboot_jobs, update_job_schedule_state,
 };

@@ -31,6 +31,7 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
         workdir: f.workdir.clone(),
         shell: f.shell.then_some(true),
         require_scope: f.require_scope.then_some(true),
+        run_on: f.on.clone(),
         ..JobInput::default()
     }
 }
@@ -291,6 +292,10 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
             ),
         ),
         ("require scope", job.require_scope.to_string()),
+        (
+            "runs on",
+            job.run_on.clone().unwrap_or_else(|| "any host".into()),
+        ),
     ];
     if let Some(dir) = &job.workdir {
         lines.push(("workdir", dir.display().to_string()));

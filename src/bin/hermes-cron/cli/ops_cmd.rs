@@ -62,8 +62,11 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         jobs_completed: 0,
         running: beat.as_ref().map_or(0, |b| b.active_runs),
         next_fire: None,
+        cluster: None,
     };
-    if let Some(db) = ctx.open_existing_db()? {
+    let (db, cluster) = open_for_status(ctx)?;
+    report.cluster = cluster;
+    if let Some(db) = db {
         let jobs = store::list_jobs(db.conn(), true)?;
         for j in &jobs {
             match j.state {
@@ -84,7 +87,11 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             });
         report.running = hermes_cron::ledger::active_runs(db.conn())?.len() as u64;
     }
-    report.healthy = gateway == GatewayHealth::Running;
+    report.healthy = gateway == GatewayHealth::Running
+        && !report
+            .cluster
+            .as_ref()
+            .is_some_and(|c| c.gateway_cut_off() || !c.reachable);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -95,6 +102,53 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     } else {
         hermes_cron::exit::FAILURE
     })
+}
+
+/// The ledger for `status` and `doctor`, and on a shared (PostgreSQL)
+/// ledger the cluster's status: a database out of reach is reported, not an
+/// error (`read_only` for `doctor`, which changes nothing).
+fn open_ledger(
+    ctx: &Ctx,
+    read_only: bool,
+) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
+    let location = hermes_cron::db::Location::of_home(&ctx.home);
+    let hermes_cron::db::Location::Postgres(_) = &location else {
+        let db = if read_only {
+            if location.may_exist() {
+                Some(Db::open_home_read_only(&ctx.home)?)
+            } else {
+                None
+            }
+        } else {
+            ctx.open_existing_db()?
+        };
+        return Ok((db, None));
+    };
+    let view = hermes_cron::state_files::read_cluster(&ctx.home);
+    let opened = if read_only {
+        Db::open_home_read_only(&ctx.home)
+    } else {
+        Db::open_home(&ctx.home)
+    };
+    let (db, error) = match opened {
+        Ok(db) => (Some(db), None),
+        Err(hermes_cron::db::DbError::NoLedger(_)) => (None, None),
+        Err(e) => (None, Some(hermes_cron::text::Chain(&e).to_string())),
+    };
+    let cluster = hermes_cron::ops::cluster::status(
+        db.as_ref().map(|d| d.conn()),
+        error,
+        location.describe(),
+        view,
+        ctx.now(),
+    );
+    Ok((db, Some(cluster)))
+}
+
+fn open_for_status(
+    ctx: &Ctx,
+) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
+    open_ledger(ctx, false)
 }
 
 /// Which zone rules are in use, and the zones the jobs use.
@@ -146,15 +200,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let now = ctx.now();
     let (_, gateway) = gateway_health(ctx);
     let cap = capability_now();
-    let db = if hermes_cron::db::Location::of_home(&ctx.home).may_exist() {
-        match Db::open_home_read_only(&ctx.home) {
-            Ok(db) => Some(db),
-            Err(hermes_cron::db::DbError::NoLedger(_)) => None,
-            Err(e) => return Err(e.into()),
-        }
-    } else {
-        None
-    };
+    let (db, cluster) = open_ledger(ctx, true)?;
     let jobs = match &db {
         Some(db) => store::list_jobs(db.conn(), true)?,
         None => Vec::new(),
@@ -180,6 +226,9 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         now,
     };
     let mut findings: Vec<Finding> = doctor::check_all(&gathered);
+    if let Some(c) = &cluster {
+        findings.extend(hermes_cron::ops::cluster::findings(c, now));
+    }
     if let Some(db) = &db {
         findings.extend(doctor::check_ledger(db.conn(), &gathered)?);
     }
@@ -188,7 +237,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "ok": findings.is_empty(), "findings": findings, "zone_rules": zones,
-                "hermes_provider": provider,
+                "hermes_provider": provider, "cluster": cluster,
             }))?
         );
     } else if findings.is_empty() {
