@@ -126,8 +126,16 @@ impl TestHome {
         self.env.insert(key.to_string(), value.into());
     }
 
-    /// The PostgreSQL connection string of this home's ledger, when the
-    /// suite runs on PostgreSQL.
+    /// This home, its ledger in the PostgreSQL database `url` (a host of a
+    /// cluster test: several homes on one database).
+    pub fn on_database(mut self, url: &str) -> TestHome {
+        super::ledger::register(&self.home, url);
+        self.set_env("HERMES_CRON_DATABASE", url);
+        self
+    }
+
+    /// The PostgreSQL connection string of this home's ledger, when it has
+    /// one.
     pub fn database_url(&self) -> Option<String> {
         self.env
             .get("HERMES_CRON_DATABASE")

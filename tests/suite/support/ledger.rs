@@ -1,7 +1,10 @@
-//! Which ledger a test home uses. By default each home has its own SQLite
-//! file. With `HERMES_CRON_TEST_PG` set to a PostgreSQL connection string
-//! (`tests/run-all.sh` starts a throwaway server and sets it for its
-//! PostgreSQL pass), each home gets a fresh schema of that database instead,
+//! Which ledger a test home uses, and the PostgreSQL server of the suite.
+//!
+//! `HERMES_CRON_TEST_PG` names a throwaway PostgreSQL server
+//! (`tests/run-all.sh` starts one with `tests/support/pg-server.sh` and
+//! sets it); the cluster tests need it. By default each home has its own
+//! SQLite file. With `HERMES_CRON_TEST_LEDGER=postgresql` too (run-all's
+//! PostgreSQL pass), each home gets a fresh schema of that server instead,
 //! and every command of the home finds it through `HERMES_CRON_DATABASE`:
 //! the same tests then run on the PostgreSQL backend.
 //!
@@ -14,24 +17,38 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The PostgreSQL server the suite's PostgreSQL pass uses.
+/// The PostgreSQL server of the suite.
 pub const TEST_PG_ENV: &str = "HERMES_CRON_TEST_PG";
+/// `postgresql`: every home keeps its ledger in a schema of that server.
+pub const TEST_LEDGER_ENV: &str = "HERMES_CRON_TEST_LEDGER";
 
 fn registry() -> &'static Mutex<HashMap<PathBuf, String>> {
     static R: std::sync::OnceLock<Mutex<HashMap<PathBuf, String>>> = std::sync::OnceLock::new();
     R.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The server's connection string, when the suite runs on PostgreSQL.
+/// The server's connection string, when there is one.
 pub fn pg_base() -> Option<String> {
     std::env::var(TEST_PG_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
 }
 
+/// The server's connection string; panics saying how to get one (the
+/// cluster tests cannot run without PostgreSQL).
+#[track_caller]
+pub fn pg_server() -> String {
+    pg_base().unwrap_or_else(|| {
+        panic!(
+            "{TEST_PG_ENV} is not set: this test needs PostgreSQL. tests/run-all.sh starts one; by hand: eval \"$(tests/support/pg-server.sh start)\""
+        )
+    })
+}
+
 /// Whether this run's homes keep their ledger in PostgreSQL.
 pub fn on_postgres() -> bool {
-    pg_base().is_some()
+    std::env::var(TEST_LEDGER_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("postgresql"))
+        && pg_base().is_some()
 }
 
 /// `base` with `search_path` set to `schema` (key=value form or URL).
@@ -67,13 +84,20 @@ pub fn fresh_schema(base: &str) -> String {
 /// For a new home at `home`: the connection string of its PostgreSQL
 /// ledger (a fresh schema), or None on SQLite.
 pub fn for_new_home(home: &Path) -> Option<String> {
-    let base = pg_base()?;
-    let url = fresh_schema(&base);
+    if !on_postgres() {
+        return None;
+    }
+    let url = fresh_schema(&pg_base()?);
+    register(home, &url);
+    Some(url)
+}
+
+/// The home at `home` keeps its ledger at `url` (PostgreSQL).
+pub fn register(home: &Path, url: &str) {
     registry()
         .lock()
         .unwrap()
-        .insert(home.to_path_buf(), url.clone());
-    Some(url)
+        .insert(home.to_path_buf(), url.to_string());
 }
 
 /// The PostgreSQL ledger of the home whose SQLite file would be `db_file`.

@@ -2,6 +2,8 @@
 //!
 //! - `cli`: the binaries under test (the worker brought up to date first) and
 //!   running them: a scrubbed environment, a hard timeout, output to files;
+//! - `cluster`: several hosts (homes) on one PostgreSQL ledger, jobs in bulk,
+//!   the exactly-once checks of the cluster tests;
 //! - `home`: [`TestHome`], a private home per test (degraded by default, or on
 //!   the real user manager's bus), the CLI commands tests run on it, and the
 //!   cleanup when it is dropped;
@@ -23,6 +25,7 @@
 //!   the benchmark run it).
 
 pub mod cli;
+pub mod cluster;
 pub mod dbus_daemon;
 pub mod fake_model;
 pub mod gateway;

@@ -1,0 +1,187 @@
+//! Several hosts, one ledger: three gateways as three hosts (distinct
+//! `HERMES_CRON_HOST`, their own homes) on one PostgreSQL schema of the
+//! suite's server (`HERMES_CRON_TEST_PG`; `tests/run-all.sh` starts it).
+//!
+//! - a burst of due jobs runs exactly once, spread over the hosts;
+//! - a gateway SIGKILLed mid-burst: its claimed-but-unstarted occurrences
+//!   run elsewhere once, its started one ends `unknown` (`host_lost`) with
+//!   its late outcome, none twice; it comes back and claims again;
+//! - the partition test (a host cut off in a network namespace) is
+//!   `cluster_partition.rs`.
+
+use crate::support::cluster::{Cluster, LEASE_MS, check_exactly_once, whole_second_after};
+use crate::support::gateway::Gateway;
+use crate::support::waiting::wait_for_or;
+use std::cell::RefCell;
+use std::time::Duration;
+
+const HOSTS: [&str; 3] = ["host-a", "host-b", "host-c"];
+
+fn start(c: &Cluster, env: &[&[(&str, &str)]]) -> Vec<Gateway> {
+    let mut gws: Vec<Gateway> = c
+        .hosts
+        .iter()
+        .zip(env)
+        .map(|(h, env)| h.gateway(env))
+        .collect();
+    for g in &mut gws {
+        g.wait_ready();
+    }
+    gws
+}
+
+/// Wait until `count` rows exist and none is active.
+fn settle(c: &Cluster, count: u64, timeout: Duration) {
+    let last = RefCell::new(String::new());
+    wait_for_or(
+        &format!("{count} terminal rows"),
+        timeout,
+        || {
+            let states = c.states();
+            let total: u64 = states.values().sum();
+            *last.borrow_mut() = format!("{states:?} by host {:?}", c.by_host());
+            (total == count && c.active() == 0).then_some(())
+        },
+        || format!("last seen: {}\n{}", last.borrow(), c.hosts[0].diag()),
+    );
+}
+
+#[test]
+fn five_hundred_jobs_due_in_one_second_run_once_each_spread_over_three_hosts() {
+    const JOBS: usize = 500;
+    let c = Cluster::new(&HOSTS);
+    let batch = [("HERMES_CRON_CLAIM_BATCH", "50")];
+    let mut gws = start(&c, &[&batch, &batch, &batch]);
+    let due = whole_second_after(Duration::from_secs(2));
+    c.add_jobs("burst", JOBS, "every 1h", &c.command(0.0), due);
+    settle(&c, JOBS as u64, Duration::from_secs(240));
+    let rows = check_exactly_once(&c);
+    assert!(rows.iter().all(|r| r.state == "succeeded"), "{rows:?}");
+    assert_eq!(c.side_effect_counts().len(), JOBS, "each job ran once");
+    let by_host = c.by_host();
+    for h in HOSTS {
+        assert!(
+            by_host.get(h).copied().unwrap_or(0) > 0,
+            "every host claimed part of the burst: {by_host:?}"
+        );
+    }
+    eprintln!("500 same-second jobs over three hosts: {by_host:?}");
+    for g in &mut gws {
+        g.stop();
+    }
+    let leases = c.lease_states();
+    assert!(
+        leases.values().all(|s| s == "stopped"),
+        "a clean stop leaves nothing to resolve: {leases:?}"
+    );
+}
+
+#[test]
+fn a_gateway_killed_mid_burst_leaves_its_claims_to_the_others_and_runs_nothing_twice() {
+    const JOBS: usize = 90;
+    let c = Cluster::new(&HOSTS);
+    let batch: &[(&str, &str)] = &[("HERMES_CRON_CLAIM_BATCH", "15")];
+    // host-c dies by SIGKILL right after releasing the first worker of its
+    // first batch: that run has started; the rest of the batch is claimed
+    // and never started (their held workers see EOF and exit untouched).
+    let dying: &[(&str, &str)] = &[
+        ("HERMES_CRON_CLAIM_BATCH", "15"),
+        ("HERMES_CRON_CRASH_AT", "after_go"),
+    ];
+    let mut gws = start(&c, &[batch, batch, dying]);
+    let due = whole_second_after(Duration::from_secs(2));
+    // Long enough that host-c's started run is still going when the
+    // survivors find its lease expired.
+    c.add_jobs("burst", JOBS, "every 1h", &c.command(6.0), due);
+    gws[2].wait_killed("after_go", Duration::from_secs(120));
+
+    settle(&c, JOBS as u64, Duration::from_secs(240));
+    let rows = check_exactly_once(&c);
+    let leases = c.lease_states();
+    assert_eq!(
+        leases.get("host-c").map(String::as_str),
+        Some("lost"),
+        "{leases:?}"
+    );
+    let lost: Vec<_> = rows
+        .iter()
+        .filter(|r| r.reason_code.as_deref() == Some("host_lost"))
+        .collect();
+    assert!(
+        !lost.is_empty() && lost.iter().all(|r| r.host.as_deref() == Some("host-c")),
+        "host-c's started run ended unknown (host_lost): {rows:?}"
+    );
+    let taken: usize = gws[..2]
+        .iter()
+        .map(|g| crate::support::gateway::count(&g.log(), "taken over from a lost host"))
+        .sum();
+    assert!(
+        taken >= 1,
+        "host-c's unstarted claims were taken over and run elsewhere\n{}\n{}",
+        gws[0].log(),
+        gws[1].log()
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r.state == "succeeded").count() + lost.len(),
+        JOBS,
+        "every other occurrence succeeded, once: {rows:?}"
+    );
+
+    // Its worker finishes and reports: the row stays unknown, the late
+    // outcome is kept beside it.
+    wait_for_or(
+        "the late outcome of host-c's started run",
+        Duration::from_secs(60),
+        || {
+            let rows = c.rows();
+            rows.iter()
+                .filter(|r| r.reason_code.as_deref() == Some("host_lost"))
+                .all(|r| r.late.as_deref() == Some("succeeded"))
+                .then_some(())
+        },
+        || format!("{:?}", c.rows()),
+    );
+    let rows = check_exactly_once(&c);
+    let lost_row = rows
+        .iter()
+        .find(|r| r.reason_code.as_deref() == Some("host_lost"))
+        .unwrap();
+    let json = c.hosts[0]
+        .run(&["runs", "--json", "--limit", "1000"])
+        .ok()
+        .json();
+    let shown = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == lost_row.id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(shown["state"], "unknown");
+    assert_eq!(shown["host"], "host-c");
+    assert_eq!(shown["late_outcome"]["state"], "succeeded", "{shown:#}");
+
+    // host-c comes back: it registers again and claims like the others.
+    let mut back = c.hosts[2].gateway(batch);
+    back.wait_ready();
+    wait_for_or(
+        "host-c's lease to be live again",
+        Duration::from_millis(LEASE_MS * 10),
+        || (c.lease_states().get("host-c").map(String::as_str) == Some("live")).then_some(()),
+        || format!("{:?}", c.lease_states()),
+    );
+    let due = whole_second_after(Duration::from_secs(1));
+    c.add_jobs("after", 30, "every 1h", &c.command(0.0), due);
+    settle(&c, JOBS as u64 + 30, Duration::from_secs(180));
+    check_exactly_once(&c);
+    let status = c.hosts[0].run(&["status", "--json"]).json();
+    let hosts = status["cluster"]["hosts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(hosts.len(), 3, "status lists every host: {status:#}");
+    back.stop();
+    for g in &mut gws[..2] {
+        g.stop();
+    }
+}
