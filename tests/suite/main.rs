@@ -14,6 +14,7 @@ mod support;
 mod cli_config;
 mod cli_jobs;
 mod cluster;
+mod cluster_partition;
 mod crash_points;
 mod crash_soak;
 mod dispatch_modes;

@@ -41,6 +41,8 @@ impl Cluster {
                     .with_env("HERMES_CRON_HOST", *n)
                     .with_env("HERMES_CRON_LEASE_MS", LEASE_MS.to_string())
                     .with_env("HERMES_CRON_BUSY_TIMEOUT_MS", "2000")
+                    // The monitor period, where survivors look at leases.
+                    .with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "500")
             })
             .collect();
         let side_effects = hosts[0].scratch().join("side-effects.txt");
@@ -67,6 +69,19 @@ impl Cluster {
     /// Insert `n` jobs `<prefix>-<i>` with `schedule` running `command`
     /// (through `sh -c`), all next due at `due_ms`, in one transaction.
     pub fn add_jobs(&self, prefix: &str, n: usize, schedule: &str, command: &str, due_ms: i64) {
+        self.add_jobs_on(prefix, n, schedule, command, due_ms, None);
+    }
+
+    /// [`Cluster::add_jobs`], pinned to a host or label (`--on`).
+    pub fn add_jobs_on(
+        &self,
+        prefix: &str,
+        n: usize,
+        schedule: &str,
+        command: &str,
+        due_ms: i64,
+        run_on: Option<&str>,
+    ) {
         let mut db = self.db();
         let now = hermes_cron::db::from_ms(due_ms - 60_000);
         let template = JobInput {
@@ -74,6 +89,7 @@ impl Cluster {
             schedule: Some(schedule.into()),
             argv: Some(vec![command.to_string()]),
             shell: Some(true),
+            run_on: run_on.map(str::to_string),
             ..JobInput::default()
         }
         .build(

@@ -63,6 +63,8 @@ pub struct TestHome {
     env: BTreeMap<String, OsString>,
     /// Log files of the gateways started on this home, for [`TestHome::diag`].
     logs: Mutex<Vec<PathBuf>>,
+    /// A command every command of this home runs under (`ip netns exec NS`).
+    wrapper: Vec<OsString>,
 }
 
 impl TestHome {
@@ -101,6 +103,7 @@ impl TestHome {
             bus: Bus::None,
             env,
             logs: Mutex::new(Vec::new()),
+            wrapper: Vec::new(),
         }
     }
 
@@ -124,6 +127,13 @@ impl TestHome {
     /// Give every later command of this home `key=value`.
     pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
         self.env.insert(key.to_string(), value.into());
+    }
+
+    /// This home, every command of it run under `wrapper` (e.g. `ip netns
+    /// exec NS`: a host in a network namespace of its own).
+    pub fn wrapped_in(mut self, wrapper: &[&str]) -> TestHome {
+        self.wrapper = wrapper.iter().map(OsString::from).collect();
+        self
     }
 
     /// This home, its ledger in the PostgreSQL database `url` (a host of a
@@ -183,7 +193,7 @@ impl TestHome {
             bus: self.bus.clone(),
             env: self.env.clone(),
             timeout: super::cli::COMMAND_TIMEOUT,
-            wrapper: Vec::new(),
+            wrapper: self.wrapper.clone(),
         }
     }
 
