@@ -144,14 +144,6 @@ impl TestHome {
         self
     }
 
-    /// The PostgreSQL connection string of this home's ledger, when it has
-    /// one.
-    pub fn database_url(&self) -> Option<String> {
-        self.env
-            .get("HERMES_CRON_DATABASE")
-            .map(|v| v.to_string_lossy().into_owned())
-    }
-
     /// The home directory.
     pub fn path(&self) -> &Path {
         &self.home

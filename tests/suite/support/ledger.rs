@@ -106,11 +106,6 @@ fn url_of(db_file: &Path) -> Option<String> {
     registry().lock().unwrap().get(home).cloned()
 }
 
-/// Whether the home of `db_file` keeps its ledger in PostgreSQL.
-pub fn is_postgres(db_file: &Path) -> bool {
-    url_of(db_file).is_some()
-}
-
 /// Open the ledger of the home whose SQLite file would be `db_file`: its
 /// PostgreSQL schema when it has one, else the file, read-only. None when
 /// there is none yet.

@@ -21,7 +21,7 @@ use hermes_cron::ledger;
 use hermes_cron::tick::claim_due;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
-const DUE: usize = 10;
+pub(super) const DUE: usize = 10;
 
 /// Milliseconds per pass, by size, FULL and OFF.
 pub struct ClaimCost {
@@ -29,26 +29,32 @@ pub struct ClaimCost {
     pub off: Vec<Samples>,
 }
 
-struct Ledger {
-    home: Home,
-    db: Db,
+pub(super) struct Ledger {
+    pub home: Home,
+    pub db: Db,
+}
+
+/// `n` jobs in `db`, [`DUE`] of them due one second after `base_ms`, the
+/// others not before the day after tomorrow.
+pub(super) fn fill(db: &mut Db, n: usize, base_ms: i64) -> Result<(), String> {
+    let due = job("due", "every 1s", &["/usr/local/bin/job", "--quick"])?;
+    insert_jobs(db, &due, DUE, |_, j| {
+        j.anchor = from_ms(base_ms);
+        j.next_run_at = Some(from_ms(base_ms + 1000));
+    })?;
+    let idle = job("idle", "every 1d", &["/usr/local/bin/job", "--nightly"])?;
+    insert_jobs(db, &idle, n - DUE, |i, j| {
+        // Spread over the day after tomorrow: never due during the passes.
+        let at = base_ms + 2 * 86_400_000 + (i as i64 * 997) % 86_400_000;
+        j.anchor = from_ms(at - 86_400_000);
+        j.next_run_at = Some(from_ms(at));
+    })
 }
 
 fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), String> {
     let full_home = Home::at(&setup.fresh_dir(&format!("claim-{n}-full"))?);
     let mut db = open_db(&full_home)?;
-    let due = job("due", "every 1s", &["/usr/local/bin/job", "--quick"])?;
-    insert_jobs(&mut db, &due, DUE, |_, j| {
-        j.anchor = from_ms(base_ms);
-        j.next_run_at = Some(from_ms(base_ms + 1000));
-    })?;
-    let idle = job("idle", "every 1d", &["/usr/local/bin/job", "--nightly"])?;
-    insert_jobs(&mut db, &idle, n - DUE, |i, j| {
-        // Spread over the day after tomorrow: never due during the passes.
-        let at = base_ms + 2 * 86_400_000 + (i as i64 * 997) % 86_400_000;
-        j.anchor = from_ms(at - 86_400_000);
-        j.next_run_at = Some(from_ms(at));
-    })?;
+    fill(&mut db, n, base_ms)?;
     db.conn()
         .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .map_err(|e| e.to_string())?;
@@ -74,7 +80,7 @@ fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), Stri
 }
 
 /// One timed pass at `now_ms`, then the untimed resolution of its rows.
-fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, String> {
+pub(super) fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, String> {
     let ctx = claim_ctx(&l.home, config, from_ms(now_ms));
     let t0 = mono_ns();
     let report = claim_due(&mut l.db, &ctx)
