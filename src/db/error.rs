@@ -7,8 +7,8 @@
 pub enum SqlError {
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    #[error("{0}")]
-    Postgres(#[source] postgres::Error),
+    #[error("{}", pg_message(.0))]
+    Postgres(postgres::Error),
     /// PostgreSQL could not be reached, or stopped answering.
     #[error("the database at {location} cannot be reached: {detail}")]
     Unreachable { location: String, detail: String },
@@ -94,6 +94,19 @@ impl SqlError {
             rusqlite::ffi::Error::new(code),
             None,
         ))
+    }
+}
+
+/// What PostgreSQL said: the server's message and SQLSTATE, else the
+/// client's own text (its `Display` alone is only "db error").
+fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!(
+            "PostgreSQL: {} (SQLSTATE {})",
+            db.message(),
+            db.code().code()
+        ),
+        None => crate::text::Chain(e).to_string(),
     }
 }
 

@@ -18,6 +18,8 @@ pub use conn::{Conn, Tx};
 pub use dialect::Dialect;
 pub(crate) use dialect::LockKey;
 pub use error::{SqlError, SqlResult};
+#[cfg(test)]
+pub(crate) use migrations::SCHEMA_VERSION;
 pub use value::{FromValue, Params, Row, RowIndex, ToValue, Value};
 
 pub use codec::from_ms;

@@ -10,6 +10,8 @@
 //! terminal rows. The vocabulary (states, moves, reasons, owners, the row) is
 //! `hermes_cron_core::run`.
 
+#[cfg(test)]
+mod backend_tests;
 mod error;
 mod insert;
 mod moves;

@@ -64,7 +64,9 @@ impl Server {
     fn schema(&self, name: &str) -> Result<String, String> {
         let admin = Conn::postgres(&self.base)?;
         admin
-            .execute_batch(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"))
+            .execute_batch(&format!(
+                "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+            ))
             .map_err(|e| e.to_string())?;
         Ok(format!("{} options='-c search_path={name}'", self.base))
     }
@@ -99,7 +101,11 @@ fn pg_ledger(setup: &Setup, server: &Server, n: usize, base_ms: i64) -> Result<L
     })
 }
 
-async fn claim_passes(setup: &Setup, server: &Server, f: &mut ClusterFigures) -> Result<(), String> {
+async fn claim_passes(
+    setup: &Setup,
+    server: &Server,
+    f: &mut ClusterFigures,
+) -> Result<(), String> {
     let base_ms = wall_ms() / 1000 * 1000;
     let mut ledgers = Vec::new();
     for n in SIZES {
@@ -119,7 +125,11 @@ async fn claim_passes(setup: &Setup, server: &Server, f: &mut ClusterFigures) ->
             let which = (i + k) % ledgers.len();
             let took = pass(&mut ledgers[which], &config, now_ms)?;
             if i >= warmup {
-                let bucket = if which % 2 == 0 { &mut f.pg } else { &mut f.sqlite };
+                let bucket = if which % 2 == 0 {
+                    &mut f.pg
+                } else {
+                    &mut f.sqlite
+                };
                 bucket[which / 2].push(took);
             }
         }
@@ -231,7 +241,10 @@ pub async fn measure(setup: &Setup) -> Result<ClusterFigures, String> {
         // Alternate which goes first.
         let order = if run % 2 == 0 { [3, 1] } else { [1, 3] };
         for hosts in order {
-            eprintln!("bench: cluster, fan-out on {hosts} gateway(s), run {}", run + 1);
+            eprintln!(
+                "bench: cluster, fan-out on {hosts} gateway(s), run {}",
+                run + 1
+            );
             let secs = fanout_once(setup, &server, hosts, run, &mut spread).await?;
             if hosts == 3 {
                 f.three.push(secs);
