@@ -88,6 +88,8 @@ pub(crate) struct EventLoop {
     pub fatal: Option<Fatal>,
     /// On a shared (PostgreSQL) ledger: this host's lease.
     pub cluster: Option<super::cluster::Cluster>,
+    /// On a PostgreSQL ledger: job changes by other processes.
+    pub listener: Option<crate::db::PgListener>,
 }
 
 /// A wall-clock instant as a tokio deadline.
@@ -160,6 +162,12 @@ impl EventLoop {
                     // append comes before its commit); look again shortly.
                     recheck = Some(tokio::time::Instant::now() + RECHECK_AFTER_CHANGE);
                 }
+                _ = async {
+                    match self.listener.as_mut() {
+                        Some(l) => l.changed().await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
                 _ = tokio::time::sleep_until(recheck.unwrap_or_else(tokio::time::Instant::now)), if recheck.is_some() => {
                     recheck = None;
                 }

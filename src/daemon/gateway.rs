@@ -253,6 +253,17 @@ async fn serve(
     }
     let launcher = Launcher::with_manager(home, &config, manager.clone()).map_err(Fatal::Worker)?;
     let owner = crate::process::owner(OwnerRole::Gateway);
+    let listener = match crate::db::Location::of_home(home) {
+        crate::db::Location::Postgres(url) => Some(
+            crate::db::PgListener::start(&url, Duration::from_secs(10)).map_err(|source| {
+                Fatal::Thread {
+                    what: "change listener",
+                    source,
+                }
+            })?,
+        ),
+        crate::db::Location::Sqlite(_) => None,
+    };
     let cluster = match db.dialect() {
         crate::db::Dialect::Postgres => Some(
             super::cluster::Cluster::start(home, owner, clock.clone()).map_err(|source| {
@@ -347,6 +358,7 @@ async fn serve(
         claim_failures: 0,
         fatal: None,
         cluster,
+        listener,
     };
     if let Some(ms) = std::env::var(WEDGE_ENV)
         .ok()

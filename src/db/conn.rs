@@ -212,6 +212,24 @@ impl Conn {
         }
     }
 
+    /// Tell listening gateways that job definitions (or owed retries)
+    /// changed: PostgreSQL `NOTIFY` on the ledger's channel, delivered when
+    /// the surrounding transaction commits (call it after the write: in
+    /// autocommit it is delivered at once). SQLite has no need: gateways
+    /// watch its file.
+    pub fn notify_jobs_changed(&self) -> SqlResult<()> {
+        match self {
+            Conn::Sqlite(_) => Ok(()),
+            Conn::Postgres(p) => p
+                .conn
+                .query(
+                    "SELECT pg_notify(?1, '')::TEXT",
+                    vec![Value::Text(super::listen::channel(p.namespace))],
+                )
+                .map(|_| ()),
+        }
+    }
+
     /// Take a transaction-scoped advisory lock without waiting (PostgreSQL);
     /// true when taken. SQLite has none: always true.
     pub(crate) fn try_lock(&self, key: LockKey) -> SqlResult<bool> {

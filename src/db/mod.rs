@@ -8,6 +8,7 @@ mod conn;
 mod dialect;
 mod error;
 mod explain;
+mod listen;
 mod migrations;
 mod open;
 mod pg;
@@ -26,6 +27,7 @@ pub use codec::from_ms;
 
 pub(crate) use codec::to_ms;
 pub use explain::explain;
+pub use listen::PgListener;
 pub use open::{DATABASE_ENV, Db, DbError, JournalMode, Location};
 pub use watch::DbWatcher;
 pub(crate) use watch::RECHECK_AFTER_CHANGE;

@@ -43,6 +43,7 @@ pub(super) fn queue(tx: &Conn, id: &ExecutionId, state: ExecState, at: Timestamp
          ON CONFLICT DO NOTHING",
         params![id.as_str(), to_ms(due)],
     )?;
+    tx.notify_jobs_changed()?;
     Ok(())
 }
 

@@ -150,7 +150,8 @@ fn encode(job: &Job) -> Encoded {
 }
 
 /// Insert or update: both statements take the same 30 parameters, in
-/// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone).
+/// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone; it still
+/// names it, cast, since PostgreSQL must know every parameter's type).
 fn write_job(conn: &Conn, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
     Ok(conn.execute(
@@ -201,6 +202,7 @@ pub fn insert_job(conn: &Conn, job: &Job) -> Result<(), StoreError> {
         ),
         job,
     )?;
+    conn.notify_jobs_changed()?;
     Ok(())
 }
 
@@ -214,9 +216,10 @@ pub fn update_job(conn: &Conn, job: &Job) -> Result<bool, StoreError> {
          tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
          next_run_at = ?22, updated_at = ?24, hermes_id = ?25, env_files = ?26,
          pass_env = ?27, idle_timeout_s = ?28, managed = ?29, run_on = ?30
-         WHERE id = ?1",
+         WHERE id = ?1 AND CAST(?23 AS BIGINT) IS NOT NULL",
         job,
     )?;
+    conn.notify_jobs_changed()?;
     Ok(n == 1)
 }
 
@@ -355,7 +358,9 @@ pub fn delete_job(conn: &Conn, id: &JobId) -> Result<bool, StoreError> {
         "DELETE FROM retry_queue WHERE job_id = ?1",
         params![id.as_str()],
     )?;
-    Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", params![id.as_str()])? == 1)
+    let gone = conn.execute("DELETE FROM jobs WHERE id = ?1", params![id.as_str()])? == 1;
+    conn.notify_jobs_changed()?;
+    Ok(gone)
 }
 
 /// Which pinned jobs a host may claim: those pinned to its name or to one of
