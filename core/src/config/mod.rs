@@ -18,6 +18,7 @@
 //!
 //! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
 //! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
+//! `job_env.rs` the rules of `cron.path` and `cron.env`;
 //! `suggest.rs` near misses and suggestions; `load.rs` [`load_bytes`] and
 //! [`validated`]; `query.rs` [`get`] and [`show`]; `edit.rs` [`set`] and
 //! [`unset`] (the new text; the main crate reads and writes the file);
@@ -47,6 +48,7 @@
 //! leave the file byte-identical. `load`, `get` and `show` never write.
 
 mod edit;
+mod job_env;
 mod keys;
 mod load;
 mod lossless;

@@ -192,6 +192,9 @@ fn every_key_round_trips_through_set_and_get() {
         ("gateway.loop_watchdog_probe_interval_s", "3600"),
         ("gateway.loop_watchdog_probe_timeout_s", "600"),
         ("gateway.loop_watchdog_max_strikes", "1000"),
+        ("cron.path", "/opt/tools/bin:/usr/bin:/bin"),
+        // `cron.env` is a mapping: one variable at a time.
+        ("cron.env.TZ", "Europe/Berlin"),
     ];
     assert_eq!(values.len(), key_table().len());
     for (key, value) in values {
