@@ -541,7 +541,7 @@ mod tests {
         ];
         want.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(problems, want);
-        let exactly = format!("{}", "x".repeat(VALUE_MAX_BYTES));
+        let exactly = "x".repeat(VALUE_MAX_BYTES);
         let read = check_env(&map(&[("MAX", text(&exactly))])).unwrap();
         assert!(read.dropped.is_empty());
     }
