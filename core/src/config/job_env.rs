@@ -139,7 +139,7 @@ impl Problem {
                 .to_string(),
             Problem::Reserved => format!(
                 "hermes-cron sets {HOME_VARIABLE} and {IDS_PREFIX}* itself for every run; \
-                 remove it"
+                 use another name"
             ),
             Problem::Path => "the PATH of every run is `cron.path`; set it there \
                               (`hermes-cron config set cron.path DIR:DIR`) instead"
@@ -576,7 +576,7 @@ mod tests {
         };
         assert!(message("PATH").contains("cron.path"));
         assert!(message("EMPTY").contains("`EMPTY: ''`"));
-        assert!(message("HERMES_HOME").contains("remove it"));
+        assert!(message("HERMES_HOME").contains("another name"));
         assert!(message("1TOKEN").contains("letters, digits and _"));
     }
 

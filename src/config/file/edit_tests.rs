@@ -429,8 +429,10 @@ mod properties {
     use proptest::sample::select;
     use std::path::Path;
 
-    const KEYS: [&str; 13] = [
+    const KEYS: [&str; 15] = [
         "timezone",
+        "cron.path",
+        "cron.env",
         "cron.require_restart_safe_scope",
         "cron.catch_up_missed",
         "cron.max_parallel_jobs",
@@ -481,14 +483,36 @@ mod properties {
                 "!tag x",
                 "x  # comment",
                 "'it''s'",
+                "/opt/bin:/usr/bin",
+                "'/usr/bin:/bin'",
+                "{TZ: UTC, N: 5}",
+                "{1X: a, PATH: b}",
+                "\n      TZ: UTC\n      B: 'x'",
             ]),
         ]
+    }
+
+    /// The keys `set` takes: ours, and variables of `cron.env`.
+    fn settable() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => select(KEYS.to_vec()).prop_map(str::to_string),
+            1 => words(&["cron.env.TZ", "cron.env.NEW_ONE", "cron.env.X_TOKEN", "cron.env.1X"]),
+        ]
+    }
+
+    /// The key of ours that `key` (maybe `cron.env.NAME`) changes.
+    fn owner(key: &str) -> &str {
+        if key.starts_with("cron.env.") {
+            "cron.env"
+        } else {
+            key
+        }
     }
 
     fn key() -> impl Strategy<Value = String> {
         prop_oneof![
             4 => select(KEYS.to_vec()).prop_map(str::to_string),
-            1 => words(&["cron", "gateway", "model", "cron.provider", "timezon", "<<", "a.b"]),
+            1 => words(&["cron", "gateway", "model", "cron.provider", "timezon", "<<", "a.b", "cron.env.TZ"]),
         ]
     }
 
@@ -558,23 +582,34 @@ mod properties {
         })]
 
         #[test]
-        fn set_changes_only_its_key(doc in document(), key in select(KEYS.to_vec()), value in value()) {
+        fn set_changes_only_its_key(doc in document(), key in settable(), value in value()) {
             let path = Path::new("c.yaml");
             prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
-            let Ok(text) = pure::set(path, Some(doc.as_bytes()), key, &value) else {
+            let Ok(text) = pure::set(path, Some(doc.as_bytes()), &key, &value) else {
                 return Ok(());
             };
             let before = values(&doc);
             let after = values(&text);
-            let fresh = pure::set(path, None, key, &value).unwrap();
+            let fresh = pure::set(path, None, &key, &value).unwrap();
             for ((name, old), (_, new)) in before.iter().zip(&after) {
-                if *name == key {
-                    prop_assert_eq!(new, &values(&fresh).into_iter().find(|(n, _)| n == name).unwrap().1);
-                } else {
+                if *name != owner(&key) {
                     prop_assert_eq!(old, new, "{} changed", name);
+                } else if *name == key {
+                    prop_assert_eq!(new, &values(&fresh).into_iter().find(|(n, _)| n == name).unwrap().1);
                 }
             }
-            prop_assert_eq!(untouched_lines(&doc, key), untouched_lines(&text, key), "{}", text);
+            if key != owner(&key) {
+                // One variable: it reads back; the others stay as they were.
+                let read = pure::get(&validated(path, Some(text.as_bytes())).unwrap(), &key).unwrap();
+                prop_assert!(read == value || read == "<redacted>", "{} read {}", key, read);
+                let others = |text: &str| {
+                    let mut env = validated(path, Some(text.as_bytes())).unwrap().loaded.config.cron.env.0;
+                    env.retain(|(n, _)| Some(n.as_str()) != key.strip_prefix("cron.env."));
+                    env
+                };
+                prop_assert_eq!(others(&doc), others(&text));
+            }
+            prop_assert_eq!(untouched_lines(&doc, &key), untouched_lines(&text, &key), "{}", text);
         }
 
         #[test]
@@ -590,6 +625,9 @@ mod properties {
             for (((name, old), (_, new)), (_, default)) in before.iter().zip(&after).zip(&defaults) {
                 if *name == key {
                     prop_assert_eq!(new, default);
+                } else if *name == owner(&key) {
+                    let after = validated(path, Some(text.as_bytes())).unwrap();
+                    prop_assert!(pure::get(&after, &key).is_err(), "{} still set", key);
                 } else {
                     prop_assert_eq!(old, new, "{} changed", name);
                 }
