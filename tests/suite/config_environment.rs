@@ -210,18 +210,23 @@ fn an_invalid_entry_is_dropped_with_one_warning_and_the_others_reach_the_run() {
 fn show_and_config_get_redact_secret_values_and_the_run_gets_them() {
     let h = TestHome::new();
     let secret = "ghp_R3alS3cretValue0123";
+    // A proxy URL with a password is a secret whatever its name.
+    let password = "pr0xyPassw0rd";
     h.write_config(&format!(
         "cron:\n  env:\n    GITHUB_TOKEN: {secret}\n    HTTPS_PROXY: 'http://proxy.example:3128'\n    \
-         1_API_KEY: {secret}\n"
+         ALL_PROXY: 'http://me:{password}@proxy.example:3128'\n    1_API_KEY: {secret}\n"
     ));
     for args in [
         vec!["config", "show"],
         vec!["config", "get", "cron.env"],
         vec!["config", "get", "cron.env.GITHUB_TOKEN"],
+        vec!["config", "get", "cron.env.ALL_PROXY"],
     ] {
         let out = h.run(&args).ok();
-        assert!(!out.stdout.contains(secret), "{args:?}: {out}");
-        assert!(!out.stderr.contains(secret), "{args:?}: {out}");
+        for hidden in [secret, password] {
+            assert!(!out.stdout.contains(hidden), "{args:?}: {out}");
+            assert!(!out.stderr.contains(hidden), "{args:?}: {out}");
+        }
         assert!(out.stdout.contains("<redacted>"), "{args:?}: {out}");
         // The bad entry is named in one warning, its value never.
         assert_eq!(
@@ -233,7 +238,8 @@ fn show_and_config_get_redact_secret_values_and_the_run_gets_them() {
     let out = h.run(&["config", "get", "cron.env"]).ok();
     assert_eq!(
         out.line(),
-        "{GITHUB_TOKEN: <redacted>, HTTPS_PROXY: 'http://proxy.example:3128'}"
+        "{GITHUB_TOKEN: <redacted>, HTTPS_PROXY: 'http://proxy.example:3128', \
+         ALL_PROXY: <redacted>}"
     );
     let out = h.run(&["config", "get", "cron.env.HTTPS_PROXY"]).ok();
     assert_eq!(out.line(), "http://proxy.example:3128");
@@ -249,6 +255,11 @@ fn show_and_config_get_redact_secret_values_and_the_run_gets_them() {
     let text = h.output_of(&h.row(&execution_id_in(&out.stdout)).unwrap());
     assert_eq!(value(&text, "GITHUB_TOKEN"), Some(secret), "{text}");
     assert_eq!(value(&text, "NEW_TOKEN"), Some(secret), "{text}");
+    assert_eq!(
+        value(&text, "ALL_PROXY"),
+        Some(format!("http://me:{password}@proxy.example:3128").as_str()),
+        "{text}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::job_env;
 use super::model::{Config, KeyInfo};
 use super::yaml11::Scalar;
-use crate::job::{Env, REDACTED, is_secret_name};
+use crate::job::{Env, REDACTED, is_secret};
 use crate::run::DEFAULT_PATH;
 
 /// The word `get` prints (and `set` and the file accept) for an unbounded
@@ -108,14 +108,14 @@ impl Setting {
 
 /// Variables as a one-line YAML flow mapping, `{TZ: Europe/Berlin, N: '5'}`
 /// (`{}` when none), each value quoted where a YAML 1.1 reader would read
-/// another type, and the value of a secret-looking name shown as
-/// `<redacted>` (which is then what the text reads back as).
+/// another type, and a secret-looking value (by its name, or a URL with a
+/// password) shown as `<redacted>` (which is then what the text reads back as).
 fn env_text(env: &Env) -> String {
     let entries: Vec<String> = env
         .0
         .iter()
         .map(|(name, value)| {
-            let shown = if is_secret_name(name) {
+            let shown = if is_secret(name, value) {
                 REDACTED.to_string()
             } else {
                 Scalar::string(value).text()
@@ -521,10 +521,12 @@ mod tests {
             ("N".into(), "5".into()),
             ("GITHUB_TOKEN".into(), "s3cr3t".into()),
             ("PROXY".into(), "http://proxy:3128".into()),
+            ("OTHER_PROXY".into(), "http://me:pw@proxy:3128".into()),
         ]);
         assert_eq!(
             Setting::Env(env).render(),
-            "{TZ: Europe/Berlin, N: '5', GITHUB_TOKEN: <redacted>, PROXY: 'http://proxy:3128'}"
+            "{TZ: Europe/Berlin, N: '5', GITHUB_TOKEN: <redacted>, PROXY: 'http://proxy:3128', \
+             OTHER_PROXY: <redacted>}"
         );
     }
 }

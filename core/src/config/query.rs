@@ -4,15 +4,15 @@
 //! and print the default for a value `load` would warn about.
 //! Representations: an unbounded `cron.max_parallel_jobs` prints `unbounded`,
 //! an unset `timezone` prints `system`; `set` and the file accept both words.
-//! `cron.env` prints as a one-line YAML flow mapping with the value of each
-//! secret-looking name (`*TOKEN*`, `*KEY*`, ...) shown as `<redacted>`; one
-//! variable is `cron.env.NAME`.
+//! `cron.env` prints as a one-line YAML flow mapping with each secret-looking
+//! value (of a name such as `*TOKEN*` or `*KEY*`, or a URL with a password)
+//! shown as `<redacted>`; one variable is `cron.env.NAME`.
 
 use super::keys::{self, Setting};
 use super::model::ConfigError;
 use super::suggest::{near_misses, require};
 use super::validate::Validated;
-use crate::job::{REDACTED, is_secret_name};
+use crate::job::{REDACTED, is_secret};
 
 /// The effective value of `key` as text (the default when unset).
 ///
@@ -25,7 +25,7 @@ pub fn get(validated: &Validated, key: &str) -> Result<String, ConfigError> {
             _ => None,
         };
         return match found {
-            Some((name, _)) if is_secret_name(&name) => Ok(REDACTED.to_string()),
+            Some((name, value)) if is_secret(&name, &value) => Ok(REDACTED.to_string()),
             Some((_, value)) => Ok(value),
             None => Err(ConfigError::Invalid(format!(
                 "`{}` has no variable `{name}`; set it with `hermes-cron config set {key} VALUE`",
