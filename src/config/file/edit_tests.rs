@@ -7,18 +7,18 @@ use std::path::{Path, PathBuf};
 use super::super::*;
 use hermes_cron_core::config::Config;
 
-fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+pub(super) fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.yaml");
     fs::write(&path, text).unwrap();
     (dir, path)
 }
 
-fn read(path: &Path) -> String {
+pub(super) fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap()
 }
 
-fn invalid_message(err: ConfigError) -> String {
+pub(super) fn invalid_message(err: ConfigError) -> String {
     match err {
         ConfigError::Invalid(message) => message,
         other => panic!("expected Invalid, got {other:?}"),

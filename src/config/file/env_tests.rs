@@ -3,30 +3,10 @@
 //! `show` (secret-looking values redacted), and `set`/`unset` of the whole
 //! key and of one variable (`cron.env.NAME`), losslessly.
 
-use std::fs;
-use std::path::{Path, PathBuf};
-
 use super::super::*;
+use super::edit_tests::{file, invalid_message, read};
 use hermes_cron_core::job::Env;
 use hermes_cron_core::run::DEFAULT_PATH;
-
-fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("config.yaml");
-    fs::write(&path, text).unwrap();
-    (dir, path)
-}
-
-fn read(path: &Path) -> String {
-    fs::read_to_string(path).unwrap()
-}
-
-fn invalid_message(err: ConfigError) -> String {
-    match err {
-        ConfigError::Invalid(message) => message,
-        other => panic!("expected Invalid, got {other:?}"),
-    }
-}
 
 fn env(pairs: &[(&str, &str)]) -> Env {
     Env(pairs
