@@ -39,6 +39,10 @@
 //! in the file and in `set`, and both words are accepted wherever a value is.
 //! `set` writes the canonical form: `null` for those two, integers without
 //! `.0`, booleans as `true`/`false`, zone names in their proper case.
+//! `cron.env`, a mapping, reads back as a one-line YAML flow mapping whose
+//! secret-looking values show as `<redacted>`; it is set one variable at a
+//! time (`set cron.env.NAME VALUE`, `get`/`unset` likewise), and `set
+//! cron.env V` is refused with the YAML to write instead.
 //!
 //! **`set` and `unset` are lossless**: they change only the lines of the key
 //! they edit; comments, blank lines, order, quoting, anchors, aliases, flow
