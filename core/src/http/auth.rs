@@ -73,7 +73,10 @@ mod tests {
         assert!(authorized(Some("Bearer 0123456789abcdef"), TOKEN));
         assert!(authorized(Some("bearer  0123456789abcdef "), TOKEN));
         // "me:0123456789abcdef" and ":0123456789abcdef"
-        assert!(authorized(Some("Basic bWU6MDEyMzQ1Njc4OWFiY2RlZg=="), TOKEN));
+        assert!(authorized(
+            Some("Basic bWU6MDEyMzQ1Njc4OWFiY2RlZg=="),
+            TOKEN
+        ));
         assert!(authorized(Some("Basic OjAxMjM0NTY3ODlhYmNkZWY="), TOKEN));
     }
 

@@ -108,7 +108,12 @@ mod tests {
     #[test]
     fn only_loopback_serves_without_a_token() {
         let addr = |t: &str| parse(t).unwrap();
-        for open in ["127.0.0.1:1", "127.8.9.10:1", "[::1]:1", "[::ffff:127.0.0.1]:1"] {
+        for open in [
+            "127.0.0.1:1",
+            "127.8.9.10:1",
+            "[::1]:1",
+            "[::ffff:127.0.0.1]:1",
+        ] {
             assert!(require_token(&addr(open), false).is_ok(), "{open}");
         }
         for exposed in ["0.0.0.0:1", "[::]:1", "10.0.0.1:1", "[::ffff:10.0.0.1]:1"] {

@@ -114,11 +114,23 @@ mod tests {
     fn malformed_heads_are_refused() {
         assert_eq!(head_len(b"GET / HTTP/1.1\r\nHost: a\r\n"), None);
         assert_eq!(parse(b"GET /\r\n\r\n"), Err(BadRequest::RequestLine));
-        assert_eq!(parse(b"GET  / HTTP/1.1\r\n\r\n"), Err(BadRequest::RequestLine));
-        assert_eq!(parse(b"GET x HTTP/1.1\r\n\r\n"), Err(BadRequest::RequestLine));
+        assert_eq!(
+            parse(b"GET  / HTTP/1.1\r\n\r\n"),
+            Err(BadRequest::RequestLine)
+        );
+        assert_eq!(
+            parse(b"GET x HTTP/1.1\r\n\r\n"),
+            Err(BadRequest::RequestLine)
+        );
         assert_eq!(parse(b"GET / HTTP/2\r\n\r\n"), Err(BadRequest::Version));
-        assert_eq!(parse(b"GET / HTTP/1.1\r\nNoColon\r\n\r\n"), Err(BadRequest::Header));
-        assert_eq!(parse(b"GET / HTTP/1.1\r\n\xff: x\r\n\r\n"), Err(BadRequest::NotText));
+        assert_eq!(
+            parse(b"GET / HTTP/1.1\r\nNoColon\r\n\r\n"),
+            Err(BadRequest::Header)
+        );
+        assert_eq!(
+            parse(b"GET / HTTP/1.1\r\n\xff: x\r\n\r\n"),
+            Err(BadRequest::NotText)
+        );
         let many = format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(65));
         assert_eq!(parse(many.as_bytes()), Err(BadRequest::TooManyHeaders));
     }

@@ -68,12 +68,14 @@ pub fn render(data: &PageData) -> String {
             data.jobs_total - data.jobs.len()
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
         "</section></main><footer><p class=\"muted\">Read-only. Generated {} · \
          <a href=\"metrics\">metrics</a> · <a href=\"healthz\">healthz</a></p></footer>\
-         </body></html>\n",
-        data.now.with_timezone(&data.zone).format("%Y-%m-%d %H:%M:%S %Z")
+         </body></html>",
+        data.now
+            .with_timezone(&data.zone)
+            .format("%Y-%m-%d %H:%M:%S %Z")
     );
     out
 }
@@ -101,7 +103,13 @@ mod tests {
         };
         let html = render(&data);
         assert!(html.starts_with("<!doctype html>"));
-        for banned in ["<script", "<form", "<iframe", "javascript:", "method=\"post\""] {
+        for banned in [
+            "<script",
+            "<form",
+            "<iframe",
+            "javascript:",
+            "method=\"post\"",
+        ] {
             assert!(!html.to_lowercase().contains(banned), "{banned}");
         }
         assert!(html.contains("box&lt;1&gt;") && html.contains("NOT HEALTHY"));

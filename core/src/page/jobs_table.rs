@@ -49,10 +49,7 @@ fn last_run(job: &PageJob, now: Timestamp) -> (String, String) {
     let Some(run) = &job.last else {
         return ("<span class=\"muted\">never ran</span>".into(), "—".into());
     };
-    let at = run
-        .finished_at
-        .or(run.started_at)
-        .unwrap_or(run.claimed_at);
+    let at = run.finished_at.or(run.started_at).unwrap_or(run.claimed_at);
     let mut cell = format!(
         "<span class=\"badge {}\">{}</span> {} ago",
         palette::class(run.state),
@@ -159,9 +156,18 @@ mod tests {
             html.contains("2026-06-01 14:00:00 UTC <span class=\"muted\">(in 2h00m)</span>"),
             "{html}"
         );
-        assert!(html.contains("s-timed_out\">timed out</span> 5m ago"), "{html}");
-        assert!(html.contains("idle") && html.contains("started 3s late"), "{html}");
+        assert!(
+            html.contains("s-timed_out\">timed out</span> 5m ago"),
+            "{html}"
+        );
+        assert!(
+            html.contains("idle") && html.contains("started 3s late"),
+            "{html}"
+        );
         assert!(html.contains("<td>scoped</td>"), "{html}");
-        assert!(html.contains("paused: &lt;b&gt;") && html.contains("never ran"), "{html}");
+        assert!(
+            html.contains("paused: &lt;b&gt;") && html.contains("never ran"),
+            "{html}"
+        );
     }
 }

@@ -104,7 +104,11 @@ fn title(run: &PageRun, zone: Tz, now: Timestamp) -> String {
         }
         let end = run.finished_at.unwrap_or(now);
         let took = (end - started).num_milliseconds().max(0);
-        let verb = if run.finished_at.is_some() { "took" } else { "running for" };
+        let verb = if run.finished_at.is_some() {
+            "took"
+        } else {
+            "running for"
+        };
         let _ = write!(t, " · {verb} {}", secs(took));
     }
     if let Some(mode) = run.mode {
@@ -208,7 +212,7 @@ fn axis(out: &mut String, layout: &Layout, zone: Tz, bottom: f64) {
             AXIS_H - 6.0
         );
         let wall = t.with_timezone(&zone);
-        if wall.hour() % 3 == 0 {
+        if wall.hour().is_multiple_of(3) {
             let _ = write!(
                 out,
                 "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
@@ -337,7 +341,11 @@ mod tests {
             job_id: Some(job.into()),
             job_name: format!("job {job}"),
             orphan: false,
-            state: if took.is_some() { ExecState::Succeeded } else { ExecState::Running },
+            state: if took.is_some() {
+                ExecState::Succeeded
+            } else {
+                ExecState::Running
+            },
             attempt: 1,
             scheduled_for: Some(slot),
             claimed_at: slot,
@@ -368,12 +376,22 @@ mod tests {
 
     #[test]
     fn bars_sit_at_their_time_and_are_never_thinner_than_the_minimum() {
-        let l = layout(&[job("a")], &[run("1", "a", 12 * 3600, 0, Some(1))], now(), utc());
+        let l = layout(
+            &[job("a")],
+            &[run("1", "a", 12 * 3600, 0, Some(1))],
+            now(),
+            utc(),
+        );
         let bar = &l.lanes[0].bars[0];
         assert!((bar.x - (PLOT_X + PLOT_W / 2.0)).abs() < 0.01, "{}", bar.x);
         assert_eq!(bar.width, MIN_BAR);
         // Six hours long, ending now.
-        let l = layout(&[job("a")], &[run("1", "a", 6 * 3600, 0, None)], now(), utc());
+        let l = layout(
+            &[job("a")],
+            &[run("1", "a", 6 * 3600, 0, None)],
+            now(),
+            utc(),
+        );
         let bar = &l.lanes[0].bars[0];
         assert!((bar.width - PLOT_W / 4.0).abs() < 0.01, "{}", bar.width);
         assert_eq!(bar.state, ExecState::Running);
@@ -392,7 +410,10 @@ mod tests {
     fn lateness_is_a_whisker_and_a_mark_from_a_second() {
         let l = layout(
             &[job("a")],
-            &[run("1", "a", 3600, 90_000, Some(1000)), run("2", "a", 60, 20, Some(1))],
+            &[
+                run("1", "a", 3600, 90_000, Some(1000)),
+                run("2", "a", 60, 20, Some(1)),
+            ],
             now(),
             utc(),
         );

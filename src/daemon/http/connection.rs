@@ -44,15 +44,16 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<Read> {
 
 /// Serve one connection to its end.
 pub(super) async fn serve(mut stream: TcpStream, app: &App) {
-    let (response, head_only) = match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
-        Err(_) => (Response::text(408, "the request head took too long"), false),
-        Ok(Err(_)) | Ok(Ok(Read::Closed)) => return,
-        Ok(Ok(Read::TooLarge)) => (Response::text(431, "the request head is too large"), false),
-        Ok(Ok(Read::Head(bytes))) => match request::parse(&bytes) {
-            Ok(head) => (app.handle(&head), head.method == "HEAD"),
-            Err(e) => (Response::text(400, e.to_string()), false),
-        },
-    };
+    let (response, head_only) =
+        match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
+            Err(_) => (Response::text(408, "the request head took too long"), false),
+            Ok(Err(_)) | Ok(Ok(Read::Closed)) => return,
+            Ok(Ok(Read::TooLarge)) => (Response::text(431, "the request head is too large"), false),
+            Ok(Ok(Read::Head(bytes))) => match request::parse(&bytes) {
+                Ok(head) => (app.handle(&head), head.method == "HEAD"),
+                Err(e) => (Response::text(400, e.to_string()), false),
+            },
+        };
     let bytes = response.to_bytes(head_only);
     let _ = tokio::time::timeout(WRITE_TIMEOUT, async {
         stream.write_all(&bytes).await?;

@@ -70,18 +70,14 @@ impl App {
                 404,
                 "not found; this endpoint serves / (the status page), /metrics and /healthz",
             ),
-            Route::MethodNotAllowed => {
-                Response::text(405, "read-only: GET and HEAD only").with_header("Allow", "GET, HEAD")
-            }
+            Route::MethodNotAllowed => Response::text(405, "read-only: GET and HEAD only")
+                .with_header("Allow", "GET, HEAD"),
         }
     }
 
     /// Run `read` on the endpoint's connection, opening it when needed; a
     /// failure closes it (the next request opens a fresh one).
-    fn with_db<T>(
-        &self,
-        read: impl FnOnce(&Connection) -> Result<T, String>,
-    ) -> Result<T, String> {
+    fn with_db<T>(&self, read: impl FnOnce(&Connection) -> Result<T, String>) -> Result<T, String> {
         let mut slot = self.db.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let db = Db::open_read_only(&self.ctx.home.db_file())
@@ -122,7 +118,9 @@ impl App {
         let now = self.ctx.clock.now();
         let mut report =
             status::from_heartbeat(beat.as_ref(), alive, self.ctx.shared.capability(), now);
-        if let Err(e) = self.with_db(|c| status::count_ledger(&mut report, c).map_err(|e| e.to_string())) {
+        if let Err(e) =
+            self.with_db(|c| status::count_ledger(&mut report, c).map_err(|e| e.to_string()))
+        {
             tracing::warn!("http endpoint: {e}");
             report.healthy = false;
         }

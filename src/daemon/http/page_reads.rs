@@ -42,9 +42,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<PageRun> {
         claimed_at: from_ms(r.get(6)?),
         started_at: ms(7)?,
         finished_at: ms(8)?,
-        mode: r
-            .get::<_, Option<String>>(9)?
-            .and_then(|m| m.parse().ok()),
+        mode: r.get::<_, Option<String>>(9)?.and_then(|m| m.parse().ok()),
         reason_code: r.get(10)?,
         orphan: r.get(11)?,
     })
@@ -56,9 +54,7 @@ fn all_jobs(conn: &Connection) -> rusqlite::Result<Vec<PageJob>> {
     )?;
     let rows = stmt.query_map([], |r| {
         let view = match r.get::<_, String>(4)?.as_str() {
-            "paused" => JobView::Paused {
-                reason: r.get(5)?,
-            },
+            "paused" => JobView::Paused { reason: r.get(5)? },
             "completed" => JobView::Completed,
             _ => JobView::Active,
         };

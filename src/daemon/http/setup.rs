@@ -108,7 +108,11 @@ mod tests {
 
     #[test]
     fn off_by_default_and_loopback_without_a_token() {
-        assert!(Plan::from_config(&Config::default().gateway).unwrap().is_none());
+        assert!(
+            Plan::from_config(&Config::default().gateway)
+                .unwrap()
+                .is_none()
+        );
         let plan = Plan::from_config(&gateway("127.0.0.1:0")).unwrap().unwrap();
         assert!(plan.token.is_none());
     }
@@ -116,7 +120,11 @@ mod tests {
     #[test]
     fn other_addresses_need_a_token_and_one_only() {
         let err = Plan::from_config(&gateway("0.0.0.0:9464")).unwrap_err();
-        assert!(err.to_string().contains("gateway.http_listen is 0.0.0.0:9464"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("gateway.http_listen is 0.0.0.0:9464"),
+            "{err}"
+        );
         let mut g = gateway("0.0.0.0:9464");
         g.http_token = Some(SecretText::new("0123456789abcdef".into()));
         assert!(Plan::from_config(&g).unwrap().unwrap().token.is_some());
@@ -134,7 +142,10 @@ mod tests {
         assert!(matches!(err, SetupError::Unreadable { .. }), "{err}");
         std::fs::write(&path, "short\n").unwrap();
         let err = Plan::from_config(&g).unwrap_err().to_string();
-        assert!(err.contains("shorter than 16") && !err.contains("short\n"), "{err}");
+        assert!(
+            err.contains("shorter than 16") && !err.contains("short\n"),
+            "{err}"
+        );
         std::fs::write(&path, "0123456789abcdef\n").unwrap();
         let plan = Plan::from_config(&g).unwrap().unwrap();
         assert_eq!(plan.token.unwrap().expose(), "0123456789abcdef");
