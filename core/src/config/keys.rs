@@ -365,6 +365,11 @@ impl KeySpec {
         }
     }
 
+    /// Whether `set` takes the value as text rather than as YAML.
+    pub(crate) fn takes_text(&self) -> bool {
+        matches!(self.field, Field::Text { .. })
+    }
+
     /// Whether the key's value must never be repeated (a token).
     pub(crate) fn is_secret(&self) -> bool {
         matches!(self.field, Field::Text { secret: true, .. })

@@ -19,6 +19,7 @@ use hermes_cron_core::http::auth::authorized;
 use hermes_cron_core::http::request::Head;
 use hermes_cron_core::http::response::{PAGE_POLICY, Response};
 use hermes_cron_core::http::route::{Route, route};
+use hermes_cron_core::page::select::MAX_JOBS;
 use hermes_cron_core::page::{self, PageData, PageHeader};
 use rusqlite::Connection;
 use std::sync::Mutex;
@@ -152,7 +153,7 @@ impl App {
                 .collect(),
         };
         let now = self.ctx.clock.now();
-        let read = self.with_db(|c| page_reads::read(c, now).map_err(|e| e.to_string()));
+        let read = self.with_db(|c| page_reads::read(c, now, MAX_JOBS).map_err(|e| e.to_string()));
         match read {
             Ok(rows) => {
                 let data = PageData {

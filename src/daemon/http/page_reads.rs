@@ -1,12 +1,12 @@
 //! The ledger reads behind the page, in one read transaction (a consistent
-//! snapshot): every job's light columns (never its command or environment,
-//! and no schedule is parsed, so many jobs cost little), the rows of the
+//! snapshot): the shown jobs' light columns (never a command or an
+//! environment, and no schedule is parsed), the rows of the
 //! last 24 hours and the active ones (newest first, at most [`MAX_RUNS`]),
 //! and the newest row of each job shown.
 
 use crate::db::{from_ms, to_ms};
 use crate::schedule::Timestamp;
-use hermes_cron_core::page::select::{MAX_JOBS, choose};
+use hermes_cron_core::page::select::by_name;
 use hermes_cron_core::page::timeline::WINDOW;
 use hermes_cron_core::page::{JobView, PageJob, PageRun};
 use hermes_cron_core::run::ExecState;
@@ -48,11 +48,20 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<PageRun> {
     })
 }
 
-fn all_jobs(conn: &Connection) -> rusqlite::Result<Vec<PageJob>> {
+/// The jobs shown: every job when at most `cap`; otherwise those with a row
+/// in the window or an active one first, then the others by name, up to
+/// `cap` (the rule of `hermes_cron_core::page::select`, applied in SQL so a
+/// home with many jobs never holds them all in memory here).
+fn chosen_jobs(conn: &Connection, since: Timestamp, cap: usize) -> rusqlite::Result<Vec<PageJob>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, name, schedule_text, tz, state, pause_reason, next_run_at, managed FROM jobs",
+        "SELECT id, name, schedule_text, tz, state, pause_reason, next_run_at, managed FROM jobs
+         ORDER BY id IN (SELECT job_id FROM executions
+                         WHERE job_id IS NOT NULL
+                           AND (finished_at >= ?1 OR state IN ('claimed', 'running'))) DESC,
+                  lower(name), id
+         LIMIT ?2",
     )?;
-    let rows = stmt.query_map([], |r| {
+    let rows = stmt.query_map(rusqlite::params![to_ms(since), cap as i64], |r| {
         let view = match r.get::<_, String>(4)?.as_str() {
             "paused" => JobView::Paused { reason: r.get(5)? },
             "completed" => JobView::Completed,
@@ -99,13 +108,16 @@ fn newest_run(conn: &Connection, job_id: &str) -> rusqlite::Result<Option<PageRu
     .optional()
 }
 
-/// Everything the page shows, as of `now`.
-pub(super) fn read(conn: &Connection, now: Timestamp) -> rusqlite::Result<Rows> {
+/// Everything the page shows, as of `now`, with at most `cap` jobs.
+pub(super) fn read(conn: &Connection, now: Timestamp, cap: usize) -> rusqlite::Result<Rows> {
     let tx = conn.unchecked_transaction()?;
-    let jobs = all_jobs(&tx)?;
-    let jobs_total = jobs.len();
+    let jobs_total = tx
+        .prepare_cached("SELECT COUNT(*) FROM jobs")?
+        .query_row([], |r| r.get::<_, i64>(0))?
+        .max(0) as usize;
     let (runs, runs_capped) = window_runs(&tx, now)?;
-    let mut jobs = choose(jobs, &runs, MAX_JOBS);
+    let mut jobs = chosen_jobs(&tx, now - WINDOW, cap)?;
+    jobs.sort_by(by_name);
     for job in &mut jobs {
         job.last = newest_run(&tx, &job.id)?;
     }
@@ -115,4 +127,58 @@ pub(super) fn read(conn: &Connection, now: Timestamp) -> rusqlite::Result<Rows> 
         runs,
         runs_capped,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+
+    fn job(conn: &Connection, id: &str, name: &str) {
+        conn.execute(
+            "INSERT INTO jobs (id, name, schedule_text, schedule, argv, anchor, created_at, updated_at)
+             VALUES (?1, ?2, 'every 1m', 'every 60s', '[]', 0, 0, 0)",
+            [id, name],
+        )
+        .unwrap();
+    }
+
+    fn row(conn: &Connection, id: &str, job: Option<&str>, finished: Timestamp) {
+        conn.execute(
+            "INSERT INTO executions (id, job_id, job_name, source, state, spec, claimed_at, finished_at)
+             VALUES (?1, ?2, 'x', 'schedule', 'succeeded', '{}', ?3, ?3)",
+            rusqlite::params![id, job, to_ms(finished)],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn over_the_cap_jobs_that_ran_come_first_then_by_name() {
+        let db = Db::open_in_memory().unwrap();
+        let c = db.conn();
+        let now = chrono::DateTime::UNIX_EPOCH + chrono::TimeDelta::days(400);
+        for (id, name) in [("1", "a"), ("2", "B"), ("3", "c"), ("4", "d"), ("5", "e")] {
+            job(c, id, name);
+        }
+        row(c, "r1", Some("4"), now - chrono::TimeDelta::hours(1));
+        row(c, "r2", Some("5"), now - chrono::TimeDelta::hours(30));
+        row(c, "r3", None, now - chrono::TimeDelta::hours(2));
+        let rows = read(c, now, 3).unwrap();
+        let names: Vec<_> = rows.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["a", "B", "d"]);
+        assert_eq!(rows.jobs_total, 5);
+        // The row of `d` and the one of no job are in the window; `e`'s is not.
+        let ids: Vec<_> = rows
+            .runs
+            .iter()
+            .map(|r| (r.id.as_str(), r.orphan))
+            .collect();
+        assert_eq!(ids, [("r3", true), ("r1", false)]);
+        assert_eq!(
+            rows.jobs[2].last.as_ref().map(|r| r.id.as_str()),
+            Some("r1")
+        );
+        let all = read(c, now, 10).unwrap();
+        assert_eq!(all.jobs.len(), 5);
+    }
 }

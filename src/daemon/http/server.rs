@@ -6,7 +6,8 @@
 //! and closed, so idle clients cannot fill the kernel's backlog and lock
 //! others out for longer than the read timeout (`connection.rs`). An address
 //! that is taken (another process, a previous gateway's socket) is retried
-//! every [`BIND_RETRY`]; the gateway schedules meanwhile.
+//! every [`BIND_RETRY`]; the gateway schedules meanwhile. When the last
+//! connection ends, the heap it used is handed back ([`give_back_memory`]).
 //!
 //! ## Locking
 //! None here: the accept loop and its connection tasks run on this thread
@@ -91,6 +92,18 @@ pub(crate) fn start(plan: Plan, ctx: Context) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Return the heap a request used to the system once no request is being
+/// served: this thread allocates from an arena of its own, and glibc keeps
+/// freed arena memory resident otherwise (a page render would stay in the
+/// gateway's RSS).
+fn give_back_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free heap pages; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 async fn serve(
     plan: Plan,
     ctx: Context,
@@ -131,10 +144,13 @@ async fn serve(
         };
         match permits.clone().try_acquire_owned() {
             Ok(permit) => {
-                let app = app.clone();
+                let (app, permits) = (app.clone(), permits.clone());
                 tokio::spawn(async move {
                     connection::serve(stream, &app).await;
                     drop(permit);
+                    if permits.available_permits() == MAX_CONNECTIONS {
+                        give_back_memory();
+                    }
                 });
             }
             Err(_) => {
