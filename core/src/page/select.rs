@@ -39,7 +39,7 @@ mod tests {
 
     #[test]
     fn names_ignore_case_then_ids_break_ties() {
-        let mut jobs = vec![job("2", "b"), job("3", "A"), job("1", "b"), job("4", "C")];
+        let mut jobs = [job("2", "b"), job("3", "A"), job("1", "b"), job("4", "C")];
         jobs.sort_by(by_name);
         let order: Vec<_> = jobs
             .iter()
