@@ -82,11 +82,13 @@ fn chosen_jobs(conn: &Connection, since: Timestamp, cap: usize) -> rusqlite::Res
 }
 
 /// Rows that ended inside the window, and the active ones, newest first.
+/// (`+e.id`: sorting by the primary key would walk the whole ledger; this way
+/// the finish and active indexes find the window's rows, then they are sorted.)
 fn window_runs(conn: &Connection, now: Timestamp) -> rusqlite::Result<(Vec<PageRun>, bool)> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
          WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'running')
-         ORDER BY e.id DESC LIMIT ?2"
+         ORDER BY +e.id DESC LIMIT ?2"
     ))?;
     let mut runs = stmt
         .query_map(
