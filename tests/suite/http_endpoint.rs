@@ -5,7 +5,8 @@
 //! without a token refuses the start; the token is required when set;
 //! `/metrics` is Prometheus text with the textfile's series; `/healthz` is
 //! 200 while the loop moves and 503 when it is wedged (and still answers);
-//! no secret reaches any of it; idle clients do not stop the gateway.
+//! no secret reaches any of it; idle clients do not stop the gateway; a job
+//! inherits none of the endpoint's sockets.
 
 use crate::support::gateway::Gateway;
 use crate::support::http::{Reply, chromium_dom, get, request, try_request};
@@ -372,4 +373,38 @@ fn idle_clients_do_not_stop_the_gateway_or_lock_out_the_endpoint() {
     });
     assert!(reply.body.contains("\"running\""), "{}", reply.body);
     drop(idle);
+}
+
+/// The sockets among `pid`'s open files.
+fn sockets_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_job_inherits_no_socket_of_the_endpoint() {
+    // A job holding the listening socket would keep the port after the
+    // gateway stops, and the next gateway could not listen.
+    let h = home_with_endpoint("");
+    h.add("sleeper", "every 1h", &[], &["sleep", "30"]);
+    let (gw, addr) = started(&h);
+    // A connection is open while the run starts.
+    let _client = TcpStream::connect(addr).expect("connect");
+    h.run(&["run", "sleeper"]).ok();
+    let row = h.wait_state(Some("sleeper"), "running");
+    let worker = row["pid"].as_u64().expect("a worker pid") as u32;
+    let job = h.wait_until("the job's process", PATIENCE, || {
+        crate::support::process::children_of(worker)
+            .first()
+            .map(|(pid, _)| *pid)
+    });
+    assert!(sockets_of(gw.pid()) >= 1, "the gateway listens");
+    assert_eq!(sockets_of(worker), 0, "the worker holds a socket");
+    assert_eq!(sockets_of(job), 0, "the job holds a socket");
 }
