@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::model::{Config, KeyInfo};
+use super::model::{Config, KeyInfo, SecretText};
 
 /// The word `get` prints (and `set` and the file accept) for an unbounded
 /// `cron.max_parallel_jobs`; YAML `null` means the same.
@@ -60,6 +60,19 @@ pub(crate) enum Field {
         get: fn(&Config) -> Option<&str>,
         set: fn(&mut Config, Option<String>),
     },
+    /// A text that `check` accepts (and puts in its canonical form), or none,
+    /// the default: null, an empty string, `false`, or the word `none`,
+    /// which is also what `get` prints for it. A `secret` value is never
+    /// repeated in a warning or a refusal.
+    Text {
+        none: &'static str,
+        secret: bool,
+        /// What the key accepts, as a fragment (`an IP address and port`).
+        accepts: &'static str,
+        check: fn(&str) -> Result<String, &'static str>,
+        get: fn(&Config) -> Option<&str>,
+        set: fn(&mut Config, Option<String>),
+    },
 }
 
 /// A value that passed validation for one key.
@@ -71,6 +84,8 @@ pub(crate) enum Setting {
     OptInt(Option<u64>),
     /// A canonical zone name (`Europe/London`, never `europe/london`).
     Zone(Option<String>),
+    /// A text in its canonical form, and the word printed for none.
+    Text(Option<String>, &'static str),
 }
 
 impl Setting {
@@ -83,6 +98,8 @@ impl Setting {
             Setting::OptInt(None) => UNBOUNDED.to_string(),
             Setting::Zone(Some(zone)) => zone.clone(),
             Setting::Zone(None) => SYSTEM_ZONE.to_string(),
+            Setting::Text(Some(text), _) => text.clone(),
+            Setting::Text(None, none) => none.to_string(),
         }
     }
 }
@@ -238,6 +255,46 @@ pub(crate) static KEYS: &[KeySpec] = &[
         },
         doc: "consecutive missed probes before the gateway exits 75 for a restart",
     },
+    KeySpec {
+        name: "gateway.http_listen",
+        field: Field::Text {
+            none: "off",
+            secret: false,
+            accepts: "an IP address and port (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), \
+                      localhost:PORT, or a bare port on 127.0.0.1",
+            check: crate::http::listen::canonical,
+            get: |c| c.gateway.http_listen.as_deref(),
+            set: |c, v| c.gateway.http_listen = v,
+        },
+        doc: "serve /metrics, /healthz and the status page there; a non-loopback \
+              address needs a token",
+    },
+    KeySpec {
+        name: "gateway.http_token",
+        field: Field::Text {
+            none: "none",
+            secret: true,
+            accepts: "a token of 16 to 4096 visible ASCII characters",
+            check: crate::http::token::check,
+            get: |c| c.gateway.http_token.as_ref().map(SecretText::expose),
+            set: |c, v| c.gateway.http_token = v.map(SecretText::new),
+        },
+        doc: "bearer token the HTTP endpoint requires (Authorization: Bearer, or \
+              the password of Basic)",
+    },
+    KeySpec {
+        name: "gateway.http_token_file",
+        field: Field::Text {
+            none: "none",
+            secret: false,
+            accepts: "an absolute path",
+            check: crate::http::token::check_file_path,
+            get: |c| c.gateway.http_token_file.as_deref(),
+            set: |c, v| c.gateway.http_token_file = v,
+        },
+        doc: "file holding the HTTP endpoint's token, read when the gateway \
+              starts (instead of gateway.http_token)",
+    },
 ];
 
 impl KeySpec {
@@ -254,6 +311,7 @@ impl KeySpec {
             Field::Seconds { default, .. } => Setting::Seconds(Duration::from_secs(default)),
             Field::OptInt { .. } => Setting::OptInt(None),
             Field::Zone { .. } => Setting::Zone(None),
+            Field::Text { none, .. } => Setting::Text(None, none),
         }
     }
 
@@ -265,6 +323,7 @@ impl KeySpec {
             Field::Seconds { get, .. } => Setting::Seconds(get(config)),
             Field::OptInt { get, .. } => Setting::OptInt(get(config)),
             Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
+            Field::Text { get, none, .. } => Setting::Text(get(config).map(str::to_owned), none),
         }
     }
 
@@ -276,6 +335,7 @@ impl KeySpec {
             (Field::Seconds { set, .. }, Setting::Seconds(v)) => set(config, v),
             (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
             (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
+            (Field::Text { set, .. }, Setting::Text(v, _)) => set(config, v),
             _ => {}
         }
     }
@@ -299,7 +359,20 @@ impl KeySpec {
                 "an IANA time zone name such as Europe/Paris or UTC, \
                  or {SYSTEM_ZONE} (or null, or empty) for the system zone"
             ),
+            Field::Text { none, accepts, .. } => {
+                format!("{accepts}, or {none} (or null, or empty)")
+            }
         }
+    }
+
+    /// Whether `set` takes the value as text rather than as YAML.
+    pub(crate) fn takes_text(&self) -> bool {
+        matches!(self.field, Field::Text { .. })
+    }
+
+    /// Whether the key's value must never be repeated (a token).
+    pub(crate) fn is_secret(&self) -> bool {
+        matches!(self.field, Field::Text { secret: true, .. })
     }
 
     pub(crate) fn info(&self) -> KeyInfo {
@@ -340,6 +413,10 @@ impl KeySpec {
             Field::Zone { get, .. } => get(config).is_none_or(|zone| {
                 crate::schedule::parse_zone(zone).is_ok_and(|found| found.name() == zone)
             }),
+            // Held in its canonical form.
+            Field::Text { get, check, .. } => {
+                get(config).is_none_or(|text| check(text).is_ok_and(|c| c == text))
+            }
         }
     }
 }
@@ -419,6 +496,7 @@ mod tests {
             }
             Field::OptInt { min, .. } => Setting::OptInt(Some(min + 1 + i as u64)),
             Field::Zone { .. } => Setting::Zone(Some("Asia/Tokyo".into())),
+            Field::Text { none, .. } => Setting::Text(Some(format!("text-{i}")), none),
         }
     }
 

@@ -192,6 +192,9 @@ fn every_key_round_trips_through_set_and_get() {
         ("gateway.loop_watchdog_probe_interval_s", "3600"),
         ("gateway.loop_watchdog_probe_timeout_s", "600"),
         ("gateway.loop_watchdog_max_strikes", "1000"),
+        ("gateway.http_listen", "[::1]:9464"),
+        ("gateway.http_token", "0123456789abcdef-token"),
+        ("gateway.http_token_file", "/etc/hermes-cron/token"),
     ];
     assert_eq!(values.len(), key_table().len());
     for (key, value) in values {
