@@ -28,6 +28,7 @@ mod gateway_sweep;
 mod gateway_watchdog;
 mod hermes_home;
 mod hermes_provider;
+mod http_endpoint;
 mod import_hermes;
 mod job_environment;
 mod journal_rollback;

@@ -37,6 +37,7 @@ use super::job_env;
 use super::keys::{self, Field, KeySpec, Setting};
 use super::lossless::{Holds, Text};
 use super::model::ConfigError;
+use super::raw::RawValue;
 use super::suggest::{near_misses, require, unknown_key};
 use super::validate::{check, refusal, validate};
 use super::yaml::{self, Tree};
@@ -45,7 +46,7 @@ use super::yaml11::Scalar;
 /// Validate `value` for `key`, then write it, keeping every other byte.
 ///
 /// `value` is read as one YAML scalar (`30`, `2.5`, `true`, `off`, `null`,
-/// `europe/london`); the canonical form is written (`30`, `false`, `null` for
+/// `europe/london`), or, for a text key, as the text it is; the canonical form is written (`30`, `false`, `null` for
 /// `unbounded`/`system`, `Europe/London`), quoted where a YAML 1.1 reader
 /// would read another type.
 /// `bytes` is the file's contents (None: no file); `path` names it in errors.
@@ -62,12 +63,18 @@ pub fn set(
     if let Field::Env { .. } = spec.field {
         return Err(a_mapping(path, spec, value));
     }
-    let raw = yaml::parse_scalar(value).map_err(|err| {
-        ConfigError::Invalid(format!(
-            "cannot set `{key}` to `{value}`: not a YAML value ({err}); expected {}",
-            spec.accepted()
-        ))
-    })?;
+    // A text key takes the value as it is typed (`[::1]:9464`, a token with
+    // YAML's special characters); YAML's null words still mean none.
+    let raw = if spec.takes_text() && !matches!(value.trim(), "null" | "~") {
+        RawValue::Str(value.trim().to_string())
+    } else {
+        yaml::parse_scalar(value).map_err(|err| {
+            ConfigError::Invalid(format!(
+                "cannot set `{key}` to `{value}`: not a YAML value ({err}); expected {}",
+                spec.accepted()
+            ))
+        })?
+    };
     let setting =
         check(spec, &raw).map_err(|why| ConfigError::Invalid(refusal(spec, value, &raw, &why)))?;
     let scalar = Scalar::of(&setting).ok_or_else(|| a_mapping(path, spec, value))?;

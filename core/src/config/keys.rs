@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::job_env;
-use super::model::{Config, KeyInfo};
+use super::model::{Config, KeyInfo, SecretText};
 use super::yaml11::Scalar;
 use crate::job::{Env, REDACTED, is_secret};
 use crate::run::DEFAULT_PATH;
@@ -75,6 +75,19 @@ pub(crate) enum Field {
         get: fn(&Config) -> &Env,
         set: fn(&mut Config, Env),
     },
+    /// A text that `check` accepts (and puts in its canonical form), or none,
+    /// the default: null, an empty string, `false`, or the word `none`,
+    /// which is also what `get` prints for it. A `secret` value is never
+    /// repeated in a warning or a refusal.
+    Text {
+        none: &'static str,
+        secret: bool,
+        /// What the key accepts, as a fragment (`an IP address and port`).
+        accepts: &'static str,
+        check: fn(&str) -> Result<String, &'static str>,
+        get: fn(&Config) -> Option<&str>,
+        set: fn(&mut Config, Option<String>),
+    },
 }
 
 /// A value that passed validation for one key.
@@ -88,6 +101,8 @@ pub(crate) enum Setting {
     Zone(Option<String>),
     Path(String),
     Env(Env),
+    /// A text in its canonical form, and the word printed for none.
+    Text(Option<String>, &'static str),
 }
 
 impl Setting {
@@ -102,6 +117,8 @@ impl Setting {
             Setting::Zone(None) => SYSTEM_ZONE.to_string(),
             Setting::Path(path) => path.clone(),
             Setting::Env(env) => env_text(env),
+            Setting::Text(Some(text), _) => text.clone(),
+            Setting::Text(None, none) => none.to_string(),
         }
     }
 }
@@ -293,6 +310,46 @@ pub(crate) static KEYS: &[KeySpec] = &[
         },
         doc: "consecutive missed probes before the gateway exits 75 for a restart",
     },
+    KeySpec {
+        name: "gateway.http_listen",
+        field: Field::Text {
+            none: "off",
+            secret: false,
+            accepts: "an IP address and port (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), \
+                      localhost:PORT, or a bare port on 127.0.0.1",
+            check: crate::http::listen::canonical,
+            get: |c| c.gateway.http_listen.as_deref(),
+            set: |c, v| c.gateway.http_listen = v,
+        },
+        doc: "serve /metrics, /healthz and the status page there; a non-loopback \
+              address needs a token",
+    },
+    KeySpec {
+        name: "gateway.http_token",
+        field: Field::Text {
+            none: "none",
+            secret: true,
+            accepts: "a token of 16 to 4096 visible ASCII characters",
+            check: crate::http::token::check,
+            get: |c| c.gateway.http_token.as_ref().map(SecretText::expose),
+            set: |c, v| c.gateway.http_token = v.map(SecretText::new),
+        },
+        doc: "bearer token the HTTP endpoint requires (Authorization: Bearer, or \
+              the password of Basic)",
+    },
+    KeySpec {
+        name: "gateway.http_token_file",
+        field: Field::Text {
+            none: "none",
+            secret: false,
+            accepts: "an absolute path",
+            check: crate::http::token::check_file_path,
+            get: |c| c.gateway.http_token_file.as_deref(),
+            set: |c, v| c.gateway.http_token_file = v,
+        },
+        doc: "file holding the HTTP endpoint's token, read when the gateway \
+              starts (instead of gateway.http_token)",
+    },
 ];
 
 impl KeySpec {
@@ -311,6 +368,7 @@ impl KeySpec {
             Field::Zone { .. } => Setting::Zone(None),
             Field::Path { .. } => Setting::Path(DEFAULT_PATH.to_string()),
             Field::Env { .. } => Setting::Env(Env::default()),
+            Field::Text { none, .. } => Setting::Text(None, none),
         }
     }
 
@@ -324,6 +382,7 @@ impl KeySpec {
             Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
             Field::Path { get, .. } => Setting::Path(get(config).to_string()),
             Field::Env { get, .. } => Setting::Env(get(config).clone()),
+            Field::Text { get, none, .. } => Setting::Text(get(config).map(str::to_owned), none),
         }
     }
 
@@ -337,6 +396,7 @@ impl KeySpec {
             (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
             (Field::Path { set, .. }, Setting::Path(v)) => set(config, v),
             (Field::Env { set, .. }, Setting::Env(v)) => set(config, v),
+            (Field::Text { set, .. }, Setting::Text(v, _)) => set(config, v),
             _ => {}
         }
     }
@@ -362,7 +422,21 @@ impl KeySpec {
             ),
             Field::Path { .. } => job_env::path_accepted(),
             Field::Env { .. } => job_env::env_accepted(),
+            Field::Text { none, accepts, .. } => {
+                format!("{accepts}, or {none} (or null, or empty)")
+            }
         }
+    }
+
+    /// Whether `set` takes the value as text rather than as YAML (a
+    /// `cron.path` may hold `: ` or ` #`).
+    pub(crate) fn takes_text(&self) -> bool {
+        matches!(self.field, Field::Text { .. } | Field::Path { .. })
+    }
+
+    /// Whether the key's value must never be repeated (a token).
+    pub(crate) fn is_secret(&self) -> bool {
+        matches!(self.field, Field::Text { secret: true, .. })
     }
 
     pub(crate) fn info(&self) -> KeyInfo {
@@ -406,6 +480,10 @@ impl KeySpec {
             }),
             Field::Path { get, .. } => job_env::path_problem(get(config)).is_none(),
             Field::Env { get, .. } => job_env::env_is_valid(get(config)),
+            // Held in its canonical form.
+            Field::Text { get, check, .. } => {
+                get(config).is_none_or(|text| check(text).is_ok_and(|c| c == text))
+            }
         }
     }
 }
@@ -495,6 +573,7 @@ mod tests {
             Field::Zone { .. } => Setting::Zone(Some("Asia/Tokyo".into())),
             Field::Path { .. } => Setting::Path(format!("/opt/{i}/bin:/usr/bin")),
             Field::Env { .. } => Setting::Env(Env(vec![(format!("V{i}"), i.to_string())])),
+            Field::Text { none, .. } => Setting::Text(Some(format!("text-{i}")), none),
         }
     }
 

@@ -67,6 +67,8 @@ mod yaml11;
 pub use edit::{set, set_hermes, unset, unset_hermes};
 pub use keys::key_table;
 pub use load::{load_bytes, validated};
-pub use model::{Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded};
+pub use model::{
+    Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, SecretText,
+};
 pub use query::{get, show};
 pub use validate::Validated;

@@ -58,6 +58,37 @@ pub struct GatewayConfig {
     pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
+    /// `gateway.http_listen` (off = None): where the HTTP endpoint listens,
+    /// in its canonical form (`127.0.0.1:9464`, `[::1]:9464`); see
+    /// [`crate::http::listen`].
+    pub http_listen: Option<String>,
+    /// `gateway.http_token` (none): the bearer token the endpoint requires.
+    pub http_token: Option<SecretText>,
+    /// `gateway.http_token_file` (none): an absolute path to a file holding
+    /// the token, read when the gateway starts.
+    pub http_token_file: Option<String>,
+}
+
+/// A secret string: its `Debug` never shows it, so a config printed in a
+/// log or a panic keeps it hidden. [`SecretText::expose`] is the one way in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(String);
+
+impl SecretText {
+    pub fn new(text: String) -> SecretText {
+        SecretText(text)
+    }
+
+    /// The secret itself, for the code that must compare or write it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretText(<redacted>)")
+    }
 }
 
 impl Default for Config {
@@ -82,6 +113,9 @@ impl Default for Config {
                 loop_watchdog_probe_interval: Duration::ZERO,
                 loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
+                http_listen: None,
+                http_token: None,
+                http_token_file: None,
             },
         };
         // The placeholders above are all overwritten: every field has a row.

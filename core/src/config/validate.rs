@@ -99,6 +99,26 @@ pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection>
             EnvRead { env, dropped } if dropped.is_empty() => Ok(Setting::Env(env)),
             _ => Err(Rejection("has entries that are not valid")),
         },
+        Field::Text { none, check, .. } => match raw {
+            RawValue::Null | RawValue::Bool(false) => Ok(Setting::Text(None, none)),
+            RawValue::Str(s) if s.trim().is_empty() || s == none => Ok(Setting::Text(None, none)),
+            RawValue::Str(s) => check(s)
+                .map(|text| Setting::Text(Some(text), none))
+                .map_err(Rejection),
+            RawValue::Int(n) => check(&n.to_string())
+                .map(|text| Setting::Text(Some(text), none))
+                .map_err(Rejection),
+            _ => Err(Rejection("is not a text")),
+        },
+    }
+}
+
+/// How a rejected value is named in a message: a secret's never is.
+fn shown(key: &KeySpec, raw: &RawValue) -> String {
+    if key.is_secret() {
+        "the value given".to_string()
+    } else {
+        raw.to_string()
     }
 }
 
@@ -177,8 +197,9 @@ pub(crate) fn warning(key: &KeySpec, raw: &RawValue, why: &Rejection) -> ConfigW
     ConfigWarning {
         key: key.name.to_string(),
         message: format!(
-            "config key `{}`: {raw} {}; expected {}; using the default {}",
+            "config key `{}`: {} {}; expected {}; using the default {}",
             key.name,
+            shown(key, raw),
             why.0,
             key.accepted(),
             key.default_setting().render()
@@ -188,6 +209,14 @@ pub(crate) fn warning(key: &KeySpec, raw: &RawValue, why: &Rejection) -> ConfigW
 
 /// The `set` refusal for a rejected value; `text` is what the user typed.
 pub(crate) fn refusal(key: &KeySpec, text: &str, raw: &RawValue, why: &Rejection) -> String {
+    if key.is_secret() {
+        return format!(
+            "cannot set `{}`: the value given {}; expected {}",
+            key.name,
+            why.0,
+            key.accepted()
+        );
+    }
     format!(
         "cannot set `{}` to `{text}`: {raw} {}; expected {}",
         key.name,
@@ -497,6 +526,33 @@ mod tests {
         let raw = text("EST5EDT");
         let setting = check(tz, &raw).unwrap();
         assert_eq!(hermes_disagrees(tz, &raw, &setting), None);
+    }
+
+    #[test]
+    fn listen_addresses_are_canonical_and_off_is_none() {
+        let k = key("gateway.http_listen");
+        let some = |t: &str| Ok(Setting::Text(Some(t.into()), "off"));
+        assert_eq!(check(k, &RawValue::Int(9464)), some("127.0.0.1:9464"));
+        assert_eq!(check(k, &text("localhost:80")), some("127.0.0.1:80"));
+        assert_eq!(check(k, &text("[::1]:80")), some("[::1]:80"));
+        for off in [RawValue::Null, RawValue::Bool(false), text("off"), text("")] {
+            assert_eq!(check(k, &off), Ok(Setting::Text(None, "off")), "{off}");
+        }
+        assert!(check(k, &text("example.com:80")).is_err());
+        assert!(check(k, &RawValue::Bool(true)).is_err());
+    }
+
+    #[test]
+    fn a_rejected_token_is_never_repeated() {
+        let k = key("gateway.http_token");
+        let raw = text("hunter2");
+        let why = check(k, &raw).unwrap_err();
+        let w = warning(k, &raw, &why);
+        assert!(!w.message.contains("hunter2"), "{}", w.message);
+        assert!(w.message.contains("gateway.http_token"), "{}", w.message);
+        let refused = refusal(k, "hunter2", &raw, &why);
+        assert!(!refused.contains("hunter2"), "{refused}");
+        assert!(check(k, &text("0123456789abcdef")).is_ok());
     }
 
     #[test]

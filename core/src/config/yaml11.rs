@@ -47,8 +47,10 @@ impl Scalar {
             Setting::Bool(b) => Scalar::Bool(*b),
             Setting::Int(n) | Setting::OptInt(Some(n)) => int(*n),
             Setting::Seconds(d) => seconds(*d),
-            Setting::OptInt(None) | Setting::Zone(None) => Scalar::Null,
-            Setting::Zone(Some(zone)) | Setting::Path(zone) => Scalar::string(zone),
+            Setting::OptInt(None) | Setting::Zone(None) | Setting::Text(None, _) => Scalar::Null,
+            Setting::Zone(Some(zone)) | Setting::Text(Some(zone), _) | Setting::Path(zone) => {
+                Scalar::string(zone)
+            }
             Setting::Env(_) => return None,
         })
     }

@@ -192,6 +192,9 @@ fn every_key_round_trips_through_set_and_get() {
         ("gateway.loop_watchdog_probe_interval_s", "3600"),
         ("gateway.loop_watchdog_probe_timeout_s", "600"),
         ("gateway.loop_watchdog_max_strikes", "1000"),
+        ("gateway.http_listen", "[::1]:9464"),
+        ("gateway.http_token", "0123456789abcdef-token"),
+        ("gateway.http_token_file", "/etc/hermes-cron/token"),
         ("cron.path", "/opt/tools/bin:/usr/bin:/bin"),
         // `cron.env` is a mapping: one variable at a time.
         ("cron.env.TZ", "Europe/Berlin"),
@@ -555,13 +558,16 @@ mod properties {
     }
 
     /// The lines of `text` that do not name `key`'s leaf or section. Not
-    /// compared: blank lines (two around a removed entry become one) and the
-    /// `{}` left when the last key goes.
+    /// compared: blank lines (two around a removed entry become one), the
+    /// `{}` left when the last key goes, and the lines of a block mapping
+    /// value (indented six spaces: they go with the entry they are under,
+    /// whose key may be the one edited; `values` compares what they mean).
     fn untouched_lines(text: &str, key: &str) -> Vec<String> {
         let names: Vec<&str> = key.split('.').collect();
         text.lines()
             .filter(|line| !names.iter().any(|name| line.contains(name)))
             .filter(|line| !line.trim().is_empty() && *line != "{}")
+            .filter(|line| !line.starts_with("      "))
             .map(str::to_string)
             .collect()
     }
