@@ -13,6 +13,7 @@ mod support;
 
 mod cli_config;
 mod cli_jobs;
+mod config_environment;
 mod crash_points;
 mod crash_soak;
 mod dispatch_modes;

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::keys;
+use crate::job::Env;
 
 /// The validated configuration. Every field holds a value in range.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,12 @@ pub struct CronConfig {
     pub ledger_retention: u32,
     /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
     pub heartbeat_interval_s: u64,
+    /// `cron.path` (`/usr/local/bin:/usr/bin:/bin`): the `PATH` of every
+    /// run's base environment; absolute directories separated by `:`.
+    pub path: String,
+    /// `cron.env` (none): variables added to every run's environment after
+    /// the base and before the job's own; valid names and values only.
+    pub env: Env,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -98,6 +105,8 @@ impl Default for Config {
                 output_max_bytes: 0,
                 ledger_retention: 0,
                 heartbeat_interval_s: 0,
+                path: String::new(),
+                env: Env::default(),
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,
