@@ -206,6 +206,25 @@ impl Conn {
         result
     }
 
+    /// Run `f`'s reads in one consistent snapshot of the ledger: a deferred
+    /// transaction on SQLite, `REPEATABLE READ, READ ONLY` on PostgreSQL.
+    /// Inside a caller's transaction, `f` simply runs in it.
+    pub fn snapshot<T>(&self, f: impl FnOnce(&Conn) -> SqlResult<T>) -> SqlResult<T> {
+        if !self.is_autocommit() {
+            return f(self);
+        }
+        self.execute_batch(match self {
+            Conn::Sqlite(_) => "BEGIN",
+            Conn::Postgres(_) => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        })?;
+        self.mark_transaction(true, true);
+        let result = f(self);
+        let end = self.execute_batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        self.mark_transaction(true, false);
+        let value = result?;
+        end.map(|()| value)
+    }
+
     fn mark_transaction(&self, outermost: bool, open: bool) {
         if let (Conn::Postgres(p), true) = (self, outermost) {
             p.conn.set_in_transaction(open);

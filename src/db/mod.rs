@@ -12,6 +12,8 @@ mod listen;
 mod migrations;
 mod open;
 mod pg;
+#[cfg(test)]
+pub(crate) mod test_backends;
 mod value;
 mod watch;
 

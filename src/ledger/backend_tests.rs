@@ -1,9 +1,8 @@
 //! The ledger's moves on both backends: every test runs on an in-memory
-//! SQLite database and on a fresh schema of the PostgreSQL server named by
-//! `HERMES_CRON_TEST_PG` (`tests/run-all.sh` starts one; without it these
-//! tests fail, saying how to get one).
+//! SQLite database and on a fresh PostgreSQL schema (`db::test_backends`).
 
-use crate::db::{Conn, Db, Dialect, from_ms};
+use crate::db::test_backends::{TEST_PG_ENV, on_both, postgres};
+use crate::db::{Db, Dialect, from_ms};
 use crate::ids::{ExecutionId, JobId};
 use crate::ledger::{self, Adoption, NewClaim, Occurrence};
 use crate::params;
@@ -12,36 +11,6 @@ use hermes_cron_core::run::{
     DispatchMode, ExecState, Exit, Finished, OwnerRole, ProcessIdentity, ReasonCode, RowOwner,
     RunEnd, RunSpec, Source,
 };
-
-const TEST_PG_ENV: &str = "HERMES_CRON_TEST_PG";
-
-/// A fresh PostgreSQL ledger (its own schema).
-fn postgres() -> Db {
-    let base = std::env::var(TEST_PG_ENV).unwrap_or_else(|_| {
-        panic!(
-            "{TEST_PG_ENV} is not set: these tests need PostgreSQL. tests/run-all.sh starts one; by hand: eval \"$(tests/support/pg-server.sh start)\""
-        )
-    });
-    let schema = format!(
-        "u_{}_{}",
-        std::process::id(),
-        ExecutionId::generate().as_str().replace('-', "")
-    );
-    Conn::postgres(&base)
-        .unwrap()
-        .execute_batch(&format!("CREATE SCHEMA {schema}"))
-        .unwrap();
-    Db::open_postgres(&format!("{base} options='-c search_path={schema}'"), true)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// `f` on each backend.
-fn on_both(f: impl Fn(&Db)) {
-    for db in [Db::open_in_memory().unwrap(), postgres()] {
-        eprintln!("backend: {}", db.dialect().as_str());
-        f(&db);
-    }
-}
 
 fn spec(retries: u32) -> RunSpec {
     RunSpec {
