@@ -67,6 +67,43 @@ pub fn parse_labels(text: &str) -> (Vec<String>, Vec<String>) {
     (ok, bad)
 }
 
+/// `cron.database`: a PostgreSQL connection string (a `postgresql://` or
+/// `postgres://` URL, or `key=value` pairs), trimmed; one holding a password
+/// is refused: `config.yaml` is printed by `config show` and read by Hermes
+/// too. A password goes in `PGPASSWORD`, or the whole string in
+/// `HERMES_CRON_DATABASE`, both in the gateway's environment.
+pub fn check_database(text: &str) -> Result<String, &'static str> {
+    let text = text.trim();
+    let is_url = text.starts_with("postgresql://") || text.starts_with("postgres://");
+    if !is_url && !text.contains('=') {
+        return Err("is not a PostgreSQL connection string");
+    }
+    if text.chars().any(char::is_control) {
+        return Err("contains a control character");
+    }
+    let has_password = if is_url {
+        let rest = text.split_once("://").map_or("", |(_, r)| r);
+        let authority = rest.split(['/', '?']).next().unwrap_or("");
+        let in_userinfo = authority
+            .rsplit_once('@')
+            .is_some_and(|(user, _)| user.contains(':'));
+        let in_query = rest
+            .split_once('?')
+            .is_some_and(|(_, q)| q.split('&').any(|kv| kv.starts_with("password=")));
+        in_userinfo || in_query
+    } else {
+        text.split_whitespace()
+            .any(|kv| kv.trim_start().starts_with("password"))
+    };
+    if has_password {
+        return Err(
+            "holds a password (config.yaml is shown by `config show`; give it in \
+             PGPASSWORD, or the whole string in HERMES_CRON_DATABASE)",
+        );
+    }
+    Ok(text.to_string())
+}
+
 /// How long a lease lasts and how often it is renewed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeasePolicy {
@@ -336,5 +373,26 @@ mod tests {
             vec!["b"],
             "never itself, never stopped or lost ones"
         );
+    }
+    #[test]
+    fn a_database_is_a_connection_string_without_a_password() {
+        for ok in [
+            "postgresql://cron@db.example/ledger",
+            "  postgres://cron@db:5433/ledger?sslmode=disable ",
+            "host=/run/postgresql user=cron dbname=ledger",
+        ] {
+            assert_eq!(check_database(ok).unwrap(), ok.trim());
+        }
+        for bad in [
+            "postgresql://cron:s3cret@db/ledger",
+            "postgresql://db/ledger?password=s3cret",
+            "host=db user=cron password=s3cret",
+            "host=db password = s3cret",
+        ] {
+            let why = check_database(bad).unwrap_err();
+            assert!(why.contains("password") && !why.contains("s3cret"), "{why}");
+        }
+        assert!(check_database("/var/lib/cron.db").is_err());
+        assert!(check_database("host=db\nuser=x").is_err());
     }
 }

@@ -20,6 +20,7 @@
 use crate::clock::Clock;
 use crate::cluster::{Host, Leases, Renewal, database_now, lease_policy};
 use crate::db::Db;
+use crate::db::Location;
 use crate::home::Home;
 use crate::process::Owner;
 use crate::text::Chain;
@@ -47,9 +48,14 @@ pub(crate) struct Cluster {
 }
 
 impl Cluster {
-    /// Start the lease thread for `home`'s shared ledger: it registers this
-    /// host at once, then renews.
-    pub fn start(home: &Home, owner: Owner, clock: Arc<dyn Clock>) -> std::io::Result<Cluster> {
+    /// Start the lease thread for `home`'s shared ledger at `location`: it
+    /// registers this host at once, then renews.
+    pub fn start(
+        home: &Home,
+        location: &Location,
+        owner: Owner,
+        clock: Arc<dyn Clock>,
+    ) -> std::io::Result<Cluster> {
         let policy = lease_policy();
         let host = Host::this().clone();
         for w in &host.warnings {
@@ -59,7 +65,7 @@ impl Cluster {
             file: ClusterFile {
                 host: host.name.clone(),
                 labels: host.labels.clone(),
-                database: crate::db::Location::of_home(home).describe(),
+                database: location.describe(),
                 gateway: owner.to_string(),
                 ..ClusterFile::default()
             },
@@ -72,10 +78,13 @@ impl Cluster {
             policy,
         };
         let thread = {
-            let (view, stop, home) = (view.clone(), stop.clone(), home.clone());
+            let (view, stop) = (view.clone(), stop.clone());
+            let (home, location) = (home.clone(), location.clone());
             std::thread::Builder::new()
                 .name("hermes-cron-lease".into())
-                .spawn(move || renew_loop(&home, &leases, clock.as_ref(), &view, &stop))?
+                .spawn(move || {
+                    renew_loop(&home, &location, &leases, clock.as_ref(), &view, &stop)
+                })?
         };
         Ok(Cluster {
             policy,
@@ -108,6 +117,7 @@ impl Cluster {
 
 fn renew_loop(
     home: &Home,
+    location: &Location,
     leases: &Leases,
     clock: &dyn Clock,
     view: &Mutex<View>,
@@ -119,7 +129,7 @@ fn renew_loop(
     while !stop.load(Ordering::SeqCst) {
         let result = (|| -> Result<Renewal, String> {
             if db.is_none() {
-                db = Some(Db::open_home(home).map_err(|e| Chain(&e).to_string())?);
+                db = Some(Db::open_at(location).map_err(|e| Chain(&e).to_string())?);
             }
             let conn = db.as_ref().expect("opened above").conn();
             let now = database_now(conn, clock.now()).map_err(|e| Chain(&e).to_string())?;

@@ -278,15 +278,16 @@ async fn serve(
     // SIGCHLD before anything is spawned; stop requests queue up meanwhile.
     let signals = Signals::install(stop_requests).map_err(Fatal::Signals)?;
     shared.set_doing("opening the ledger");
-    let mut db = Db::open_home(&home).map_err(Fatal::Ledger)?;
+    let location = crate::db::Location::of_home(home).map_err(Fatal::Ledger)?;
+    let mut db = Db::open_at(&location).map_err(Fatal::Ledger)?;
     if !db.journal().is_wal() {
         tracing::warn!(journal = ?db.journal(), "the ledger is not in WAL mode (network filesystem?): readers and writers block each other; runs still work");
     }
     let launcher = Launcher::with_manager(home, &config, manager.clone()).map_err(Fatal::Worker)?;
     let owner = crate::process::owner(OwnerRole::Gateway);
-    let listener = match crate::db::Location::of_home(home) {
+    let listener = match &location {
         crate::db::Location::Postgres(url) => Some(
-            crate::db::PgListener::start(&url, Duration::from_secs(10)).map_err(|source| {
+            crate::db::PgListener::start(url, Duration::from_secs(10)).map_err(|source| {
                 Fatal::Thread {
                     what: "change listener",
                     source,
@@ -297,12 +298,12 @@ async fn serve(
     };
     let cluster = match db.dialect() {
         crate::db::Dialect::Postgres => Some(
-            super::cluster::Cluster::start(home, owner, clock.clone()).map_err(|source| {
-                Fatal::Thread {
+            super::cluster::Cluster::start(home, &location, owner, clock.clone()).map_err(
+                |source| Fatal::Thread {
                     what: "lease",
                     source,
-                }
-            })?,
+                },
+            )?,
         ),
         crate::db::Dialect::Sqlite => None,
     };

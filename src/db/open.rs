@@ -38,6 +38,9 @@ pub(crate) const BUSY_TIMEOUT_ENV: &str = "HERMES_CRON_BUSY_TIMEOUT_MS";
 /// `key=value` pairs): the ledger lives there instead of `cron/cron.db`.
 pub const DATABASE_ENV: &str = "HERMES_CRON_DATABASE";
 
+/// The config key that does the same (the variable wins).
+pub const DATABASE_KEY: &str = "cron.database";
+
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The journal the database ended up in.
@@ -65,12 +68,33 @@ pub enum Location {
 
 impl Location {
     /// The ledger of `home`: `HERMES_CRON_DATABASE` when set and not empty,
-    /// else the home's SQLite file.
-    pub fn of_home(home: &crate::home::Home) -> Location {
-        match std::env::var(DATABASE_ENV) {
-            Ok(url) if !url.trim().is_empty() => Location::Postgres(url.trim().to_string()),
-            _ => Location::Sqlite(home.db_file()),
+    /// else config `cron.database` when set, else the home's SQLite file.
+    ///
+    /// A config file that cannot be read, or whose `cron.database` is
+    /// invalid, is an error, not the SQLite default: on a host of a cluster
+    /// that default would be a ledger of its own, where every occurrence the
+    /// others run would run again.
+    pub fn of_home(home: &crate::home::Home) -> Result<Location, DbError> {
+        if let Ok(url) = std::env::var(DATABASE_ENV)
+            && !url.trim().is_empty()
+        {
+            return Ok(Location::Postgres(url.trim().to_string()));
         }
+        let path = home.config_file();
+        let loaded = crate::config::load(&path).map_err(|e| DbError::Config {
+            path: path.clone(),
+            why: crate::text::Chain(&e).to_string(),
+        })?;
+        if let Some(w) = loaded.warnings.iter().find(|w| w.key == DATABASE_KEY) {
+            return Err(DbError::Config {
+                path,
+                why: w.message.clone(),
+            });
+        }
+        Ok(match loaded.config.cron.database {
+            Some(url) => Location::Postgres(url),
+            None => Location::Sqlite(home.db_file()),
+        })
     }
 
     /// Whether a ledger may be there already: the SQLite file exists; a
@@ -130,6 +154,11 @@ pub enum DbError {
     )]
     NoLedger(String),
     #[error(
+        "cannot tell where the ledger is: {}: {why}; fix {DATABASE_KEY} there (or set {DATABASE_ENV})",
+        path.display()
+    )]
+    Config { path: PathBuf, why: String },
+    #[error(
         "the schema named first in the search_path of {0} does not exist; create it (CREATE SCHEMA ...) or fix the connection string's options"
     )]
     NoSchema(String),
@@ -154,7 +183,7 @@ impl std::fmt::Debug for Db {
 impl Db {
     /// Open (creating when missing) and migrate the ledger of `home`.
     pub fn open_home(home: &crate::home::Home) -> Result<Db, DbError> {
-        Db::open_at(&Location::of_home(home))
+        Db::open_at(&Location::of_home(home)?)
     }
 
     /// Open (creating when missing) and migrate the ledger at `location`.
@@ -168,7 +197,7 @@ impl Db {
     /// Open the ledger of `home` to read it only: SQLite read-only, no
     /// migration (see [`Db::open_read_only`]).
     pub fn open_home_read_only(home: &crate::home::Home) -> Result<Db, DbError> {
-        match Location::of_home(home) {
+        match Location::of_home(home)? {
             Location::Sqlite(path) => Db::open_read_only(&path),
             Location::Postgres(url) => Db::open_postgres(&url, false),
         }

@@ -29,6 +29,9 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
+/// The password of a connection string that gives none.
+pub(crate) const PASSWORD_ENV: &str = "PGPASSWORD";
+
 /// What the thread is asked to do.
 enum Job {
     Execute(String, Vec<Value>),
@@ -114,6 +117,13 @@ impl PgConn {
             .keepalives_retries(3);
         if config.get_application_name().is_none() {
             config.application_name("hermes-cron");
+        }
+        // As libpq does: a password the string does not give comes from
+        // `PGPASSWORD` (how `cron.database`, which refuses one, gets it).
+        if config.get_password().is_none()
+            && let Some(password) = std::env::var_os(PASSWORD_ENV).filter(|p| !p.is_empty())
+        {
+            config.password(password.as_encoded_bytes());
         }
         let ms = timeout.as_millis();
         let session = format!(

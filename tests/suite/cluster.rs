@@ -185,3 +185,56 @@ fn a_gateway_killed_mid_burst_leaves_its_claims_to_the_others_and_runs_nothing_t
         g.stop();
     }
 }
+
+/// `cron.database` in `config.yaml` puts a home's ledger in PostgreSQL as
+/// `HERMES_CRON_DATABASE` does (the variable wins); an invalid value (one
+/// with a password) stops every command, naming the key and never the
+/// password, rather than falling back to a SQLite file of its own.
+#[test]
+fn config_cron_database_keeps_the_ledger_in_postgresql_and_a_bad_one_stops_commands() {
+    use crate::support::home::TestHome;
+    use crate::support::ledger::{fresh_schema, pg_server};
+    let url = fresh_schema(&pg_server());
+    // The variable unset for this home (the PostgreSQL pass sets it).
+    let h = TestHome::new().with_env("HERMES_CRON_DATABASE", "");
+    crate::support::ledger::register(h.path(), &url);
+    h.config_set("cron.database", &url);
+    assert_eq!(
+        h.run(&["config", "get", "cron.database"]).stdout.trim(),
+        url
+    );
+    let id = h.add("on-pg", "every 1h", &[], &["true"]);
+    assert!(
+        !h.db_file().exists(),
+        "a SQLite ledger was made beside the configured one"
+    );
+    let db = hermes_cron::db::Db::open_postgres(&url, false).unwrap();
+    let found: Vec<String> = db
+        .conn()
+        .query_map("SELECT id FROM jobs", hermes_cron::params![], |r| {
+            r.get("id")
+        })
+        .unwrap();
+    assert_eq!(found, [id.clone()]);
+    let listed = h.run(&["list", "--json"]);
+    assert!(listed.stdout.contains(&id), "{}", listed.stderr);
+
+    h.write_config("cron:\n  database: postgresql://cron:s3cret@db.example/ledger\n");
+    let out = h.run(&["list"]);
+    assert_ne!(
+        out.code(),
+        0,
+        "a bad cron.database was ignored: {}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("cron.database") && out.stderr.contains("password"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("s3cret"), "{}", out.stderr);
+    assert!(!h.db_file().exists());
+    let refused = h.run(&["config", "set", "cron.database", "host=db password=s3cret"]);
+    assert_eq!(refused.code(), 2, "{}", refused.stderr);
+    assert!(!refused.stderr.contains("s3cret"), "{}", refused.stderr);
+}

@@ -46,6 +46,10 @@ pub struct CronConfig {
     /// `cron.env` (none): variables added to every run's environment after
     /// the base and before the job's own; valid names and values only.
     pub env: Env,
+    /// `cron.database` (none: the home's SQLite file): a PostgreSQL
+    /// connection string (without a password) several hosts share; see
+    /// [`crate::cluster::check_database`].
+    pub database: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -107,6 +111,7 @@ impl Default for Config {
                 heartbeat_interval_s: 0,
                 path: String::new(),
                 env: Env::default(),
+                database: None,
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,

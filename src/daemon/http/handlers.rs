@@ -34,8 +34,9 @@ pub(super) struct App {
     ctx: Context,
     token: Option<SecretText>,
     host: String,
-    /// Where the ledger is (a shared one adds the cluster to the report).
-    location: Location,
+    /// Where the ledger is (a shared one adds the cluster to the report);
+    /// None when the config does not say (then every read fails, saying why).
+    location: Option<Location>,
     db: Mutex<Option<Db>>,
 }
 
@@ -50,7 +51,7 @@ fn host_name() -> String {
 impl App {
     pub(super) fn new(ctx: Context, token: Option<SecretText>) -> App {
         App {
-            location: Location::of_home(&ctx.home),
+            location: Location::of_home(&ctx.home).ok(),
             ctx,
             token,
             host: host_name(),
@@ -129,12 +130,12 @@ impl App {
             tracing::warn!("http endpoint: {e}");
             report.healthy = false;
         }
-        if let Location::Postgres(_) = &self.location {
+        if let Some(location @ Location::Postgres(_)) = &self.location {
             let cluster = self.with_db(|c| {
                 Ok(crate::ops::cluster::status(
                     Some(c),
                     None,
-                    self.location.describe(),
+                    location.describe(),
                     crate::state_files::read_cluster(&self.ctx.home),
                     now,
                 ))
@@ -143,7 +144,7 @@ impl App {
                 crate::ops::cluster::status(
                     None,
                     Some(e),
-                    self.location.describe(),
+                    location.describe(),
                     crate::state_files::read_cluster(&self.ctx.home),
                     now,
                 )

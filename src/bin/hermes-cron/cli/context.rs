@@ -75,7 +75,7 @@ impl Ctx {
 
     /// Open the database only if the home already has one.
     pub fn open_existing_db(&self) -> anyhow::Result<Option<Db>> {
-        if !hermes_cron::db::Location::of_home(&self.home).may_exist() {
+        if !hermes_cron::db::Location::of_home(&self.home)?.may_exist() {
             return Ok(None);
         }
         self.open_db().map(Some)

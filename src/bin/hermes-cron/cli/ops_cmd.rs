@@ -66,7 +66,7 @@ fn open_ledger(
     ctx: &Ctx,
     read_only: bool,
 ) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
-    let location = hermes_cron::db::Location::of_home(&ctx.home);
+    let location = hermes_cron::db::Location::of_home(&ctx.home)?;
     let hermes_cron::db::Location::Postgres(_) = &location else {
         let db = if read_only {
             if location.may_exist() {
