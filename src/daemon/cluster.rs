@@ -169,9 +169,9 @@ fn renew_loop(
                     v.file.lease_until = Some(leases.policy.until(now));
                     if matches!(renewal, Renewal::WasLost { .. }) {
                         v.file.times_lost += 1;
-                        v.holding_since = Some(Instant::now());
+                        v.holding_since = Some(crate::clock::monotonic());
                     }
-                    v.holding_since.get_or_insert_with(Instant::now);
+                    v.holding_since.get_or_insert_with(crate::clock::monotonic);
                     v.file.updated_at = Some(now);
                 }
                 leases.policy.renew_every
@@ -196,8 +196,8 @@ fn renew_loop(
         };
         let file = view.lock().map(|v| v.file.clone()).unwrap_or_default();
         let _ = crate::state_files::write_cluster(home, &file);
-        let deadline = Instant::now() + pause;
-        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
+        let deadline = crate::clock::monotonic() + pause;
+        while crate::clock::monotonic() < deadline && !stop.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(50).min(pause));
         }
     }

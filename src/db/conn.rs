@@ -25,7 +25,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub enum Conn {
     Sqlite(rusqlite::Connection),
-    Postgres(PgBackend),
+    Postgres(Box<PgBackend>),
 }
 
 /// A PostgreSQL connection and the advisory-lock namespace of its schema.
@@ -89,7 +89,7 @@ impl Conn {
     /// tools and tests that make databases or schemas.
     pub fn postgres(url: &str) -> Result<Conn, String> {
         let conn = PgConn::new(url, super::open::busy_timeout())?;
-        Ok(Conn::Postgres(PgBackend { conn, namespace: 0 }))
+        Ok(Conn::Postgres(Box::new(PgBackend { conn, namespace: 0 })))
     }
 
     pub fn dialect(&self) -> Dialect {

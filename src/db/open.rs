@@ -222,10 +222,10 @@ impl Db {
             return Err(DbError::NoSchema(path.display().to_string()));
         };
         let mut db = Db {
-            conn: Conn::Postgres(PgBackend {
+            conn: Conn::Postgres(Box::new(PgBackend {
                 conn: pg,
                 namespace: lock_namespace(&schema),
-            }),
+            })),
             path,
             journal: JournalMode::Server,
         };

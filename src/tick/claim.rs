@@ -344,7 +344,7 @@ pub fn claim_manual(
     let tx = db.immediate()?;
     let running = ledger::active_runs_for_job(&tx, &job.id)?;
     let mut w = Writer {
-        tx: &*tx,
+        tx: &tx,
         ctx,
         report: ClaimReport::default(),
     };
@@ -360,7 +360,7 @@ pub fn claim_manual(
 pub(crate) fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
     let tx = db.immediate()?;
     let mut w = Writer {
-        tx: &*tx,
+        tx: &tx,
         ctx,
         report: ClaimReport::default(),
     };

@@ -215,7 +215,7 @@ fn config_cron_database_keeps_the_ledger_in_postgresql_and_a_bad_one_stops_comma
             r.get("id")
         })
         .unwrap();
-    assert_eq!(found, [id.clone()]);
+    assert_eq!(found, std::slice::from_ref(&id));
     let listed = h.run(&["list", "--json"]);
     assert!(listed.stdout.contains(&id), "{}", listed.stderr);
 

@@ -15,7 +15,7 @@
 use crate::support::cluster::{Cluster, LEASE_MS, check_exactly_once, whole_second_after};
 use crate::support::waiting::wait_for_or;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The root end's address (the server listens there) and the namespace's.
 const SERVER_ADDR: &str = "169.254.77.1";
@@ -152,8 +152,7 @@ fn a_host_cut_off_for_two_lease_periods_and_healed_runs_nothing_twice_and_record
     let url = crate::support::ledger::fresh_schema(&base);
     let mut c = Cluster::on(&url, &["host-a", "host-b", "host-c"]);
     let wrapper = net.wrapper();
-    c.hosts[2] =
-        std::mem::replace(&mut c.hosts[2], crate::support::TestHome::new()).wrapped_in(&wrapper);
+    c.hosts[2] = std::mem::take(&mut c.hosts[2]).wrapped_in(&wrapper);
 
     let due = whole_second_after(Duration::from_secs(3));
     // Pinned to host-c, long: running there when it is cut off.
@@ -188,7 +187,7 @@ fn a_host_cut_off_for_two_lease_periods_and_healed_runs_nothing_twice_and_record
     );
 
     net.cut();
-    let cut_at = Instant::now();
+    let cut_at = hermes_cron::clock::monotonic();
     // host-c notices and says so; the survivors find its lease expired.
     wait_for_or(
         "host-c's status to say it is cut off",
@@ -213,7 +212,7 @@ fn a_host_cut_off_for_two_lease_periods_and_healed_runs_nothing_twice_and_record
         || format!("{:?}\n{}", c.lease_states(), c.hosts[0].diag()),
     );
     let two_leases = Duration::from_millis(2 * LEASE_MS);
-    if let Some(left) = two_leases.checked_sub(cut_at.elapsed()) {
+    if let Some(left) = two_leases.checked_sub(hermes_cron::clock::elapsed(cut_at)) {
         std::thread::sleep(left);
     }
     net.heal();

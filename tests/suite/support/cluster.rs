@@ -213,7 +213,7 @@ pub struct ClusterRow {
 
 /// The wall clock in milliseconds.
 pub fn wall_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
+    super::waiting::wall_clock().timestamp_millis()
 }
 
 /// The next whole second at least `lead` from now, in milliseconds.
