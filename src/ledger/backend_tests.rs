@@ -83,6 +83,17 @@ fn finished(exit: i32) -> Finished {
     }
 }
 
+/// A job's occurrence claimed on `host` by this process as gateway, then
+/// adopted by it as worker: the row and the worker.
+fn running(db: &Db, host: &str, spec: &RunSpec) -> (ExecutionId, Owner) {
+    let job = JobId::generate();
+    let gw = process::owner(OwnerRole::Gateway);
+    let (id, _) = claim(db, &job, 60_000, host, gw, spec);
+    let worker = process::owner(OwnerRole::Worker);
+    ledger::adopt(db.conn(), &id, &RowOwner::from(gw), &adoption(worker)).unwrap();
+    (id, worker)
+}
+
 fn other_worker() -> Owner {
     Owner {
         role: OwnerRole::Worker,
@@ -140,11 +151,7 @@ fn one_row_per_occurrence_and_moves_compare_and_set_on_the_owner() {
 #[test]
 fn a_failed_attempt_queues_its_retry_in_the_same_transaction() {
     on_both(|db| {
-        let job = JobId::generate();
-        let gw = process::owner(OwnerRole::Gateway);
-        let (id, _) = claim(db, &job, 60_000, "a", gw, &spec(2));
-        let worker = process::owner(OwnerRole::Worker);
-        ledger::adopt(db.conn(), &id, &RowOwner::from(gw), &adoption(worker)).unwrap();
+        let (id, worker) = running(db, "a", &spec(2));
         assert!(ledger::finish(db.conn(), &id, &worker, &finished(3), from_ms(61_000)).unwrap());
         let queued: i64 = db
             .conn()
@@ -208,11 +215,7 @@ fn a_taken_over_claim_cannot_be_adopted_by_the_lost_hosts_worker() {
 #[test]
 fn a_late_outcome_is_kept_beside_a_host_lost_row_once_and_only_its_workers() {
     on_both(|db| {
-        let job = JobId::generate();
-        let gw = process::owner(OwnerRole::Gateway);
-        let (id, _) = claim(db, &job, 60_000, "lost", gw, &spec(0));
-        let worker = process::owner(OwnerRole::Worker);
-        ledger::adopt(db.conn(), &id, &RowOwner::from(gw), &adoption(worker)).unwrap();
+        let (id, worker) = running(db, "lost", &spec(0));
         let (row, _) = ledger::get_execution(db.conn(), &id).unwrap().unwrap();
         // Before the survivor's decision there is nothing to be late for.
         assert!(

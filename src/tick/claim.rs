@@ -96,6 +96,19 @@ pub struct ClaimReport {
     pub not_run: Vec<NotRun>,
     /// Slots that already had a row (claimed by someone else): never doubled.
     pub conflicts: usize,
+    /// The pass took as many due jobs (or retries) as one pass may: more
+    /// may be due now (a PostgreSQL pass takes `HERMES_CRON_CLAIM_BATCH`).
+    pub more_due: bool,
+}
+
+impl ClaimReport {
+    /// Add what a later pass did.
+    pub fn absorb(&mut self, later: ClaimReport) {
+        self.claimed.extend(later.claimed);
+        self.not_run.extend(later.not_run);
+        self.conflicts += later.conflicts;
+        self.more_due = later.more_due;
+    }
 }
 
 /// Failed to claim.
@@ -287,7 +300,9 @@ fn claim_in(tx: &Conn, ctx: &ClaimContext<'_>, limit: usize) -> Result<ClaimRepo
         report: ClaimReport::default(),
     };
 
-    for job in store::due_jobs(tx, ctx.now, limit, &host)? {
+    let due = store::due_jobs(tx, ctx.now, limit, &host)?;
+    w.report.more_due = due.len() >= limit;
+    for job in due {
         let zone = zone_of(&job, ctx.fallback_zone);
         let catch_up = job
             .catch_up
@@ -314,7 +329,9 @@ fn claim_in(tx: &Conn, ctx: &ClaimContext<'_>, limit: usize) -> Result<ClaimRepo
         store::update_job_schedule_state(tx, &job.id, plan.next_run_at, plan.anchor, &plan.state)?;
     }
 
-    for retry in ledger::due_retries(tx, ctx.now, limit, &host)? {
+    let retries = ledger::due_retries(tx, ctx.now, limit, &host)?;
+    w.report.more_due |= retries.len() >= limit;
+    for retry in retries {
         ledger::take_retry(tx, &retry.failed.id)?;
         let Some(job_id) = retry.failed.job_id.clone() else {
             continue;

@@ -238,3 +238,44 @@ fn config_cron_database_keeps_the_ledger_in_postgresql_and_a_bad_one_stops_comma
     assert_eq!(refused.code(), 2, "{}", refused.stderr);
     assert!(!refused.stderr.contains("s3cret"), "{}", refused.stderr);
 }
+
+/// A host's gateway sleeps toward its next due instant. When another host
+/// edits a job, no file of this host changes (no inotify event): it is woken
+/// by `NOTIFY` on the ledger's channel (its monitor period here is ten
+/// minutes, the job's old next run a day away).
+#[test]
+fn a_job_edited_on_another_host_wakes_a_sleeping_gateway() {
+    use crate::support::home::TestHome;
+    use crate::support::ledger::{fresh_schema, pg_server};
+    let url = fresh_schema(&pg_server());
+    let here = TestHome::new()
+        .on_database(&url)
+        .with_env("HERMES_CRON_HOST", "host-a");
+    let there = TestHome::new()
+        .on_database(&url)
+        .with_env("HERMES_CRON_HOST", "host-b");
+    here.write_config("cron:\n  heartbeat_interval_s: 300\n");
+    let id = there.add("later", "every 1d", &[], &["true"]);
+    let mut gw = here.gateway(&[
+        ("HERMES_CRON_HEARTBEAT_PERIOD_MS", "600000"),
+        (
+            "HERMES_CRON_LOG",
+            "info,hermes_cron::daemon::event_loop=debug",
+        ),
+    ]);
+    gw.wait_ready();
+    gw.wait_log("sleeping until", Duration::from_secs(30));
+    there.run(&["edit", &id, "--schedule", "every 3s"]).ok();
+    let row = there.wait_until(
+        "the job edited on host-b to run on host-a",
+        Duration::from_secs(60),
+        || {
+            there
+                .runs(Some(&id))
+                .into_iter()
+                .find(|r| r["state"] == "succeeded")
+        },
+    );
+    assert_eq!(row["host"], "host-a");
+    assert_eq!(gw.stop().code(), Some(0));
+}

@@ -129,6 +129,16 @@ impl TestHome {
         self.env.insert(key.to_string(), value.into());
     }
 
+    /// Where this home's ledger is, for a process started without the
+    /// home's environment: `HERMES_CRON_DATABASE` when it is in PostgreSQL.
+    pub fn ledger_env(&self) -> Vec<(String, OsString)> {
+        self.env
+            .get("HERMES_CRON_DATABASE")
+            .map(|url| ("HERMES_CRON_DATABASE".to_string(), url.clone()))
+            .into_iter()
+            .collect()
+    }
+
     /// This home, every command of it run under `wrapper` (e.g. `ip netns
     /// exec NS`: a host in a network namespace of its own).
     pub fn wrapped_in(mut self, wrapper: &[&str]) -> TestHome {

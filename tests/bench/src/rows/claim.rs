@@ -102,6 +102,40 @@ pub(super) fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, 
     Ok(took)
 }
 
+/// `reps` timed passes over every ledger (after a warm-up), round-robin,
+/// rotating which goes first, so a burst of load hits all alike. Ledgers
+/// come in pairs, one pair per size: the samples of the first of each pair,
+/// and of the second, by size.
+pub(super) async fn round_robin(
+    ledgers: &mut [Ledger],
+    base_ms: i64,
+    reps: usize,
+) -> Result<(Vec<Samples>, Vec<Samples>), String> {
+    let config = Config::default();
+    let warmup = 5;
+    let sizes = ledgers.len() / 2;
+    let (mut first, mut second) = (vec![Samples::new(); sizes], vec![Samples::new(); sizes]);
+    for i in 0..warmup + reps {
+        let now_ms = base_ms + 1000 * (i as i64 + 1);
+        for k in 0..ledgers.len() {
+            let which = (i + k) % ledgers.len();
+            let took = pass(&mut ledgers[which], &config, now_ms)?;
+            if i >= warmup {
+                let bucket = if which % 2 == 0 {
+                    &mut first
+                } else {
+                    &mut second
+                };
+                bucket[which / 2].push(took);
+            }
+        }
+        if i % 10 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    Ok((first, second))
+}
+
 /// Measure every size, FULL and OFF, round-robin.
 pub async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
     let base_ms = super::common::wall_ms() / 1000 * 1000;
@@ -112,32 +146,8 @@ pub async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
         ledgers.push(full);
         ledgers.push(off);
     }
-    let config = Config::default();
-    let reps = setup.reps(300, 40);
-    let warmup = 5;
-    let mut cost = ClaimCost {
-        full: vec![Samples::new(); SIZES.len()],
-        off: vec![Samples::new(); SIZES.len()],
-    };
-    for i in 0..warmup + reps {
-        let now_ms = base_ms + 1000 * (i as i64 + 1);
-        for k in 0..ledgers.len() {
-            let which = (i + k) % ledgers.len();
-            let took = pass(&mut ledgers[which], &config, now_ms)?;
-            if i >= warmup {
-                let bucket = if which % 2 == 0 {
-                    &mut cost.full
-                } else {
-                    &mut cost.off
-                };
-                bucket[which / 2].push(took);
-            }
-        }
-        if i % 10 == 0 {
-            tokio::task::yield_now().await;
-        }
-    }
-    Ok(cost)
+    let (full, off) = round_robin(&mut ledgers, base_ms, setup.reps(300, 40)).await?;
+    Ok(ClaimCost { full, off })
 }
 
 fn cell(s: &[Samples]) -> String {

@@ -10,13 +10,12 @@
 //!   gateways (three hosts) against one: due second → last row `running`,
 //!   degraded, alternating.
 
-use super::claim::{Ledger, fill, pass};
+use super::claim::{Ledger, fill, round_robin};
 use super::common::{insert_jobs, job, open_db, sleep_until_wall, wall_ms, whole_second_after};
 use super::gateway::Gateway;
 use crate::setup::Setup;
 use crate::stats::{Samples, ms, ratio};
 use crate::table::{Met, Row};
-use hermes_cron::config::Config;
 use hermes_cron::db::{Conn, Db, from_ms};
 use hermes_cron::home::Home;
 use std::process::Command;
@@ -116,27 +115,7 @@ async fn claim_passes(
         fill(&mut db, n, base_ms)?;
         ledgers.push(Ledger { home, db });
     }
-    let config = Config::default();
-    let reps = setup.reps(300, 40);
-    let warmup = 5;
-    for i in 0..warmup + reps {
-        let now_ms = base_ms + 1000 * (i as i64 + 1);
-        for k in 0..ledgers.len() {
-            let which = (i + k) % ledgers.len();
-            let took = pass(&mut ledgers[which], &config, now_ms)?;
-            if i >= warmup {
-                let bucket = if which % 2 == 0 {
-                    &mut f.pg
-                } else {
-                    &mut f.sqlite
-                };
-                bucket[which / 2].push(took);
-            }
-        }
-        if i % 10 == 0 {
-            tokio::task::yield_now().await;
-        }
-    }
+    (f.pg, f.sqlite) = round_robin(&mut ledgers, base_ms, setup.reps(300, 40)).await?;
     Ok(())
 }
 
