@@ -121,7 +121,7 @@ pub(super) async fn round_robin(
             let which = (i + k) % ledgers.len();
             let took = pass(&mut ledgers[which], &config, now_ms)?;
             if i >= warmup {
-                let bucket = if which % 2 == 0 {
+                let bucket = if which.is_multiple_of(2) {
                     &mut first
                 } else {
                     &mut second
