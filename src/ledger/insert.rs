@@ -82,6 +82,13 @@ fn insert(
 pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
     let o = &c.occurrence;
     check(o.id, Move::Claim, None, ExecState::Claimed)?;
+    claim_in(conn, c).map_err(sql_err(o.id))
+}
+
+/// The claim's INSERT, inside a caller's transaction (a command alert's
+/// attempt, `outbox.rs`).
+pub(super) fn claim_in(conn: &Connection, c: &NewClaim<'_>) -> rusqlite::Result<bool> {
+    let o = &c.occurrence;
     let n = insert(
         conn,
         o,
@@ -89,8 +96,7 @@ pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
         None,
         Some(&c.owner),
         c.output_path.as_deref(),
-    )
-    .map_err(sql_err(o.id))?;
+    )?;
     Ok(n == 1)
 }
 
@@ -110,6 +116,7 @@ pub fn not_run(conn: &Connection, r: &NewNotRun<'_>) -> Result<bool, LedgerError
                     state: r.state,
                     reason_code: Some(r.reason_code),
                     at: o.at,
+                    retry_owed: false,
                 },
             )?;
         }

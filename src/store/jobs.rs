@@ -41,7 +41,7 @@ pub enum JobLookupError {
 const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
     state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
-    pass_env, idle_timeout_s, managed";
+    pass_env, idle_timeout_s, managed, alerts";
 
 fn corrupt(id: &str, field: &'static str, message: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -73,6 +73,8 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         .map(|c| c.parse::<CatchUp>())
         .transpose()
         .map_err(|e| corrupt(&id, "catch_up", e.to_string()))?;
+    let alerts: crate::alert::JobAlerts = serde_json::from_str(&row.get::<_, String>("alerts")?)
+        .map_err(|e| corrupt(&id, "alerts", e))?;
     let state = match row.get::<_, String>("state")?.as_str() {
         "active" => JobState::Active,
         "paused" => JobState::Paused {
@@ -108,6 +110,7 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         require_scope: row.get("require_scope")?,
         hermes_id: row.get("hermes_id")?,
         managed: row.get("managed")?,
+        alerts,
         state,
         anchor: from_ms(row.get("anchor")?),
         next_run_at: row.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
@@ -138,6 +141,7 @@ struct Encoded {
     pass_env: String,
     workdir: Option<String>,
     pause_reason: Option<String>,
+    alerts: String,
 }
 
 fn encode(job: &Job) -> Encoded {
@@ -154,10 +158,11 @@ fn encode(job: &Job) -> Encoded {
             JobState::Paused { reason } => reason.clone(),
             _ => None,
         },
+        alerts: serde_json::to_string(&job.alerts).unwrap_or_else(|_| "{}".into()),
     }
 }
 
-/// Insert or update: both statements take the same 29 parameters, in
+/// Insert or update: both statements take the same 30 parameters, in
 /// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone).
 fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
@@ -191,6 +196,7 @@ fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreErro
         e.pass_env,
         job.idle_timeout.map(|d| d.as_secs() as i64),
         job.managed,
+        e.alerts,
     ])?)
 }
 
@@ -200,7 +206,7 @@ pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
         conn,
         &format!(
             "INSERT INTO jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)"
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
         ),
         job,
     )?;
@@ -216,7 +222,7 @@ pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
          retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
          tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
          next_run_at = ?22, updated_at = ?24, hermes_id = ?25, env_files = ?26,
-         pass_env = ?27, idle_timeout_s = ?28, managed = ?29
+         pass_env = ?27, idle_timeout_s = ?28, managed = ?29, alerts = ?30
          WHERE id = ?1",
         job,
     )?;
@@ -345,4 +351,35 @@ pub(crate) fn managed_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
 pub fn delete_job(conn: &Connection, id: &JobId) -> Result<bool, StoreError> {
     conn.execute("DELETE FROM retry_queue WHERE job_id = ?1", [id.as_str()])?;
     Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id.as_str()])? == 1)
+}
+
+/// Each active job a lateness check may concern, with its last start: all
+/// of them when `global` (the config sends alerts somewhere), else those
+/// with alert settings of their own. Jobs are read and handed over one at
+/// a time (a parsed schedule can hold kilobytes).
+pub(crate) fn for_each_late_candidate(
+    conn: &Connection,
+    global: bool,
+    mut f: impl FnMut(&Job, Option<Timestamp>),
+) -> Result<(), StoreError> {
+    let filter = if global { "" } else { "AND j.alerts != '{}'" };
+    let columns = COLUMNS
+        .split(',')
+        .map(|c| format!("j.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {columns},
+             (SELECT MAX(e.started_at) FROM executions e WHERE e.job_id = j.id) AS last_start
+         FROM jobs j WHERE j.state = 'active' AND j.schedule != '@external' {filter}"
+    ))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let last: Option<i64> = row.get("last_start")?;
+        match job_from_row(row) {
+            Ok(job) => f(&job, last.map(from_ms)),
+            Err(e) => tracing::warn!("lateness check skips a job: {e}"),
+        }
+    }
+    Ok(())
 }

@@ -60,6 +60,16 @@ pub(crate) enum Field {
         get: fn(&Config) -> Option<&str>,
         set: fn(&mut Config, Option<String>),
     },
+    /// A string (empty or null: none). `check` judges a non-empty value and
+    /// returns it in its canonical form, or a [`Rejection`](super::validate)
+    /// fragment.
+    Text {
+        default: &'static str,
+        check: fn(&str) -> Result<String, &'static str>,
+        accepted: &'static str,
+        get: fn(&Config) -> &str,
+        set: fn(&mut Config, String),
+    },
 }
 
 /// A value that passed validation for one key.
@@ -71,6 +81,8 @@ pub(crate) enum Setting {
     OptInt(Option<u64>),
     /// A canonical zone name (`Europe/London`, never `europe/london`).
     Zone(Option<String>),
+    /// A checked string in its canonical form; empty means none.
+    Text(String),
 }
 
 impl Setting {
@@ -83,6 +95,7 @@ impl Setting {
             Setting::OptInt(None) => UNBOUNDED.to_string(),
             Setting::Zone(Some(zone)) => zone.clone(),
             Setting::Zone(None) => SYSTEM_ZONE.to_string(),
+            Setting::Text(text) => text.clone(),
         }
     }
 }
@@ -238,7 +251,105 @@ pub(crate) static KEYS: &[KeySpec] = &[
         },
         doc: "consecutive missed probes before the gateway exits 75 for a restart",
     },
+    KeySpec {
+        name: "cron.alert_on",
+        field: Field::Text {
+            default: "all",
+            check: check_alert_kinds,
+            accepted: "alert kinds separated by commas (failed, timed_out, unknown, missed, \
+                       refused, stalled, recovered, late), all or none",
+            get: |c| &c.cron.alert_on,
+            set: |c, v| c.cron.alert_on = v,
+        },
+        doc: "what alerts, for jobs without --alert-on",
+    },
+    KeySpec {
+        name: "cron.alert_after",
+        field: Field::Int {
+            min: 1,
+            max: 1000,
+            default: 1,
+            get: |c| u64::from(c.cron.alert_after),
+            set: |c, v| c.cron.alert_after = narrow(v),
+        },
+        doc: "consecutive failures before an incident alerts, for jobs without --alert-after",
+    },
+    KeySpec {
+        name: "cron.alert_command",
+        field: Field::Text {
+            default: "",
+            check: check_command,
+            accepted: "a shell command line",
+            get: |c| &c.cron.alert_command,
+            set: |c, v| c.cron.alert_command = v,
+        },
+        doc: "run on every job's alerts (sh -c, run like a job, the event as JSON on stdin)",
+    },
+    KeySpec {
+        name: "cron.alert_webhook",
+        field: Field::Text {
+            default: "",
+            check: check_url,
+            accepted: "an http:// or https:// URL",
+            get: |c| &c.cron.alert_webhook,
+            set: |c, v| c.cron.alert_webhook = v,
+        },
+        doc: "POSTed every job's alerts as JSON",
+    },
+    KeySpec {
+        name: "gateway.ping_url",
+        field: Field::Text {
+            default: "",
+            check: check_url,
+            accepted: "an http:// or https:// URL",
+            get: |c| &c.gateway.ping_url,
+            set: |c, v| c.gateway.ping_url = v,
+        },
+        doc: "dead-man ping: fetched every gateway.ping_interval_s while the gateway is healthy",
+    },
+    KeySpec {
+        name: "gateway.ping_command",
+        field: Field::Text {
+            default: "",
+            check: check_command,
+            accepted: "a shell command line",
+            get: |c| &c.gateway.ping_command,
+            set: |c, v| c.gateway.ping_command = v,
+        },
+        doc: "dead-man ping: run (sh -c) every gateway.ping_interval_s while the gateway is healthy",
+    },
+    KeySpec {
+        name: "gateway.ping_interval_s",
+        field: Field::Int {
+            min: 1,
+            max: 86_400,
+            default: 60,
+            get: |c| c.gateway.ping_interval_s,
+            set: |c, v| c.gateway.ping_interval_s = v,
+        },
+        doc: "seconds between dead-man pings",
+    },
 ];
+
+/// `cron.alert_on`: a list of alert kinds, canonical.
+fn check_alert_kinds(text: &str) -> Result<String, &'static str> {
+    crate::alert::KindSet::parse(text)
+        .map(|set| set.text())
+        .map_err(|_| "is not a list of alert kinds")
+}
+
+/// An alert or ping URL, canonical.
+fn check_url(text: &str) -> Result<String, &'static str> {
+    crate::alert::check_url(text)
+}
+
+/// A shell command line: anything but NUL and line breaks at its ends.
+fn check_command(text: &str) -> Result<String, &'static str> {
+    if text.contains('\0') {
+        return Err("contains a NUL byte");
+    }
+    Ok(text.trim().to_string())
+}
 
 impl KeySpec {
     /// The nested section and the leaf: `("cron", "output_retention")`; None
@@ -254,6 +365,7 @@ impl KeySpec {
             Field::Seconds { default, .. } => Setting::Seconds(Duration::from_secs(default)),
             Field::OptInt { .. } => Setting::OptInt(None),
             Field::Zone { .. } => Setting::Zone(None),
+            Field::Text { default, .. } => Setting::Text(default.to_string()),
         }
     }
 
@@ -265,6 +377,7 @@ impl KeySpec {
             Field::Seconds { get, .. } => Setting::Seconds(get(config)),
             Field::OptInt { get, .. } => Setting::OptInt(get(config)),
             Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
+            Field::Text { get, .. } => Setting::Text(get(config).to_string()),
         }
     }
 
@@ -276,6 +389,7 @@ impl KeySpec {
             (Field::Seconds { set, .. }, Setting::Seconds(v)) => set(config, v),
             (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
             (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
+            (Field::Text { set, .. }, Setting::Text(v)) => set(config, v),
             _ => {}
         }
     }
@@ -299,6 +413,7 @@ impl KeySpec {
                 "an IANA time zone name such as Europe/Paris or UTC, \
                  or {SYSTEM_ZONE} (or null, or empty) for the system zone"
             ),
+            Field::Text { accepted, .. } => format!("{accepted}; empty (or null) for none"),
         }
     }
 
@@ -340,6 +455,10 @@ impl KeySpec {
             Field::Zone { get, .. } => get(config).is_none_or(|zone| {
                 crate::schedule::parse_zone(zone).is_ok_and(|found| found.name() == zone)
             }),
+            Field::Text { get, check, .. } => {
+                let text = get(config);
+                text.is_empty() || check(text).is_ok_and(|canonical| canonical == text)
+            }
         }
     }
 }
@@ -419,6 +538,7 @@ mod tests {
             }
             Field::OptInt { min, .. } => Setting::OptInt(Some(min + 1 + i as u64)),
             Field::Zone { .. } => Setting::Zone(Some("Asia/Tokyo".into())),
+            Field::Text { .. } => Setting::Text(format!("http://127.0.0.1/{i}")),
         }
     }
 

@@ -39,6 +39,26 @@ pub struct CronConfig {
     pub ledger_retention: u32,
     /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
     pub heartbeat_interval_s: u64,
+    /// `cron.alert_on` (all): the alert kinds jobs without `--alert-on` alert on, canonical.
+    pub alert_on: String,
+    /// `cron.alert_after` (1; 1..1000)
+    pub alert_after: u32,
+    /// `cron.alert_command` (none: empty): a shell command line.
+    pub alert_command: String,
+    /// `cron.alert_webhook` (none: empty): an http(s) URL.
+    pub alert_webhook: String,
+}
+
+impl CronConfig {
+    /// The alert keys, as a job's alert rules fall back to them.
+    pub fn alert_defaults(&self) -> crate::alert::AlertDefaults<'_> {
+        crate::alert::AlertDefaults {
+            on: &self.alert_on,
+            after: self.alert_after,
+            command: &self.alert_command,
+            webhook: &self.alert_webhook,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +71,12 @@ pub struct GatewayConfig {
     pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
+    /// `gateway.ping_url` (none: empty): the dead-man ping.
+    pub ping_url: String,
+    /// `gateway.ping_command` (none: empty): the dead-man ping as a command.
+    pub ping_command: String,
+    /// `gateway.ping_interval_s` (60; 1..86400)
+    pub ping_interval_s: u64,
 }
 
 impl Default for Config {
@@ -67,12 +93,19 @@ impl Default for Config {
                 output_max_bytes: 0,
                 ledger_retention: 0,
                 heartbeat_interval_s: 0,
+                alert_on: String::new(),
+                alert_after: 0,
+                alert_command: String::new(),
+                alert_webhook: String::new(),
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,
                 loop_watchdog_probe_interval: Duration::ZERO,
                 loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
+                ping_url: String::new(),
+                ping_command: String::new(),
+                ping_interval_s: 0,
             },
         };
         // The placeholders above are all overwritten: every field has a row.

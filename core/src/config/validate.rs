@@ -87,6 +87,12 @@ pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection>
                 .map_err(|_| Rejection("is not a known IANA time zone")),
             _ => Err(Rejection("is not a time zone name")),
         },
+        Field::Text { check, .. } => match raw {
+            RawValue::Null => Ok(Setting::Text(String::new())),
+            RawValue::Str(s) if s.trim().is_empty() => Ok(Setting::Text(String::new())),
+            RawValue::Str(s) => check(s).map(Setting::Text).map_err(Rejection),
+            _ => Err(Rejection("is not a string")),
+        },
     }
 }
 

@@ -48,6 +48,8 @@ impl Scalar {
             Setting::Seconds(d) => seconds(*d),
             Setting::OptInt(None) | Setting::Zone(None) => Scalar::Null,
             Setting::Zone(Some(zone)) => Scalar::string(zone),
+            Setting::Text(text) if text.is_empty() => Scalar::Null,
+            Setting::Text(text) => Scalar::string(text),
         }
     }
 

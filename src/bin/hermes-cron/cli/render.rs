@@ -112,6 +112,19 @@ pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
         "updated_at": utc(job.updated_at),
         "last_outcome": last.map(|e| e.state.as_str()),
         "last_run_id": last.map(|e| e.id.to_string()),
+        "alerts": alerts_json(&job.alerts),
+    })
+}
+
+/// A job's own alert settings (null: the config's); URLs redacted to their host.
+fn alerts_json(a: &hermes_cron::alert::JobAlerts) -> Value {
+    let url = |u: &Option<String>| u.as_deref().map(hermes_cron::alert::redacted_url);
+    json!({
+        "on": a.on.map(|k| k.text()),
+        "after": a.after,
+        "command": a.command,
+        "webhook": url(&a.webhook),
+        "ping": url(&a.ping),
     })
 }
 
