@@ -194,7 +194,10 @@ fn every_key_round_trips_through_set_and_get() {
         ("gateway.loop_watchdog_max_strikes", "1000"),
         ("cron.alert_on", "failed,recovered,late"),
         ("cron.alert_after", "1000"),
-        ("cron.alert_command", "notify-send \"$HERMES_CRON_ALERT_SUMMARY\""),
+        (
+            "cron.alert_command",
+            "notify-send \"$HERMES_CRON_ALERT_SUMMARY\"",
+        ),
         ("cron.alert_webhook", "https://hooks.example/x?token=1"),
         ("gateway.ping_url", "https://hc-ping.com/abc"),
         ("gateway.ping_command", "curl -fsS https://hc-ping.com/abc"),

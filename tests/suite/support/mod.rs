@@ -26,6 +26,7 @@ pub mod fake_model;
 pub mod gateway;
 pub mod hermes;
 pub mod home;
+pub mod hook_server;
 pub mod invariants;
 pub mod mock_manager;
 pub mod process;
