@@ -7,7 +7,7 @@
 
 pub use hermes_cron_core::{alert, exit, ids, import, job, schedule, text, text_enum};
 
-pub(crate) mod alerts;
+pub mod alerts;
 pub mod clock;
 pub mod config;
 pub mod crash;

@@ -30,6 +30,15 @@ pub(crate) struct Launched {
     pub mode: ledger::DispatchMode,
 }
 
+/// Why a command alert did not start.
+pub(crate) enum NotLaunched {
+    /// Its attempt could not be written (nothing started; written again later).
+    Ledger(String),
+    /// The launcher refused it or could not spawn it; its row says so, and
+    /// its attempt is settled with it.
+    Launcher(String),
+}
+
 /// The shell line that runs `command` with the event on its stdin.
 fn with_event_on_stdin(command: &str) -> String {
     format!("printf '%s\\n' \"$HERMES_CRON_ALERT_JSON\" | {{\n{command}\n}}")
@@ -53,9 +62,7 @@ fn spec_of(d: &Delivery, config: &Config) -> RunSpec {
 }
 
 /// Begin an attempt of command delivery `d` and dispatch its run. Ok(None):
-/// nothing started (another process began the attempt, or the launcher
-/// refused it or could not spawn; the run's row says which and the attempt
-/// is settled with it).
+/// another process began the attempt first.
 pub(crate) async fn launch(
     db: &Db,
     launcher: &Launcher,
@@ -64,7 +71,7 @@ pub(crate) async fn launch(
     owner: Owner,
     d: &Delivery,
     now: Timestamp,
-) -> Result<Option<Launched>, String> {
+) -> Result<Option<Launched>, NotLaunched> {
     let spec = spec_of(d, config);
     let id = ExecutionId::generate();
     let job_name = format!("alert-{}", d.job_name);
@@ -86,7 +93,7 @@ pub(crate) async fn launch(
     match ledger::begin_command_attempt(db.conn(), d, &claim) {
         Ok(true) => {}
         Ok(false) => return Ok(None),
-        Err(e) => return Err(crate::text::Chain(&e).to_string()),
+        Err(e) => return Err(NotLaunched::Ledger(crate::text::Chain(&e).to_string())),
     }
     let run = ClaimedRun {
         id: id.clone(),
@@ -113,9 +120,9 @@ pub(crate) async fn launch(
             mode,
         })),
         Ok(Dispatched::Refused { message, .. }) | Ok(Dispatched::NotSpawned { message }) => {
-            Err(message)
+            Err(NotLaunched::Launcher(message))
         }
-        Err(e) => Err(crate::text::Chain(&e).to_string()),
+        Err(e) => Err(NotLaunched::Launcher(crate::text::Chain(&e).to_string())),
     }
 }
 

@@ -10,8 +10,10 @@
 mod command;
 mod deadman;
 mod driver;
+mod gateway_failed;
 mod http;
 mod late;
 
 pub(crate) use deadman::spawn as spawn_deadman;
 pub(crate) use driver::{AlertDriver, Launch};
+pub use gateway_failed::{GatewayFailedReport, gateway_failed};

@@ -151,7 +151,7 @@ impl EventLoop {
                 Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
-                Some(done) = self.alerts.outcome() => self.alerts.record(&self.db, &done, self.clock.now()),
+                Some(done) = self.alerts.outcome() => self.alerts.record(&self.db, done, self.clock.now()),
                 _ = watcher.changed() => {
                     if watcher.take_hermes_jobs_changed() {
                         self.sync_provider(true);

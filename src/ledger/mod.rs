@@ -28,7 +28,7 @@ pub use hermes_cron_core::run::{
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
 pub use moves::{Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
 pub(crate) use moves::{spawn_failed, unadopted};
-pub use outbox::{Delivery, record_late};
+pub use outbox::{Delivery, record_gateway_failed, record_late};
 pub(crate) use outbox::{
     begin_attempt, begin_command_attempt, due_deliveries, end_attempt, interrupted_attempts,
     next_delivery_at,

@@ -292,7 +292,7 @@ fn insert_delivery(tx: &Connection, d: &NewDelivery<'_>) -> rusqlite::Result<()>
     )?
     .execute(params![
         ExecutionId::generate().as_str(),
-        d.job.0,
+        Some(d.job.0).filter(|j| !j.is_empty()),
         d.job.1,
         d.execution,
         d.kind,
@@ -488,4 +488,41 @@ pub(crate) fn interrupted_attempts(conn: &Connection, at: Timestamp) -> rusqlite
         )?;
     }
     Ok(open.len())
+}
+
+/// The gateway failed (its unit's `OnFailure=` hook): the event, once per
+/// destination, owed like any alert. The number of deliveries written.
+pub fn record_gateway_failed(
+    conn: &Connection,
+    event: &AlertEvent,
+    commands: &[String],
+    webhooks: &[String],
+) -> Result<usize, LedgerError> {
+    let id = ExecutionId::from_string("gateway_failed");
+    let json = event.to_json();
+    in_savepoint(conn, |tx| {
+        let mut n = 0;
+        for (destination, targets) in [
+            (Destination::Command, commands),
+            (Destination::Webhook, webhooks),
+        ] {
+            for target in targets {
+                insert_delivery(
+                    tx,
+                    &NewDelivery {
+                        job: ("", &event.job_name),
+                        execution: None,
+                        kind: event.kind.as_str(),
+                        destination,
+                        target,
+                        event: &json,
+                        at: event.at,
+                    },
+                )?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    })
+    .map_err(sql_err(&id))
 }

@@ -350,6 +350,10 @@ pub(crate) fn managed_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
 /// Remove a job. Its ledger rows stay for history. Returns false when it was gone.
 pub fn delete_job(conn: &Connection, id: &JobId) -> Result<bool, StoreError> {
     conn.execute("DELETE FROM retry_queue WHERE job_id = ?1", [id.as_str()])?;
+    conn.execute(
+        "DELETE FROM alert_incidents WHERE job_id = ?1",
+        [id.as_str()],
+    )?;
     Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id.as_str()])? == 1)
 }
 

@@ -349,3 +349,77 @@ fn the_dead_man_ping_stops_when_the_event_loop_is_wedged() {
         gw.log()
     );
 }
+
+/// The user unit's `OnFailure=` hook (`hermes-cron gateway-failed`, with
+/// the `MONITOR_*` variables systemd gives it) sends a `gateway_failed`
+/// alert to the config's webhook itself: no gateway is running to do it.
+#[test]
+fn the_onfailure_hook_sends_gateway_failed_to_the_configs_webhook() {
+    let h = TestHome::new();
+    let hook = HookServer::start();
+    h.config_set("cron.alert_webhook", &hook.url("/gw"));
+    let out = h
+        .cmd(&[
+            "gateway-failed",
+            "--unit",
+            "hermes-cron-gateway.service",
+            "--json",
+        ])
+        .env("MONITOR_SERVICE_RESULT", "exit-code")
+        .env("MONITOR_EXIT_STATUS", "1")
+        .run()
+        .ok();
+    let report = out.json();
+    assert_eq!(
+        (report["queued"].as_u64(), report["http_ok"].as_u64()),
+        (Some(1), Some(1)),
+        "{out}"
+    );
+    let hits = hook.hits_on("/gw");
+    assert_eq!(hits.len(), 1, "{hits:#?}");
+    let e = hits[0].json();
+    assert_eq!(e["kind"], "gateway_failed");
+    let summary = e["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("hermes-cron-gateway.service") && summary.contains("result exit-code"),
+        "{summary}"
+    );
+    assert_eq!(deliveries(&h)[0]["state"], "delivered");
+}
+
+/// The user unit and its hook are valid units for systemd.
+#[test]
+fn the_user_unit_names_an_onfailure_hook_that_systemd_accepts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("units");
+    let unit = std::fs::read_to_string(root.join("hermes-cron-gateway.service")).unwrap();
+    assert!(
+        unit.lines()
+            .any(|l| l == "OnFailure=hermes-cron-gateway-failed@%n.service")
+    );
+    let hook = std::fs::read_to_string(root.join("hermes-cron-gateway-failed@.service")).unwrap();
+    assert!(hook.contains("ExecStart=%h/.cargo/bin/hermes-cron gateway-failed --unit %i"));
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "hermes-cron-gateway.service",
+        "hermes-cron-gateway-failed@.service",
+    ] {
+        let text = std::fs::read_to_string(root.join(name)).unwrap().replace(
+            "%h/.cargo/bin/hermes-cron",
+            &crate::support::cli::bin().display().to_string(),
+        );
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--user"])
+        .arg(dir.path().join("hermes-cron-gateway.service"))
+        .arg(dir.path().join("hermes-cron-gateway-failed@.service"))
+        .env("SYSTEMD_UNIT_PATH", format!("{}:", dir.path().display()))
+        .output()
+        .expect("systemd-analyze");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "systemd-analyze verify: {err}");
+    assert!(
+        !err.contains("Unknown key") && !err.contains("Unknown section"),
+        "{err}"
+    );
+}

@@ -106,6 +106,7 @@ impl AlertEvent {
         };
         match self.kind {
             AlertKind::Recovered => format!("{name} recovered: it succeeded again"),
+            AlertKind::GatewayFailed => "the hermes-cron gateway failed".to_string(),
             AlertKind::Late => match self.incident_since {
                 Some(since) => format!("{name} is late: it has not started since {since}"),
                 None => format!("{name} is late"),

@@ -19,18 +19,24 @@ pub enum AlertKind {
     Recovered,
     /// Not started for longer than its period plus grace while the gateway is up.
     Late,
+    /// The gateway itself failed for good (the user unit's `OnFailure=` hook).
+    GatewayFailed,
 }
 
 crate::text_enum_impls!(AlertKind, "alert kind", {
     Failed => "failed", TimedOut => "timed_out", Unknown => "unknown", Missed => "missed",
     Refused => "refused", Stalled => "stalled", Recovered => "recovered", Late => "late",
+    GatewayFailed => "gateway_failed",
 });
 crate::text_enum_serde!(AlertKind);
 
 impl AlertKind {
     /// Whether it opens (or continues) an incident, as opposed to closing one.
     pub fn is_failure(self) -> bool {
-        !matches!(self, AlertKind::Recovered | AlertKind::Late)
+        !matches!(
+            self,
+            AlertKind::Recovered | AlertKind::Late | AlertKind::GatewayFailed
+        )
     }
 
     fn bit(self) -> u16 {
@@ -44,7 +50,7 @@ impl AlertKind {
 pub struct KindSet(u16);
 
 impl KindSet {
-    pub const ALL: KindSet = KindSet((1 << 8) - 1);
+    pub const ALL: KindSet = KindSet((1 << 9) - 1);
     pub const NONE: KindSet = KindSet(0);
 
     pub fn contains(self, kind: AlertKind) -> bool {

@@ -93,3 +93,45 @@ pub fn alerts(ctx: &mut Ctx, job: Option<&str>, limit: usize, json: bool) -> any
     print!("{}", t.render());
     Ok(hermes_cron::exit::OK)
 }
+
+/// `gateway-failed`: the user unit's `OnFailure=` hook.
+pub fn gateway_failed(ctx: &mut Ctx, unit: Option<&str>, json: bool) -> anyhow::Result<i32> {
+    let config = ctx.config()?.clone();
+    let launcher = hermes_cron::dispatch::Launcher::from_env(&ctx.home, &config)?;
+    let db = ctx.open_db()?;
+    // systemd (251+) tells an OnFailure= unit how the failed one ended.
+    let monitor = |k: &str| std::env::var(format!("MONITOR_{k}")).ok();
+    let mut detail: Vec<String> = unit.map(|u| format!("unit {u}")).into_iter().collect();
+    for (key, label) in [
+        ("SERVICE_RESULT", "result"),
+        ("EXIT_CODE", "exit"),
+        ("EXIT_STATUS", "status"),
+    ] {
+        if let Some(v) = monitor(key).filter(|v| !v.is_empty()) {
+            detail.push(format!("{label} {v}"));
+        }
+    }
+    let report = super::wait_cmd::runtime()?.block_on(hermes_cron::alerts::gateway_failed(
+        &ctx.home,
+        &config,
+        &launcher,
+        &db,
+        &detail.join(", "),
+        &ctx.clock,
+    ))?;
+    if json {
+        println!(
+            "{}",
+            json!({"queued": report.queued, "begun": report.begun,
+                   "http_ok": report.http_ok, "http_failed": report.http_failed})
+        );
+    } else if report.queued == 0 {
+        println!("no alert destination configured (cron.alert_command, cron.alert_webhook)");
+    } else {
+        println!(
+            "gateway_failed alert queued for {} destination(s); {} delivery attempt(s) begun, {} HTTP ok, {} failed (`hermes-cron alerts`)",
+            report.queued, report.begun, report.http_ok, report.http_failed
+        );
+    }
+    Ok(hermes_cron::exit::OK)
+}

@@ -129,6 +129,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Send a gateway_failed alert to the config's alert command and webhook
+    /// (what the user unit's OnFailure= hook runs).
+    #[command(name = "gateway-failed")]
+    GatewayFailed {
+        /// The unit that failed (systemd's %i).
+        #[arg(long, value_name = "NAME")]
+        unit: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// hermes-cron as the Hermes Agent's cron provider: install, uninstall.
     Hermes {
         #[command(subcommand)]

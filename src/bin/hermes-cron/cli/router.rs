@@ -44,6 +44,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         } => import_cmd::import(&mut ctx, &file, dry_run, json),
         Command::Config { action } => config_cmd::config(&mut ctx, action),
         Command::Hermes { action } => hermes_cmd::hermes(&mut ctx, action),
+        Command::GatewayFailed { unit, json } => {
+            alerts_cmd::gateway_failed(&mut ctx, unit.as_deref(), json)
+        }
         Command::Alerts { job, limit, json } => {
             alerts_cmd::alerts(&mut ctx, job.as_deref(), limit, json)
         }
