@@ -14,6 +14,8 @@ mod insert;
 mod moves;
 mod outbox;
 mod outbox_read;
+#[cfg(test)]
+mod outbox_tests;
 mod read;
 mod retention;
 mod retry;

@@ -357,33 +357,61 @@ pub fn delete_job(conn: &Connection, id: &JobId) -> Result<bool, StoreError> {
     Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id.as_str()])? == 1)
 }
 
-/// Each active job a lateness check may concern, with its last start: all
-/// of them when `global` (the config sends alerts somewhere), else those
-/// with alert settings of their own. Jobs are read and handed over one at
-/// a time (a parsed schedule can hold kilobytes).
+/// What the lateness watch reads of a job: its schedule unparsed (most
+/// checks hit a cache and never parse it).
+#[derive(Clone, Debug)]
+pub(crate) struct LateRow {
+    pub id: String,
+    pub name: String,
+    /// The stored (canonical) schedule.
+    pub schedule: String,
+    pub tz: Option<String>,
+    pub anchor: Timestamp,
+    pub updated_at: Timestamp,
+    pub alerts: crate::alert::JobAlerts,
+    /// When its newest run that started did.
+    pub last_start: Option<Timestamp>,
+}
+
+/// Each active job a lateness check may concern: all of them when
+/// `global` (the config sends alerts somewhere), else those with alert
+/// settings of their own.
 pub(crate) fn for_each_late_candidate(
     conn: &Connection,
     global: bool,
-    mut f: impl FnMut(&Job, Option<Timestamp>),
+    mut f: impl FnMut(LateRow),
 ) -> Result<(), StoreError> {
     let filter = if global { "" } else { "AND j.alerts != '{}'" };
-    let columns = COLUMNS
-        .split(',')
-        .map(|c| format!("j.{}", c.trim()))
-        .collect::<Vec<_>>()
-        .join(", ");
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {columns},
-             (SELECT MAX(e.started_at) FROM executions e WHERE e.job_id = j.id) AS last_start
+        "SELECT j.id, j.name, j.schedule, j.tz, j.anchor, j.updated_at, j.alerts,
+             (SELECT e.started_at FROM executions e
+              WHERE e.job_id = j.id AND e.started_at IS NOT NULL
+              ORDER BY e.id DESC LIMIT 1)
          FROM jobs j WHERE j.state = 'active' AND j.schedule != '@external' {filter}"
     ))?;
     let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let last: Option<i64> = row.get("last_start")?;
-        match job_from_row(row) {
-            Ok(job) => f(&job, last.map(from_ms)),
-            Err(e) => tracing::warn!("lateness check skips a job: {e}"),
-        }
+    while let Some(r) = rows.next()? {
+        let id: String = r.get(0)?;
+        let alerts = match serde_json::from_str(&r.get::<_, String>(6)?) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(
+                    "lateness check skips job {id}: {}",
+                    corrupt(&id, "alerts", e)
+                );
+                continue;
+            }
+        };
+        f(LateRow {
+            name: r.get(1)?,
+            schedule: r.get(2)?,
+            tz: r.get(3)?,
+            anchor: from_ms(r.get(4)?),
+            updated_at: from_ms(r.get(5)?),
+            alerts,
+            last_start: r.get::<_, Option<i64>>(7)?.map(from_ms),
+            id,
+        });
     }
     Ok(())
 }
