@@ -12,7 +12,7 @@ use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ids::ExecutionId;
 use crate::job::Env;
-use crate::ledger::{self, Delivery, NewClaim, Occurrence, RunSpec, Source};
+use crate::ledger::{self, Delivery, NewClaim, Occurrence, RunSpec};
 use crate::process::Owner;
 use crate::schedule::Timestamp;
 use crate::tick::ClaimedRun;
@@ -77,16 +77,7 @@ pub(crate) async fn launch(
     let job_name = format!("alert-{}", d.job_name);
     let output = home.output_file("alert", id.as_str());
     let claim = NewClaim {
-        occurrence: Occurrence {
-            id: &id,
-            job_id: None,
-            job_name: &job_name,
-            scheduled_for: None,
-            attempt: 1,
-            source: Source::Spawn,
-            spec: &spec,
-            at: now,
-        },
+        occurrence: Occurrence::spawned(&id, &job_name, &spec, now),
         owner,
         output_path: Some(output.to_string_lossy().into_owned()),
     };
@@ -95,17 +86,7 @@ pub(crate) async fn launch(
         Ok(false) => return Ok(None),
         Err(e) => return Err(NotLaunched::Ledger(crate::text::Chain(&e).to_string())),
     }
-    let run = ClaimedRun {
-        id: id.clone(),
-        job_id: None,
-        job_name: job_name.clone(),
-        scheduled_for: None,
-        attempt: 1,
-        source: Source::Spawn,
-        spec,
-        owner,
-        replace: Vec::new(),
-    };
+    let run = ClaimedRun::spawned(id.clone(), job_name.clone(), spec, owner);
     match launcher
         .dispatch(db, &run, Requirement::None, Attach::Detached, now)
         .await

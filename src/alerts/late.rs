@@ -132,6 +132,23 @@ mod tests {
         s.parse().unwrap()
     }
 
+    /// A database with one `every 1m` job made at `t0`.
+    fn home_with_a_job(t0: Timestamp) -> Db {
+        let db = Db::open_in_memory().unwrap();
+        let schedule = Schedule::parse("every 1m", t0, Tz::UTC).unwrap();
+        let argv = vec!["true".to_string()];
+        let job = Job::new(
+            JobId::generate(),
+            "pulse".into(),
+            "every 1m".into(),
+            schedule,
+            argv,
+            t0,
+        );
+        store::insert_job(db.conn(), &job).unwrap();
+        db
+    }
+
     fn late_alerts(db: &Db) -> Vec<(String, String)> {
         db.conn()
             .prepare("SELECT kind, destination FROM alert_deliveries ORDER BY id")
@@ -147,18 +164,8 @@ mod tests {
     /// once however often it is checked.
     #[test]
     fn a_job_not_started_within_its_period_and_grace_alerts_late_once() {
-        let db = Db::open_in_memory().unwrap();
         let t0 = at("2026-01-01T10:00:00Z");
-        let schedule = Schedule::parse("every 1m", t0, Tz::UTC).unwrap();
-        let job = Job::new(
-            JobId::generate(),
-            "pulse".into(),
-            "every 1m".into(),
-            schedule,
-            vec!["true".into()],
-            t0,
-        );
-        store::insert_job(db.conn(), &job).unwrap();
+        let db = home_with_a_job(t0);
         let mut config = Config::default();
         config.cron.alert_webhook = "http://127.0.0.1:9/hook".into();
         let mut watch = LateWatch::new(t0);
@@ -180,18 +187,8 @@ mod tests {
     /// Without anywhere to send it, lateness is not even looked at.
     #[test]
     fn no_destination_no_late_alert() {
-        let db = Db::open_in_memory().unwrap();
         let t0 = at("2026-01-01T10:00:00Z");
-        let schedule = Schedule::parse("every 1m", t0, Tz::UTC).unwrap();
-        let job = Job::new(
-            JobId::generate(),
-            "p".into(),
-            "every 1m".into(),
-            schedule,
-            vec!["true".into()],
-            t0,
-        );
-        store::insert_job(db.conn(), &job).unwrap();
+        let db = home_with_a_job(t0);
         let mut watch = LateWatch::new(t0);
         watch.check(&db, &Config::default(), Tz::UTC, at("2026-01-02T00:00:00Z"));
         assert!(late_alerts(&db).is_empty());

@@ -27,6 +27,27 @@ pub struct Occurrence<'a> {
     pub at: Timestamp,
 }
 
+impl<'a> Occurrence<'a> {
+    /// A run of no job (`spawn`, a command alert): attempt 1, no slot.
+    pub fn spawned(
+        id: &'a ExecutionId,
+        job_name: &'a str,
+        spec: &'a RunSpec,
+        at: Timestamp,
+    ) -> Occurrence<'a> {
+        Occurrence {
+            id,
+            job_id: None,
+            job_name,
+            scheduled_for: None,
+            attempt: 1,
+            source: Source::Spawn,
+            spec,
+            at,
+        }
+    }
+}
+
 /// A claimed occurrence: `owner` claimed it; a worker will adopt it.
 #[derive(Clone, Debug)]
 pub struct NewClaim<'a> {

@@ -35,6 +35,25 @@ fn states<'a>(rows: &'a [Value], state: &str) -> Vec<&'a Value> {
     rows.iter().filter(|r| r["state"] == state).collect()
 }
 
+/// The rows of job `name` in `state`, oldest first.
+fn rows_in(h: &TestHome, name: &str, state: &str) -> Vec<Value> {
+    h.runs_of(name)
+        .into_iter()
+        .filter(|r| r["state"] == state)
+        .collect()
+}
+
+/// Pause job `name` and wait until every row (alert runs too) is terminal.
+fn pause_and_settle(h: &TestHome, name: &str) {
+    h.run(&["pause", name]).ok();
+    h.wait_until("every row to be terminal", Duration::from_secs(60), || {
+        h.runs(None)
+            .iter()
+            .all(|r| r["terminal"] == true)
+            .then_some(())
+    });
+}
+
 /// A failing job's command alert gets the event as JSON on stdin, once for
 /// the incident however many runs fail, with the `HERMES_CRON_ALERT_*`
 /// variables; it runs like a job: a ledger row of its own, in a scope.
@@ -61,22 +80,11 @@ fn a_failing_jobs_command_alert_receives_the_json_event_once() {
         "3 failed runs and the alert",
         Duration::from_secs(90),
         || {
-            let failed = h
-                .runs_of("boom")
-                .iter()
-                .filter(|r| r["state"] == "failed")
-                .count();
+            let failed = rows_in(&h, "boom", "failed").len();
             (failed >= 3 && !events(&got).is_empty()).then_some(())
         },
     );
-    h.run(&["pause", "boom"]).ok();
-    // Whatever was still going settles; the alert's own run included.
-    h.wait_until("every row to be terminal", Duration::from_secs(60), || {
-        h.runs(None)
-            .iter()
-            .all(|r| r["terminal"] == true)
-            .then_some(())
-    });
+    pause_and_settle(&h, "boom");
     gw.stop();
 
     let seen = events(&got);
@@ -87,12 +95,10 @@ fn a_failing_jobs_command_alert_receives_the_json_event_once() {
     assert_eq!(e["consecutive_failures"], 1);
     assert_eq!(e["run"]["state"], "failed");
     assert_eq!(e["run"]["exit_code"], 3);
-    let first_failed = h
-        .runs_of("boom")
-        .into_iter()
-        .find(|r| r["state"] == "failed")
-        .unwrap();
-    assert_eq!(e["run"]["execution_id"], first_failed["id"]);
+    assert_eq!(
+        e["run"]["execution_id"],
+        rows_in(&h, "boom", "failed")[0]["id"]
+    );
     assert_eq!(std::fs::read_to_string(&kinds).unwrap(), "failed boom\n");
 
     let all = deliveries(&h);
@@ -129,11 +135,7 @@ fn alert_after_three_alerts_on_the_third_failure_only_and_recovered_once_after()
         &[&format!("test -e {}", ok.display())],
     );
     h.wait_until("5 failed runs", Duration::from_secs(90), || {
-        let failed = h
-            .runs_of("flaky")
-            .iter()
-            .filter(|r| r["state"] == "failed")
-            .count();
+        let failed = rows_in(&h, "flaky", "failed").len();
         (failed >= 5).then_some(())
     });
     h.wait_until("the alert", PATIENCE, || {
@@ -144,31 +146,17 @@ fn alert_after_three_alerts_on_the_third_failure_only_and_recovered_once_after()
         "3 successes and the recovery",
         Duration::from_secs(90),
         || {
-            let ok_runs = h
-                .runs_of("flaky")
-                .iter()
-                .filter(|r| r["state"] == "succeeded")
-                .count();
+            let ok_runs = rows_in(&h, "flaky", "succeeded").len();
             (ok_runs >= 3 && events(&got).len() >= 2).then_some(())
         },
     );
-    h.run(&["pause", "flaky"]).ok();
-    h.wait_until("every row to be terminal", Duration::from_secs(60), || {
-        h.runs(None)
-            .iter()
-            .all(|r| r["terminal"] == true)
-            .then_some(())
-    });
+    pause_and_settle(&h, "flaky");
     gw.stop();
 
     let seen = events(&got);
     let kinds: Vec<&str> = seen.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["failed", "recovered"], "{seen:#?}");
-    let failed: Vec<Value> = h
-        .runs_of("flaky")
-        .into_iter()
-        .filter(|r| r["state"] == "failed")
-        .collect();
+    let failed = rows_in(&h, "flaky", "failed");
     assert!(failed.len() >= 5, "{}", failed.len());
     assert_eq!(seen[0]["consecutive_failures"], 3);
     assert_eq!(
@@ -177,12 +165,10 @@ fn alert_after_three_alerts_on_the_third_failure_only_and_recovered_once_after()
     );
     assert_eq!(seen[1]["run"]["state"], "succeeded");
     assert_eq!(seen[1]["consecutive_failures"], failed.len());
-    let first_success = h
-        .runs_of("flaky")
-        .into_iter()
-        .find(|r| r["state"] == "succeeded")
-        .unwrap();
-    assert_eq!(seen[1]["run"]["execution_id"], first_success["id"]);
+    assert_eq!(
+        seen[1]["run"]["execution_id"],
+        rows_in(&h, "flaky", "succeeded")[0]["id"]
+    );
 }
 
 /// A webhook gets the event as a JSON POST, once per incident.
@@ -202,15 +188,11 @@ fn a_webhook_on_127_0_0_1_gets_the_post() {
         "the POST and 3 failed runs",
         Duration::from_secs(90),
         || {
-            let failed = h
-                .runs_of("boom")
-                .iter()
-                .filter(|r| r["state"] == "failed")
-                .count();
+            let failed = rows_in(&h, "boom", "failed").len();
             (failed >= 3 && !hook.hits_on("/hook").is_empty()).then_some(())
         },
     );
-    h.run(&["pause", "boom"]).ok();
+    pause_and_settle(&h, "boom");
     gw.stop();
     let hits = hook.hits_on("/hook");
     assert_eq!(hits.len(), 1, "{hits:#?}");
