@@ -124,6 +124,7 @@ CREATE UNIQUE INDEX jobs_managed_hermes_id ON jobs(hermes_id) WHERE managed = 1;
 /// transaction of the move that causes them, and every attempt at one.
 const ALERTS: &str = "
 ALTER TABLE jobs ADD COLUMN alerts TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX jobs_with_alerts ON jobs(id) WHERE alerts != '{}';
 CREATE TABLE alert_incidents (
     job_id     TEXT PRIMARY KEY,
     failures   INTEGER NOT NULL DEFAULT 0,
