@@ -297,6 +297,9 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
         ),
         ("require scope", job.require_scope.to_string()),
     ];
+    if !job.alerts.is_empty() {
+        lines.push(("alerts", super::render::alerts_line(&job.alerts)));
+    }
     if let Some(dir) = &job.workdir {
         lines.push(("workdir", dir.display().to_string()));
     }
