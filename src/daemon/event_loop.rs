@@ -105,12 +105,14 @@ impl EventLoop {
         }
     }
 
-    /// The next instant with work: a job's slot, an owed retry or alert.
+    /// The next instant with work: a job's slot or an owed retry.
     fn next_due(&self) -> Result<Option<Timestamp>, String> {
         let job = store::next_due_at(self.db.conn()).map_err(|e| e.to_string())?;
         let retry = ledger::next_retry_at(self.db.conn()).map_err(|e| e.to_string())?;
-        let alert = self.alerts.next_due(&self.db);
-        Ok([job, retry, alert].into_iter().flatten().min())
+        Ok(match (job, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
     }
 
     /// Run until a signal or a fatal error.
@@ -147,10 +149,16 @@ impl EventLoop {
                 Some(b) if b > deadline => b,
                 _ => deadline,
             };
+            // An owed alert wakes the loop (its top begins it), not a claim.
+            let alert_due = self
+                .alerts
+                .next_due(&self.db)
+                .map(|at| deadline_for(at, now));
             tokio::select! {
                 Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
+                _ = tokio::time::sleep_until(alert_due.unwrap_or(deadline)), if alert_due.is_some_and(|a| a < deadline) => {}
                 Some(done) = self.alerts.outcome() => self.alerts.record(&self.db, done, self.clock.now()),
                 _ = watcher.changed() => {
                     if watcher.take_hermes_jobs_changed() {

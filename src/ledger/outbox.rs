@@ -93,34 +93,14 @@ pub(super) fn on_terminal(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()
     );
     let job = (job_id.as_str(), job_name.as_str());
     if let Some(ping) = &alert.ping {
-        let (kind, url) = match obs {
-            Observed::Success => ("success", ping.trim_end_matches('/').to_string()),
-            Observed::Failure(_) => ("fail", format!("{}/fail", ping.trim_end_matches('/'))),
-            _ => ("", String::new()),
+        let base = ping.trim_end_matches('/');
+        let owed = match obs {
+            Observed::Success => Some(("success", base.to_string())),
+            Observed::Failure(_) => Some(("fail", format!("{base}/fail"))),
+            Observed::Neutral | Observed::Late => None,
         };
-        if !kind.is_empty() {
-            let event = AlertEvent::new(
-                if kind == "success" {
-                    AlertKind::Recovered
-                } else {
-                    kind_of(obs)
-                },
-                e.at,
-                (Some(job.0), job.1),
-                0,
-                None,
-                Some(run.clone()),
-            );
-            let d = NewDelivery {
-                job,
-                execution: Some(e.id.as_str()),
-                kind,
-                destination: Destination::Ping,
-                target: &url,
-                event: &event.to_json(),
-                at: e.at,
-            };
-            insert_delivery(tx, &d)?;
+        if let Some((kind, url)) = owed {
+            insert_ping(tx, job, e.id, kind, &url, e.at)?;
         }
     }
     if alert.has_alert_destinations() {
@@ -129,12 +109,32 @@ pub(super) fn on_terminal(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()
     Ok(())
 }
 
-fn kind_of(obs: Observed) -> AlertKind {
-    match obs {
-        Observed::Failure(k) => k,
-        Observed::Late => AlertKind::Late,
-        _ => AlertKind::Recovered,
-    }
+/// A ping owed: `kind` is `start`, `success` or `fail`. A ping is a GET;
+/// its event (kept for `alerts`) says what it reports.
+fn insert_ping(
+    tx: &Connection,
+    job: (&str, &str),
+    id: &ExecutionId,
+    kind: &str,
+    url: &str,
+    at: Timestamp,
+) -> rusqlite::Result<()> {
+    let event = serde_json::json!({
+        "kind": kind, "at": at, "job_id": job.0, "job_name": job.1,
+        "execution_id": id.as_str(),
+    });
+    insert_delivery(
+        tx,
+        &NewDelivery {
+            job,
+            execution: Some(id.as_str()),
+            kind,
+            destination: Destination::Ping,
+            target: url,
+            event: &event.to_string(),
+            at,
+        },
+    )
 }
 
 fn spec_alert(spec: &str) -> Option<AlertSpec> {
@@ -161,23 +161,7 @@ pub(super) fn on_adopt(tx: &Connection, id: &ExecutionId, at: Timestamp) -> rusq
         return Ok(());
     };
     let url = format!("{}/start", ping.trim_end_matches('/'));
-    let event = serde_json::json!({
-        "kind": "start", "at": at, "job_id": job_id, "job_name": job_name,
-        "execution_id": id.as_str(),
-    });
-    insert_delivery(
-        tx,
-        &NewDelivery {
-            job: (&job_id, &job_name),
-            execution: Some(id.as_str()),
-            kind: "start",
-            destination: Destination::Ping,
-            target: &url,
-            event: &event.to_string(),
-            at,
-        },
-    )?;
-    Ok(())
+    insert_ping(tx, (&job_id, &job_name), id, "start", &url, at)
 }
 
 /// The job `job` (id, name) has not started in time: a `late` alert when
