@@ -193,6 +193,13 @@ impl EventLoop {
     /// One claim pass; a failure is this pass's (logged, retried with backoff),
     /// never the gateway's.
     fn claim_pass(&mut self) {
+        // Stopping: a slot claimed now could only be recorded `missed`
+        // (gateway_stopped); leave it due for the next gateway. (select!
+        // picks among ready branches at random, so a stop request and a
+        // passed deadline seen together could claim first.)
+        if self.shared.stop_requested() {
+            return;
+        }
         self.shared.set_doing("claiming due occurrences");
         let now = self.clock.now();
         let ctx = ClaimContext {
