@@ -32,8 +32,8 @@ pub(crate) fn spawn(
     monitor_period: Duration,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<bool> {
-    let url = config.ping_url.trim().to_string();
-    let command = config.ping_command.trim().to_string();
+    let url = config.ping_url.clone().unwrap_or_default();
+    let command = config.ping_command.clone().unwrap_or_default();
     if url.is_empty() && command.is_empty() {
         return Ok(false);
     }

@@ -52,12 +52,8 @@ pub async fn gateway_failed(
     if !detail.is_empty() {
         event.summary = format!("{}: {detail}", event.summary);
     }
-    let one = |v: &str| -> Vec<String> {
-        Some(v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .into_iter()
-            .collect()
-    };
+    let one =
+        |v: &Option<String>| -> Vec<String> { v.iter().map(|v| v.trim().to_string()).collect() };
     let queued = ledger::record_gateway_failed(
         db.conn(),
         &event,

@@ -48,7 +48,7 @@ impl LateWatch {
             return;
         }
         self.next_check = Some(monotonic() + CHECK_EVERY);
-        let global = !config.cron.alert_command.is_empty() || !config.cron.alert_webhook.is_empty();
+        let global = config.cron.alert_command.is_some() || config.cron.alert_webhook.is_some();
         let mut late = Vec::new();
         let mut seen = Vec::new();
         let result = store::for_each_late_candidate(db.conn(), global, |job| {
@@ -167,7 +167,7 @@ mod tests {
         let t0 = at("2026-01-01T10:00:00Z");
         let db = home_with_a_job(t0);
         let mut config = Config::default();
-        config.cron.alert_webhook = "http://127.0.0.1:9/hook".into();
+        config.cron.alert_webhook = Some("http://127.0.0.1:9/hook".into());
         let mut watch = LateWatch::new(t0);
         let mut check = |now: &str| {
             watch.next_check = None;

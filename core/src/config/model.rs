@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::keys;
+use crate::job::Env;
 
 /// The validated configuration. Every field holds a value in range.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,24 +40,31 @@ pub struct CronConfig {
     pub ledger_retention: u32,
     /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
     pub heartbeat_interval_s: u64,
-    /// `cron.alert_on` (all): the alert kinds jobs without `--alert-on` alert on, canonical.
-    pub alert_on: String,
+    /// `cron.alert_on` (all = None): the alert kinds jobs without
+    /// `--alert-on` alert on, canonical.
+    pub alert_on: Option<String>,
     /// `cron.alert_after` (1; 1..1000)
     pub alert_after: u32,
-    /// `cron.alert_command` (none: empty): a shell command line.
-    pub alert_command: String,
-    /// `cron.alert_webhook` (none: empty): an http(s) URL.
-    pub alert_webhook: String,
+    /// `cron.alert_command` (none): a shell command line.
+    pub alert_command: Option<String>,
+    /// `cron.alert_webhook` (none): an http(s) URL.
+    pub alert_webhook: Option<String>,
+    /// `cron.path` (`/usr/local/bin:/usr/bin:/bin`): the `PATH` of every
+    /// run's base environment; absolute directories separated by `:`.
+    pub path: String,
+    /// `cron.env` (none): variables added to every run's environment after
+    /// the base and before the job's own; valid names and values only.
+    pub env: Env,
 }
 
 impl CronConfig {
     /// The alert keys, as a job's alert rules fall back to them.
     pub fn alert_defaults(&self) -> crate::alert::AlertDefaults<'_> {
         crate::alert::AlertDefaults {
-            on: &self.alert_on,
+            on: self.alert_on.as_deref().unwrap_or("all"),
             after: self.alert_after,
-            command: &self.alert_command,
-            webhook: &self.alert_webhook,
+            command: self.alert_command.as_deref().unwrap_or_default(),
+            webhook: self.alert_webhook.as_deref().unwrap_or_default(),
         }
     }
 }
@@ -71,12 +79,43 @@ pub struct GatewayConfig {
     pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
-    /// `gateway.ping_url` (none: empty): the dead-man ping.
-    pub ping_url: String,
-    /// `gateway.ping_command` (none: empty): the dead-man ping as a command.
-    pub ping_command: String,
+    /// `gateway.ping_url` (none): the dead-man ping.
+    pub ping_url: Option<String>,
+    /// `gateway.ping_command` (none): the dead-man ping as a command.
+    pub ping_command: Option<String>,
     /// `gateway.ping_interval_s` (60; 1..86400)
     pub ping_interval_s: u64,
+    /// `gateway.http_listen` (off = None): where the HTTP endpoint listens,
+    /// in its canonical form (`127.0.0.1:9464`, `[::1]:9464`); see
+    /// [`crate::http::listen`].
+    pub http_listen: Option<String>,
+    /// `gateway.http_token` (none): the bearer token the endpoint requires.
+    pub http_token: Option<SecretText>,
+    /// `gateway.http_token_file` (none): an absolute path to a file holding
+    /// the token, read when the gateway starts.
+    pub http_token_file: Option<String>,
+}
+
+/// A secret string: its `Debug` never shows it, so a config printed in a
+/// log or a panic keeps it hidden. [`SecretText::expose`] is the one way in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(String);
+
+impl SecretText {
+    pub fn new(text: String) -> SecretText {
+        SecretText(text)
+    }
+
+    /// The secret itself, for the code that must compare or write it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretText(<redacted>)")
+    }
 }
 
 impl Default for Config {
@@ -93,19 +132,24 @@ impl Default for Config {
                 output_max_bytes: 0,
                 ledger_retention: 0,
                 heartbeat_interval_s: 0,
-                alert_on: String::new(),
+                alert_on: None,
                 alert_after: 0,
-                alert_command: String::new(),
-                alert_webhook: String::new(),
+                alert_command: None,
+                alert_webhook: None,
+                path: String::new(),
+                env: Env::default(),
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,
                 loop_watchdog_probe_interval: Duration::ZERO,
                 loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
-                ping_url: String::new(),
-                ping_command: String::new(),
+                ping_url: None,
+                ping_command: None,
                 ping_interval_s: 0,
+                http_listen: None,
+                http_token: None,
+                http_token_file: None,
             },
         };
         // The placeholders above are all overwritten: every field has a row.
