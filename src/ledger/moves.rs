@@ -17,6 +17,8 @@
 //! | [`abandoned`] | claimed | missed (`gateway_stopped`) | the gateway, stopping with claims undispatched |
 
 use super::error::{LedgerError, sql_err};
+use super::outbox;
+use super::savepoint::in_savepoint;
 use super::terminal::{Conclusion, conclude};
 use crate::db::to_ms;
 use crate::ids::ExecutionId;
@@ -43,13 +45,30 @@ fn stored(row: &Execution) -> Option<&str> {
 }
 
 /// `claimed -> running`: the worker adopts row `id`, still claimed by
-/// `claimer` (as the worker read it).
+/// `claimer` (as the worker read it). A job with a ping URL owes its
+/// `/start` ping, written in the same transaction.
 pub fn adopt(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &RowOwner,
     a: &Adoption<'_>,
 ) -> Result<bool, LedgerError> {
+    in_savepoint(conn, |tx| {
+        let adopted = adopt_row(tx, id, claimer, a)?;
+        if adopted {
+            outbox::on_adopt(tx, id, a.started_at)?;
+        }
+        Ok(adopted)
+    })
+    .map_err(sql_err(id))
+}
+
+fn adopt_row(
+    conn: &Connection,
+    id: &ExecutionId,
+    claimer: &RowOwner,
+    a: &Adoption<'_>,
+) -> rusqlite::Result<bool> {
     let n = conn
         .prepare_cached(
             "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
@@ -69,8 +88,7 @@ pub fn adopt(
                 a.unit,
                 to_ms(a.started_at),
             ])
-        })
-        .map_err(sql_err(id))?;
+        })?;
     Ok(n == 1)
 }
 
