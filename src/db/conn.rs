@@ -61,13 +61,18 @@ fn bind(params: Params<'_>) -> Vec<Bound> {
     params.iter().map(|p| Bound(p.to_value())).collect()
 }
 
-fn sqlite_rows(conn: &rusqlite::Connection, sql: &str, params: Params<'_>) -> SqlResult<Vec<Row>> {
+/// Each row of a SQLite query, read whole, handed to `f` as it is stepped.
+fn sqlite_each(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: Params<'_>,
+    mut f: impl FnMut(Row) -> SqlResult<()>,
+) -> SqlResult<()> {
     use rusqlite::types::ValueRef;
     let mut stmt = conn.prepare_cached(sql)?;
     let names: Arc<[String]> = stmt.column_names().map(str::to_string).collect();
     let bound = bind(params);
     let mut rows = stmt.query(rusqlite::params_from_iter(bound.iter()))?;
-    let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let mut vals = Vec::with_capacity(names.len());
         for i in 0..names.len() {
@@ -79,8 +84,17 @@ fn sqlite_rows(conn: &rusqlite::Connection, sql: &str, params: Params<'_>) -> Sq
                 ValueRef::Blob(b) => Value::Text(String::from_utf8_lossy(b).into_owned()),
             });
         }
-        out.push(Row::new(names.clone(), vals));
+        f(Row::new(names.clone(), vals))?;
     }
+    Ok(())
+}
+
+fn sqlite_rows(conn: &rusqlite::Connection, sql: &str, params: Params<'_>) -> SqlResult<Vec<Row>> {
+    let mut out = Vec::new();
+    sqlite_each(conn, sql, params, |row| {
+        out.push(row);
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -125,6 +139,21 @@ impl Conn {
         match self {
             Conn::Sqlite(c) => sqlite_rows(c, sql, params),
             Conn::Postgres(p) => p.conn.query(sql, values(params)),
+        }
+    }
+
+    /// Each row of a query handed to `f` in turn: on SQLite as the
+    /// statement steps (a large result is never all in memory); on
+    /// PostgreSQL after the whole result arrived.
+    pub fn for_each(
+        &self,
+        sql: &str,
+        params: Params<'_>,
+        mut f: impl FnMut(&Row) -> SqlResult<()>,
+    ) -> SqlResult<()> {
+        match self {
+            Conn::Sqlite(c) => sqlite_each(c, sql, params, |row| f(&row)),
+            Conn::Postgres(p) => p.conn.query(sql, values(params))?.iter().try_for_each(f),
         }
     }
 
@@ -231,8 +260,8 @@ impl Conn {
         }
     }
 
-    /// Tell listening gateways that job definitions (or owed retries)
-    /// changed: PostgreSQL `NOTIFY` on the ledger's channel, delivered when
+    /// Tell listening gateways that job definitions, owed retries or owed
+    /// alert deliveries changed: PostgreSQL `NOTIFY` on the ledger's channel, delivered when
     /// the surrounding transaction commits (call it after the write: in
     /// autocommit it is delivered at once). SQLite has no need: gateways
     /// watch its file.

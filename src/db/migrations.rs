@@ -146,7 +146,53 @@ ALTER TABLE jobs ADD COLUMN managed INTEGER NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX jobs_managed_hermes_id ON jobs(hermes_id) WHERE managed = 1;
 ";
 
-/// Migration 6: several hosts on one ledger (PostgreSQL; on SQLite the one
+/// Migration 6: alerts. A job's own alert settings (JSON, `JobAlerts`);
+/// each job's incident; the outbox of deliveries, written in the
+/// transaction of the move that causes them, and every attempt at one.
+const ALERTS: &str = "
+ALTER TABLE jobs ADD COLUMN alerts TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX jobs_with_alerts ON jobs(id) WHERE alerts != '{}';
+CREATE TABLE alert_incidents (
+    job_id     TEXT PRIMARY KEY,
+    failures   INTEGER NOT NULL DEFAULT 0,
+    alerted    TEXT,
+    since      INTEGER,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE alert_deliveries (
+    id              TEXT PRIMARY KEY,
+    job_id          TEXT,
+    job_name        TEXT NOT NULL,
+    execution_id    TEXT,
+    kind            TEXT NOT NULL,
+    destination     TEXT NOT NULL,
+    target          TEXT NOT NULL,
+    event           TEXT NOT NULL,
+    state           TEXT NOT NULL DEFAULT 'pending',
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    created_at      INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    delivered_at    INTEGER,
+    CHECK (destination IN ('command', 'webhook', 'ping')),
+    CHECK (state IN ('pending', 'sending', 'delivered', 'failed'))
+);
+CREATE INDEX alert_deliveries_due ON alert_deliveries(next_attempt_at) WHERE state = 'pending';
+CREATE INDEX alert_deliveries_by_created ON alert_deliveries(created_at);
+CREATE TABLE alert_attempts (
+    delivery_id  TEXT NOT NULL REFERENCES alert_deliveries(id) ON DELETE CASCADE,
+    attempt      INTEGER NOT NULL,
+    started_at   INTEGER NOT NULL,
+    ended_at     INTEGER,
+    ok           INTEGER,
+    result       TEXT,
+    execution_id TEXT,
+    PRIMARY KEY (delivery_id, attempt)
+);
+CREATE INDEX alert_attempts_by_execution ON alert_attempts(execution_id)
+    WHERE execution_id IS NOT NULL;
+";
+
+/// Migration 7: several hosts on one ledger (PostgreSQL; on SQLite the one
 /// host fills the same columns). `executions.host` names the host that
 /// claimed a row (its worker runs there and writes the outcome); `jobs.run_on`
 /// pins a job to a host name or host label (NULL: any host). `hosts` holds
@@ -154,6 +200,9 @@ CREATE UNIQUE INDEX jobs_managed_hermes_id ON jobs(hermes_id) WHERE managed = 1;
 /// once `lease_until` has passed. `late_outcomes` keeps what a worker on a
 /// host declared lost reports after the survivors recorded its run
 /// `unknown` (`host_lost`): the terminal row stays as they decided.
+/// `alert_attempts.host` names the host whose gateway makes an attempt: at
+/// its start a gateway ends only its own host's unanswered attempts, and a
+/// survivor those of a host it declares lost.
 const HOSTS: &str = "
 ALTER TABLE executions ADD COLUMN host TEXT;
 ALTER TABLE jobs ADD COLUMN run_on TEXT;
@@ -182,6 +231,7 @@ CREATE TABLE late_outcomes (
     duration_ms  INTEGER,
     finished_at  INTEGER NOT NULL
 );
+ALTER TABLE alert_attempts ADD COLUMN host TEXT;
 ";
 
 /// One statement list of a migration, and which dialects run it.
@@ -220,6 +270,7 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
     &[Step::Both(JOB_ORIGIN_AND_ENV)],
     &[Step::Both(IDLE_TIMEOUT)],
     &[Step::Both(MANAGED)],
+    &[Step::Both(ALERTS)],
     &[Step::Both(HOSTS)],
 ];
 

@@ -15,6 +15,10 @@ mod backend_tests;
 mod error;
 mod insert;
 mod moves;
+mod outbox;
+mod outbox_read;
+#[cfg(test)]
+mod outbox_tests;
 mod read;
 mod retention;
 mod retry;
@@ -31,6 +35,12 @@ pub use moves::{
     take_over,
 };
 pub(crate) use moves::{spawn_failed, unadopted};
+pub use outbox::{Delivery, record_gateway_failed, record_late};
+pub(crate) use outbox::{
+    Interrupted, begin_attempt, begin_command_attempt, due_deliveries, end_attempt,
+    interrupted_attempts, next_delivery_at,
+};
+pub use outbox_read::{AttemptView, DeliveryView, list_deliveries};
 pub use read::{
     RunFilter, active_runs, active_runs_on, get_execution, late_outcome_of, list_executions,
 };

@@ -23,9 +23,10 @@
 //! recorded `unknown` (`host_lost`). The row stays as the survivor decided.
 
 use super::error::{LedgerError, sql_err};
+use super::outbox;
 use super::terminal::{Conclusion, conclude};
-use crate::db::Conn;
 use crate::db::to_ms;
+use crate::db::{Conn, SqlResult};
 use crate::ids::ExecutionId;
 use crate::params;
 use crate::schedule::Timestamp;
@@ -50,32 +51,47 @@ fn stored(row: &Execution) -> Option<&str> {
 }
 
 /// `claimed -> running`: the worker adopts row `id`, still claimed by
-/// `claimer` (as the worker read it).
+/// `claimer` (as the worker read it). A job with a ping URL owes its
+/// `/start` ping, written in the same transaction.
 pub fn adopt(
     conn: &Conn,
     id: &ExecutionId,
     claimer: &RowOwner,
     a: &Adoption<'_>,
 ) -> Result<bool, LedgerError> {
-    let n = conn
-        .execute(
-            "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
+    conn.savepoint(|tx| {
+        let adopted = adopt_row(tx, id, claimer, a)?;
+        if adopted {
+            outbox::on_adopt(tx, id, a.started_at)?;
+        }
+        Ok(adopted)
+    })
+    .map_err(sql_err(id))
+}
+
+fn adopt_row(
+    conn: &Conn,
+    id: &ExecutionId,
+    claimer: &RowOwner,
+    a: &Adoption<'_>,
+) -> SqlResult<bool> {
+    let n = conn.execute(
+        "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
                  dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
                  heartbeat_at = ?9
              WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
-            params![
-                id.as_str(),
-                claimer.as_stored(),
-                a.worker.to_string(),
-                a.worker.process.pid,
-                a.worker.process.start as i64,
-                a.mode.as_str(),
-                a.cause.map(|c| c.as_str()),
-                a.unit,
-                to_ms(a.started_at),
-            ],
-        )
-        .map_err(sql_err(id))?;
+        params![
+            id.as_str(),
+            claimer.as_stored(),
+            a.worker.to_string(),
+            a.worker.process.pid,
+            a.worker.process.start as i64,
+            a.mode.as_str(),
+            a.cause.map(|c| c.as_str()),
+            a.unit,
+            to_ms(a.started_at),
+        ],
+    )?;
     Ok(n == 1)
 }
 

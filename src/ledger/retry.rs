@@ -20,22 +20,27 @@ pub(crate) struct DueRetry {
 }
 
 /// Queue the retry row `id` is owed after ending in `state` at `at`, if its
-/// policy (the spec snapshot on the row) owes one. Spawned runs (no job) are
-/// never retried.
-pub(super) fn queue(tx: &Conn, id: &ExecutionId, state: ExecState, at: Timestamp) -> SqlResult<()> {
+/// policy (the spec snapshot on the row) owes one; true when it does.
+/// Spawned runs (no job) are never retried.
+pub(super) fn queue(
+    tx: &Conn,
+    id: &ExecutionId,
+    state: ExecState,
+    at: Timestamp,
+) -> SqlResult<bool> {
     let row: Option<(String, u32)> = tx.query_opt(
         "SELECT spec, attempt FROM executions WHERE id = ?1 AND job_id IS NOT NULL",
         params![id.as_str()],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let Some((spec, attempt)) = row else {
-        return Ok(());
+        return Ok(false);
     };
     let Ok(spec) = serde_json::from_str::<RunSpec>(&spec) else {
-        return Ok(());
+        return Ok(false);
     };
     let Some(due) = spec.retry_policy().next_attempt_at(state, attempt, at) else {
-        return Ok(());
+        return Ok(false);
     };
     tx.execute(
         "INSERT INTO retry_queue (execution_id, job_id, due_at)
@@ -44,7 +49,7 @@ pub(super) fn queue(tx: &Conn, id: &ExecutionId, state: ExecState, at: Timestamp
         params![id.as_str(), to_ms(due)],
     )?;
     tx.notify_jobs_changed()?;
-    Ok(())
+    Ok(true)
 }
 
 /// Take an owed retry off the queue (inside the claim that honours it).

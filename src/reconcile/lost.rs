@@ -84,6 +84,9 @@ pub fn lost_hosts(
                 }
             }
         }
+        // Its gateway's webhook and ping attempts will get no answer here.
+        ledger::interrupted_attempts(&tx, ledger::Interrupted::Lost { host: &lease.host }, now)
+            .map_err(read_err("the lost host's alert attempts"))?;
         tx.commit()
             .map_err(read_err("the lost host's resolution"))?;
         report.hosts.push(lease.host.clone());

@@ -42,7 +42,7 @@ pub enum JobLookupError {
 const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
     state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
-    pass_env, idle_timeout_s, managed, run_on";
+    pass_env, idle_timeout_s, managed, alerts, run_on";
 
 fn corrupt(id: &str, field: &'static str, message: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -74,6 +74,8 @@ fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         .map(|c| c.parse::<CatchUp>())
         .transpose()
         .map_err(|e| corrupt(&id, "catch_up", e.to_string()))?;
+    let alerts: crate::alert::JobAlerts = serde_json::from_str(&row.get::<_, String>("alerts")?)
+        .map_err(|e| corrupt(&id, "alerts", e))?;
     let state = match row.get::<_, String>("state")?.as_str() {
         "active" => JobState::Active,
         "paused" => JobState::Paused {
@@ -110,6 +112,7 @@ fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         hermes_id: row.get("hermes_id")?,
         managed: row.get("managed")?,
         run_on: row.get("run_on")?,
+        alerts,
         state,
         anchor: from_ms(row.get("anchor")?),
         next_run_at: row.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
@@ -130,6 +133,7 @@ struct Encoded {
     pass_env: String,
     workdir: Option<String>,
     pause_reason: Option<String>,
+    alerts: String,
 }
 
 fn encode(job: &Job) -> Encoded {
@@ -146,10 +150,11 @@ fn encode(job: &Job) -> Encoded {
             JobState::Paused { reason } => reason.clone(),
             _ => None,
         },
+        alerts: serde_json::to_string(&job.alerts).unwrap_or_else(|_| "{}".into()),
     }
 }
 
-/// Insert or update: both statements take the same 30 parameters, in
+/// Insert or update: both statements take the same 31 parameters, in
 /// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone; it still
 /// names it, cast, since PostgreSQL must know every parameter's type).
 fn write_job(conn: &Conn, sql: &str, job: &Job) -> Result<usize, StoreError> {
@@ -186,6 +191,7 @@ fn write_job(conn: &Conn, sql: &str, job: &Job) -> Result<usize, StoreError> {
             e.pass_env,
             job.idle_timeout.map(|d| d.as_secs() as i64),
             job.managed,
+            e.alerts,
             job.run_on,
         ],
     )?)
@@ -198,7 +204,7 @@ pub fn insert_job(conn: &Conn, job: &Job) -> Result<(), StoreError> {
         &format!(
             "INSERT INTO jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
              ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29,
-             ?30)"
+             ?30, ?31)"
         ),
         job,
     )?;
@@ -215,7 +221,7 @@ pub fn update_job(conn: &Conn, job: &Job) -> Result<bool, StoreError> {
          retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
          tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
          next_run_at = ?22, updated_at = ?24, hermes_id = ?25, env_files = ?26,
-         pass_env = ?27, idle_timeout_s = ?28, managed = ?29, run_on = ?30
+         pass_env = ?27, idle_timeout_s = ?28, managed = ?29, alerts = ?30, run_on = ?31
          WHERE id = ?1 AND CAST(?23 AS BIGINT) IS NOT NULL",
         job,
     )?;
@@ -358,6 +364,10 @@ pub fn delete_job(conn: &Conn, id: &JobId) -> Result<bool, StoreError> {
         "DELETE FROM retry_queue WHERE job_id = ?1",
         params![id.as_str()],
     )?;
+    conn.execute(
+        "DELETE FROM alert_incidents WHERE job_id = ?1",
+        params![id.as_str()],
+    )?;
     let gone = conn.execute("DELETE FROM jobs WHERE id = ?1", params![id.as_str()])? == 1;
     conn.notify_jobs_changed()?;
     Ok(gone)
@@ -391,4 +401,66 @@ impl HostFilter {
             first + 1
         )
     }
+}
+
+/// What the lateness watch reads of a job: its schedule unparsed (most
+/// checks hit a cache and never parse it).
+#[derive(Clone, Debug)]
+pub(crate) struct LateRow {
+    pub id: String,
+    pub name: String,
+    /// The stored (canonical) schedule.
+    pub schedule: String,
+    pub tz: Option<String>,
+    pub anchor: Timestamp,
+    pub updated_at: Timestamp,
+    pub alerts: crate::alert::JobAlerts,
+    /// When its newest run that started did.
+    pub last_start: Option<Timestamp>,
+}
+
+/// Each active job a lateness check may concern: all of them when
+/// `global` (the config sends alerts somewhere), else those with alert
+/// settings of their own.
+pub(crate) fn for_each_late_candidate(
+    conn: &Conn,
+    global: bool,
+    mut f: impl FnMut(LateRow),
+) -> Result<(), StoreError> {
+    let filter = if global { "" } else { "AND j.alerts != '{}'" };
+    conn.for_each(
+        &format!(
+            "SELECT j.id, j.name, j.schedule, j.tz, j.anchor, j.updated_at, j.alerts,
+                 (SELECT e.started_at FROM executions e
+                  WHERE e.job_id = j.id AND e.started_at IS NOT NULL
+                  ORDER BY e.id DESC LIMIT 1) AS last_start
+             FROM jobs j WHERE j.state = 'active' AND j.schedule != '@external' {filter}"
+        ),
+        params![],
+        |r| {
+            let id: String = r.get("id")?;
+            let alerts = match serde_json::from_str(&r.get::<_, String>("alerts")?) {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(
+                        "lateness check skips job {id}: {}",
+                        corrupt(&id, "alerts", e)
+                    );
+                    return Ok(());
+                }
+            };
+            f(LateRow {
+                name: r.get("name")?,
+                schedule: r.get("schedule")?,
+                tz: r.get("tz")?,
+                anchor: from_ms(r.get("anchor")?),
+                updated_at: from_ms(r.get("updated_at")?),
+                alerts,
+                last_start: r.get::<_, Option<i64>>("last_start")?.map(from_ms),
+                id,
+            });
+            Ok(())
+        },
+    )?;
+    Ok(())
 }

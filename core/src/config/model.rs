@@ -40,6 +40,15 @@ pub struct CronConfig {
     pub ledger_retention: u32,
     /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
     pub heartbeat_interval_s: u64,
+    /// `cron.alert_on` (all = None): the alert kinds jobs without
+    /// `--alert-on` alert on, canonical.
+    pub alert_on: Option<String>,
+    /// `cron.alert_after` (1; 1..1000)
+    pub alert_after: u32,
+    /// `cron.alert_command` (none): a shell command line.
+    pub alert_command: Option<String>,
+    /// `cron.alert_webhook` (none): an http(s) URL.
+    pub alert_webhook: Option<String>,
     /// `cron.path` (`/usr/local/bin:/usr/bin:/bin`): the `PATH` of every
     /// run's base environment; absolute directories separated by `:`.
     pub path: String,
@@ -52,6 +61,18 @@ pub struct CronConfig {
     pub database: Option<String>,
 }
 
+impl CronConfig {
+    /// The alert keys, as a job's alert rules fall back to them.
+    pub fn alert_defaults(&self) -> crate::alert::AlertDefaults<'_> {
+        crate::alert::AlertDefaults {
+            on: self.alert_on.as_deref().unwrap_or("all"),
+            after: self.alert_after,
+            command: self.alert_command.as_deref().unwrap_or_default(),
+            webhook: self.alert_webhook.as_deref().unwrap_or_default(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatewayConfig {
     /// `gateway.loop_watchdog` (true)
@@ -62,6 +83,12 @@ pub struct GatewayConfig {
     pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
+    /// `gateway.ping_url` (none): the dead-man ping.
+    pub ping_url: Option<String>,
+    /// `gateway.ping_command` (none): the dead-man ping as a command.
+    pub ping_command: Option<String>,
+    /// `gateway.ping_interval_s` (60; 1..86400)
+    pub ping_interval_s: u64,
     /// `gateway.http_listen` (off = None): where the HTTP endpoint listens,
     /// in its canonical form (`127.0.0.1:9464`, `[::1]:9464`); see
     /// [`crate::http::listen`].
@@ -109,6 +136,10 @@ impl Default for Config {
                 output_max_bytes: 0,
                 ledger_retention: 0,
                 heartbeat_interval_s: 0,
+                alert_on: None,
+                alert_after: 0,
+                alert_command: None,
+                alert_webhook: None,
                 path: String::new(),
                 env: Env::default(),
                 database: None,
@@ -118,6 +149,9 @@ impl Default for Config {
                 loop_watchdog_probe_interval: Duration::ZERO,
                 loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
+                ping_url: None,
+                ping_command: None,
+                ping_interval_s: 0,
                 http_listen: None,
                 http_token: None,
                 http_token_file: None,

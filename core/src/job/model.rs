@@ -104,6 +104,9 @@ pub struct Job {
     /// Run only on this host, or on hosts with this label (`--on`); None:
     /// any host of the cluster.
     pub run_on: Option<String>,
+    /// Its own alert rules and destinations (`--alert-on`, `--alert-after`,
+    /// `--on-alert`, `--alert-webhook`, `--alert-ping`); unset ones are the config's.
+    pub alerts: crate::alert::JobAlerts,
     pub state: JobState,
     /// Origin of `every` periods; moved by catch-up `skip`.
     pub anchor: Timestamp,
@@ -141,6 +144,7 @@ impl Job {
             retries: 0,
             retry_backoff: Duration::from_secs(30),
             resources: Resources::default(),
+            alerts: crate::alert::JobAlerts::default(),
             require_scope: false,
             hermes_id: None,
             managed: false,

@@ -120,6 +120,19 @@ pub fn active(db: &Path) -> Vec<Row> {
         .collect()
 }
 
+/// Rows still active that were claimed before `ms` (milliseconds since the epoch).
+pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
+    open_read_only(db)
+        .conn()
+        .query_map(
+            "SELECT id FROM executions WHERE state IN ('claimed', 'running')
+                AND claimed_at < ?1",
+            params![ms],
+            |r| r.get(0),
+        )
+        .expect("query")
+}
+
 /// Wait until no row is `claimed` or `running` (workers finishing after the
 /// last gateway stopped); panics listing the rows still active.
 pub fn wait_settled(db: &Path, timeout: Duration) {
