@@ -12,7 +12,8 @@ use hermes_cron_core::run::{
     RunEnd, RunSpec, Source,
 };
 
-fn spec(retries: u32) -> RunSpec {
+/// A run spec owing `retries` retries (shared with `outbox_tests.rs`).
+pub(super) fn spec(retries: u32) -> RunSpec {
     RunSpec {
         argv: vec!["true".into()],
         timeout_s: 60,
@@ -216,19 +217,12 @@ fn a_taken_over_claim_cannot_be_adopted_by_the_lost_hosts_worker() {
 fn a_late_outcome_is_kept_beside_a_host_lost_row_once_and_only_its_workers() {
     on_both(|db| {
         let (id, worker) = running(db, "lost", &spec(0));
+        let late = |by: &Owner| {
+            ledger::late_outcome(db.conn(), &id, by, "lost", &finished(0), from_ms(5_000)).unwrap()
+        };
         let (row, _) = ledger::get_execution(db.conn(), &id).unwrap().unwrap();
         // Before the survivor's decision there is nothing to be late for.
-        assert!(
-            !ledger::late_outcome(
-                db.conn(),
-                &id,
-                &worker,
-                "lost",
-                &finished(0),
-                from_ms(5_000)
-            )
-            .unwrap()
-        );
+        assert!(!late(&worker));
         // The survivor, in one transaction as `reconcile::lost_hosts` does.
         let tx = db.conn().immediate().unwrap();
         assert!(
@@ -246,28 +240,8 @@ fn a_late_outcome_is_kept_beside_a_host_lost_row_once_and_only_its_workers() {
         assert!(!ledger::finish(db.conn(), &id, &worker, &finished(0), from_ms(5_000)).unwrap());
         let (row, _) = ledger::get_execution(db.conn(), &id).unwrap().unwrap();
         assert!(hermes_cron_core::reconcile::may_record_late(&row, &worker));
-        assert!(
-            !ledger::late_outcome(
-                db.conn(),
-                &id,
-                &other_worker(),
-                "lost",
-                &finished(0),
-                from_ms(5_000)
-            )
-            .unwrap()
-        );
-        assert!(
-            ledger::late_outcome(
-                db.conn(),
-                &id,
-                &worker,
-                "lost",
-                &finished(0),
-                from_ms(5_000)
-            )
-            .unwrap()
-        );
+        assert!(!late(&other_worker()), "only the row's own worker");
+        assert!(late(&worker));
         assert!(
             !ledger::late_outcome(
                 db.conn(),
@@ -277,7 +251,8 @@ fn a_late_outcome_is_kept_beside_a_host_lost_row_once_and_only_its_workers() {
                 &finished(1),
                 from_ms(6_000)
             )
-            .unwrap()
+            .unwrap(),
+            "a late outcome is kept once"
         );
         let late = ledger::late_outcome_of(db.conn(), &id).unwrap().unwrap();
         assert_eq!(late.state, "succeeded");

@@ -16,6 +16,9 @@ pub struct AttemptView {
     pub result: Option<String>,
     /// A command attempt's run.
     pub execution_id: Option<String>,
+    /// The host whose gateway made it (None: made before attempts named
+    /// their host).
+    pub host: Option<String>,
 }
 
 /// One delivery owed, made or given up.
@@ -76,7 +79,7 @@ pub fn list_deliveries(
     )?;
     for d in &mut out {
         d.attempts = conn.query_map(
-            "SELECT attempt, started_at, ended_at, ok, result, execution_id FROM alert_attempts
+            "SELECT attempt, started_at, ended_at, ok, result, execution_id, host FROM alert_attempts
              WHERE delivery_id = ?1 ORDER BY attempt",
             params![d.id],
             |r| {
@@ -87,6 +90,7 @@ pub fn list_deliveries(
                     ok: r.get(3)?,
                     result: r.get(4)?,
                     execution_id: r.get(5)?,
+                    host: r.get(6)?,
                 })
             },
         )?;

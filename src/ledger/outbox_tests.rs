@@ -19,12 +19,6 @@ fn now() -> crate::schedule::Timestamp {
 
 fn spec(retries: u32, ping: Option<&str>) -> RunSpec {
     RunSpec {
-        argv: vec!["true".into()],
-        timeout_s: 60,
-        output_max_bytes: 1024,
-        heartbeat_interval_s: 5,
-        retries,
-        retry_backoff_s: 30,
         alert: Some(AlertSpec {
             on: KindSet::ALL,
             after: 1,
@@ -32,7 +26,7 @@ fn spec(retries: u32, ping: Option<&str>) -> RunSpec {
             webhooks: vec!["http://127.0.0.1:9/hook".into()],
             ping: ping.map(str::to_string),
         }),
-        ..RunSpec::default()
+        ..super::backend_tests::spec(retries)
     }
 }
 
