@@ -40,6 +40,8 @@ pub const DATABASE_ENV: &str = "HERMES_CRON_DATABASE";
 
 /// The config key that does the same (the variable wins).
 pub const DATABASE_KEY: &str = "cron.database";
+/// The key's leaf, which any spelling of it in `config.yaml` contains.
+const DATABASE_WORD: &[u8] = b"database";
 
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -70,8 +72,9 @@ impl Location {
     /// The ledger of `home`: `HERMES_CRON_DATABASE` when set and not empty,
     /// else config `cron.database` when set, else the home's SQLite file.
     ///
-    /// A config file that cannot be read, or whose `cron.database` is
-    /// invalid, is an error, not the SQLite default: on a host of a cluster
+    /// A config file that cannot be read, or that names the key but does not
+    /// load or holds an invalid `cron.database`, is an error, not the SQLite
+    /// default: on a host of a cluster
     /// that default would be a ledger of its own, where every occurrence the
     /// others run would run again.
     pub fn of_home(home: &crate::home::Home) -> Result<Location, DbError> {
@@ -81,6 +84,23 @@ impl Location {
             return Ok(Location::Postgres(url.trim().to_string()));
         }
         let path = home.config_file();
+        // `config.yaml` is Hermes's too, often long, and every worker comes
+        // here: it is parsed only when the key's name is in it at all.
+        let named = match std::fs::read(&path) {
+            Ok(bytes) => bytes
+                .windows(DATABASE_WORD.len())
+                .any(|w| w == DATABASE_WORD),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(DbError::Config {
+                    path,
+                    why: e.to_string(),
+                });
+            }
+        };
+        if !named {
+            return Ok(Location::Sqlite(home.db_file()));
+        }
         let loaded = crate::config::load(&path).map_err(|e| DbError::Config {
             path: path.clone(),
             why: crate::text::Chain(&e).to_string(),
