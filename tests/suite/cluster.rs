@@ -279,3 +279,31 @@ fn a_job_edited_on_another_host_wakes_a_sleeping_gateway() {
     assert_eq!(row["host"], "host-a");
     assert_eq!(gw.stop().code(), Some(0));
 }
+
+/// On a shared ledger the HTTP endpoint's `/healthz` is `status --json` with
+/// the cluster: this host among the hosts, its lease live.
+#[test]
+fn healthz_on_a_shared_ledger_shows_every_host_and_its_lease() {
+    use crate::support::http::get;
+    let c = Cluster::new(&["host-a", "host-b"]);
+    c.hosts[0].write_config("gateway:\n  http_listen: 127.0.0.1:0\n");
+    let mut gws = start(&c, &[&[], &[]]);
+    let addr = gws[0].http_addr();
+    let hosts = wait_for_or(
+        "both hosts live in /healthz",
+        Duration::from_secs(60),
+        || {
+            let reply = get(addr, "/healthz");
+            let json: serde_json::Value = serde_json::from_str(&reply.body).ok()?;
+            let hosts = json["cluster"]["hosts"].as_array()?.clone();
+            let live = hosts.iter().filter(|h| h["lease"] == "live").count();
+            (reply.status == 200 && live == 2).then_some(hosts)
+        },
+        || get(addr, "/healthz").body,
+    );
+    let names: Vec<_> = hosts.iter().map(|h| h["host"].clone()).collect();
+    assert_eq!(names, ["host-a", "host-b"]);
+    for g in &mut gws {
+        assert_eq!(g.stop().code(), Some(0));
+    }
+}
