@@ -15,7 +15,7 @@
 //! | `--home` | started by our dispatcher (`HeldWorker`): read the first byte of the go line, then report |
 //! | `probe` | started by a peer (`systemd-run --scope`, fork+exec): report at once |
 //! | `ready` | a job run by the real worker: report at once |
-//! | `stamp FILE` | a timer's service: append CLOCK_REALTIME (ns) to FILE |
+//! | `stamp FILE` | a timer's service, or a job run by the real worker: append CLOCK_REALTIME (ns), and the run's `HERMES_CRON_EXECUTION_ID` when it has one, to FILE |
 //!
 //! Reports go to the datagram socket named by [`READY_ENV`] as `"<pid> <ns>"`.
 
@@ -66,7 +66,11 @@ fn report() -> i32 {
 fn stamp(file: Option<String>) -> i32 {
     let at = realtime_ns();
     let Some(file) = file else { return 2 };
-    let line = format!("{at}\n");
+    // One short line per write(2) with O_APPEND: concurrent jobs never interleave.
+    let line = match std::env::var("HERMES_CRON_EXECUTION_ID") {
+        Ok(id) => format!("{at} {id}\n"),
+        Err(_) => format!("{at}\n"),
+    };
     let written = std::fs::OpenOptions::new()
         .append(true)
         .create(true)

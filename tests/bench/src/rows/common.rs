@@ -26,6 +26,12 @@ pub fn wall_ms() -> i64 {
     wall_now().timestamp_millis()
 }
 
+/// How far ahead rows 3 and 4 make their jobs due: schedules are known in
+/// advance, and a gateway may prepare a run ahead of its instant (staging,
+/// with a lead time of up to `cron.staging_lead_max_s`). The peers' timings
+/// start at their own first launch.
+pub const DUE_AHEAD: Duration = Duration::from_secs(20);
+
 /// The next whole second at least `lead` from now, in milliseconds.
 pub fn whole_second_after(lead: Duration) -> i64 {
     let at = wall_ms() + lead.as_millis() as i64;
