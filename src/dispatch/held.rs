@@ -5,9 +5,12 @@
 //! and reaps it. Scoped dispatch moves the held pid into its scope between
 //! the two.
 //!
-//! Nothing blocks in `pre_exec` (only `setsid` and unblocking signals, both
-//! async-signal-safe):
-//! `spawn()` waits for the exec, so a blocking hook would deadlock us.
+//! A detached worker is started with no `pre_exec` hook, so std starts it
+//! with `posix_spawn` (glibc's is a `vfork`: no copy of the launcher's page
+//! tables, cheaper the bigger the gateway) instead of `fork`. What a hook
+//! used to do in the child the worker does first thing itself, told by
+//! `--detach` ([`DETACH_ARG`]): `setsid`, and unblocking the signals the
+//! gateway blocks for its signal thread (a spawned child keeps the mask).
 //!
 //! A detached worker keeps none of the launcher's stdio: its stdout is
 //! /dev/null and its own diagnostics are appended to `logs/hermes-cron-worker.log` in the
@@ -21,9 +24,12 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+
+/// The worker argument that makes it `setsid` and unblock every signal
+/// before anything else.
+pub const DETACH_ARG: &str = "--detach";
 
 /// A spawned worker waiting for its go byte.
 #[derive(Debug)]
@@ -74,18 +80,11 @@ impl HeldWorker {
             .stdin(Stdio::from(read));
         match attach {
             Attach::Detached => {
-                cmd.stdout(Stdio::null()).stderr(worker_log(call.home));
-                // SAFETY: setsid and pthread_sigmask are async-signal-safe
-                // and touch no memory of ours. The mask: the gateway blocks
-                // SIGTERM/SIGINT for its signal thread; a worker starts clean.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        nix::unistd::setsid()
-                            .map(|_| ())
-                            .map_err(std::io::Error::from)?;
-                        crate::process::unblock_all_signals()
-                    });
-                }
+                // No pre_exec hook: std uses posix_spawn. The worker calls
+                // setsid and clears its signal mask itself (DETACH_ARG).
+                cmd.arg(DETACH_ARG)
+                    .stdout(Stdio::null())
+                    .stderr(worker_log(call.home));
             }
             Attach::Foreground => {
                 cmd.arg("--tee");

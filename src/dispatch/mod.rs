@@ -15,7 +15,7 @@ mod worker_bin;
 pub use fix::{cause, probe_capability};
 
 pub(crate) use fix::fix_text;
-pub use held::{Attach, HeldWorker, WorkerCall};
+pub use held::{Attach, DETACH_ARG, HeldWorker, WorkerCall};
 pub use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
 pub use launcher::{DispatchError, Dispatched, Launcher, session_manager};
 pub use spawn::{SpawnError, SpawnRequest, Spawned, spawn_worker};

@@ -3,12 +3,14 @@
 //! wrapper around [`run`].
 
 mod capture;
+mod detach;
 mod environment;
 mod go;
 mod patience;
 mod run;
 mod supervise;
 
+pub use detach::detach;
 pub use go::{Go, Heard};
 
 pub use run::{WorkerArgs, run};
