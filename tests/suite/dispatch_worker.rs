@@ -2,8 +2,8 @@
 //! manager): output cap, timeout, exit codes, exec failures, env, workdir, shell, and
 //! arguments that stay arguments.
 
-use crate::support::{TestHome, wait_for};
 use crate::support::rows::execution_id_in;
+use crate::support::{TestHome, wait_for};
 use serde_json::Value;
 
 /// `run JOB --wait`: the exit code of the CLI and the row of the run.
@@ -240,7 +240,9 @@ fn a_held_worker_starts_its_own_session_and_dies_of_sigterm_at_its_gate() {
     // Block SIGTERM here, as the gateway does, so the child inherits the mask.
     let mut set = nix::sys::signal::SigSet::empty();
     set.add(nix::sys::signal::Signal::SIGTERM);
-    let old = set.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK).unwrap();
+    let old = set
+        .thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK)
+        .unwrap();
     let held = HeldWorker::spawn(
         crate::support::cli::worker_bin(),
         &WorkerCall {
