@@ -330,7 +330,13 @@ impl EventLoop {
                 continue;
             };
             let _span = run_span(&t.job_name, &t.id).entered();
-            match reconcile::reaped(&self.db, &t.id, self.owner, pid, status, self.clock.now()) {
+            let w = reconcile::ReapedWorker {
+                by: self.owner,
+                pid,
+                status,
+                released: true,
+            };
+            match reconcile::reaped(&self.db, &t.id, w, self.clock.now()) {
                 Ok(Settled::Finished(r)) => {
                     tracing::info!(
                         state = %r.state,

@@ -60,7 +60,7 @@ impl std::fmt::Display for Row {
 
 const RAN: &[&str] = &["succeeded", "failed", "timed_out", "cancelled"];
 const NEVER_RAN: &[&str] = &["missed", "skipped", "refused"];
-const ACTIVE: &[&str] = &["claimed", "running"];
+const ACTIVE: &[&str] = &["claimed", "staged", "running"];
 
 /// A read-only connection to the ledger.
 pub fn open_read_only(db: &Path) -> Connection {

@@ -47,7 +47,13 @@ fn wait_terminal(
         {
             exited_at = Some(monotonic());
             let how = std::os::unix::process::ExitStatusExt::into_raw(status);
-            reconcile::reaped(db, id, claimer, c.id(), how, ctx.now())?;
+            let w = reconcile::ReapedWorker {
+                by: claimer,
+                pid: c.id(),
+                status: how,
+                released: true,
+            };
+            reconcile::reaped(db, id, w, ctx.now())?;
         }
         if exited_at
             .is_some_and(|t| monotonic().saturating_duration_since(t) > Duration::from_secs(1))
@@ -79,7 +85,13 @@ fn wait_adopted(
         }
         if let Some(status) = child.try_wait()? {
             let how = std::os::unix::process::ExitStatusExt::into_raw(status);
-            reconcile::reaped(db, id, claimer, child.id(), how, ctx.now())?;
+            let w = reconcile::ReapedWorker {
+                by: claimer,
+                pid: child.id(),
+                status: how,
+                released: true,
+            };
+            reconcile::reaped(db, id, w, ctx.now())?;
             break;
         }
         changes.next();

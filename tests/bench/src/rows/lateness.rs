@@ -70,7 +70,7 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
         db.conn()
             .query_row(
                 "SELECT COUNT(*) FROM executions WHERE scheduled_for >= ?1 AND scheduled_for < ?2
-                   AND state IN ('claimed', 'running')",
+                   AND state IN ('claimed', 'staged', 'running')",
                 [first, end],
                 |r| r.get(0),
             )
