@@ -8,9 +8,10 @@ mod environment;
 mod go;
 mod patience;
 mod run;
+mod staged;
 mod supervise;
 
 pub use detach::detach;
-pub use go::{Go, Heard};
+pub use go::{Go, Heard, RELEASE};
 
 pub use run::{WorkerArgs, run};
