@@ -9,6 +9,8 @@
 //! so far ([`LeadTime::observe`]): the time from a batch's claim to its last
 //! worker holding its row, divided by the runs in it.
 
+use crate::job::{JobState, Overlap};
+use crate::run::ExecState;
 use crate::schedule::Timestamp;
 use std::time::Duration;
 
@@ -96,10 +98,136 @@ pub fn plan_staging(upcoming: &[Upcoming], lead: &LeadTime, now: Timestamp) -> S
     plan
 }
 
+/// What the gateway does with a staged run at its instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtInstant {
+    /// Release it: its command starts now.
+    Release,
+    /// Overlap `replace`: stop the previous runs, then release it.
+    ReplaceFirst,
+    /// Overlap `skip`: record it `skipped` (`overlap`); it never starts.
+    Skip,
+    /// Take it back (`withdraw`): its job changed or went away before the
+    /// instant; the slot is the job's again, as if never claimed.
+    Withdraw(&'static str),
+    /// Its row is gone or moved on (its worker died and was resolved): drop it.
+    Gone,
+}
+
+/// The job of a staged run as it is at the instant.
+#[derive(Clone, Copy, Debug)]
+pub struct JobAtInstant<'a> {
+    pub updated_at: Timestamp,
+    pub state: &'a JobState,
+    pub overlap: Overlap,
+}
+
+/// Decide a staged run's fate at its instant: `row` is its row's state,
+/// `job` its job now (None: removed), `claimed_updated_at` the job's
+/// `updated_at` when the run was claimed and `completed` whether that claim
+/// completed a one-shot, `previous_active` whether another run of the job
+/// is still going. Every check the claim at the instant would make is made
+/// here, now: the job as it is, and overlap.
+pub fn at_instant(
+    row: Option<ExecState>,
+    job: Option<JobAtInstant<'_>>,
+    claimed_updated_at: Timestamp,
+    completed: bool,
+    previous_active: bool,
+) -> AtInstant {
+    if !matches!(row, Some(ExecState::Claimed | ExecState::Staged)) {
+        return AtInstant::Gone;
+    }
+    let Some(job) = job else {
+        return AtInstant::Withdraw("its job was removed before its instant");
+    };
+    let left_by_claim = if completed {
+        JobState::Completed
+    } else {
+        JobState::Active
+    };
+    if matches!(job.state, JobState::Paused { .. }) {
+        return AtInstant::Withdraw("its job was paused before its instant");
+    }
+    if job.updated_at != claimed_updated_at || *job.state != left_by_claim {
+        return AtInstant::Withdraw("its job was changed before its instant");
+    }
+    match (previous_active, job.overlap) {
+        (false, _) | (true, Overlap::Allow) => AtInstant::Release,
+        (true, Overlap::Skip) => AtInstant::Skip,
+        (true, Overlap::Replace) => AtInstant::ReplaceFirst,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn the_instant_decides_job_changes_and_overlap() {
+        let t = at(0);
+        let active = JobState::Active;
+        let paused = JobState::Paused { reason: None };
+        let job = |state, overlap| {
+            Some(JobAtInstant {
+                updated_at: t,
+                state,
+                overlap,
+            })
+        };
+        let staged = Some(ExecState::Staged);
+        let check = |row, job, prev| at_instant(row, job, t, false, prev);
+        assert_eq!(
+            check(staged, job(&active, Overlap::Skip), false),
+            AtInstant::Release
+        );
+        assert_eq!(
+            check(staged, job(&active, Overlap::Skip), true),
+            AtInstant::Skip
+        );
+        assert_eq!(
+            check(staged, job(&active, Overlap::Allow), true),
+            AtInstant::Release
+        );
+        assert_eq!(
+            check(staged, job(&active, Overlap::Replace), true),
+            AtInstant::ReplaceFirst
+        );
+        assert!(
+            matches!(check(staged, None, false), AtInstant::Withdraw(w) if w.contains("removed"))
+        );
+        assert!(
+            matches!(check(staged, job(&paused, Overlap::Skip), false), AtInstant::Withdraw(w) if w.contains("paused"))
+        );
+        let edited = Some(JobAtInstant {
+            updated_at: at(5),
+            state: &active,
+            overlap: Overlap::Skip,
+        });
+        assert!(
+            matches!(check(staged, edited, false), AtInstant::Withdraw(w) if w.contains("changed"))
+        );
+        // A one-shot the claim completed is as the claim left it.
+        let done = JobState::Completed;
+        assert_eq!(
+            at_instant(staged, job(&done, Overlap::Skip), t, true, false),
+            AtInstant::Release
+        );
+        // Not yet staged (the worker is slow) is fine; gone or started is not ours.
+        assert_eq!(
+            check(Some(ExecState::Claimed), job(&active, Overlap::Skip), false),
+            AtInstant::Release
+        );
+        assert_eq!(
+            check(None, job(&active, Overlap::Skip), false),
+            AtInstant::Gone
+        );
+        assert_eq!(
+            check(Some(ExecState::Failed), job(&active, Overlap::Skip), false),
+            AtInstant::Gone
+        );
+    }
 
     fn at(ms: i64) -> Timestamp {
         chrono::Utc

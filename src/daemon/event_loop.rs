@@ -1,17 +1,24 @@
 //! The gateway's event loop: sleep until the next due instant (no polling
 //! interval for due work), wake early when the database changes or a child
 //! exits, claim under the tick lock, dispatch up to `cron.max_parallel_jobs`,
-//! reap, and watch running work.
+//! reap, and watch running work. Ahead of an instant it stages the runs due
+//! then (`staging.rs`) and releases them at the instant (`release.rs`).
+//! Dispatches and stagings are in flight inside the `select!`
+//! (`inflight.rs`): a burst never keeps the loop from a release, a claim or
+//! a reap.
 //!
 //! ## Locking
-//! The tick lock is held only inside `claim_due` (the claim transaction).
-//! Nothing here holds a lock across an await, IO or logging: the shared-state
-//! mutexes are set and released in one statement.
+//! The tick lock is held only inside `claim_due` and `claim_ahead` (the
+//! claim transactions). Nothing here holds a lock across an await, IO or
+//! logging: the shared-state mutexes are set and released in one statement.
 
 use super::fatal::{Fatal, dispatch_failure};
+use super::inflight::{Done, InFlight};
 use super::monitor::Monitor;
 use super::provider_sync::ProviderSync;
+use super::release;
 use super::runs::{Runs, reap_children};
+use super::staging::{HeldRun, Stager};
 use super::state::Shared;
 use super::supervision::stop_signals::StopRequests;
 use super::upkeep::Upkeep;
@@ -19,7 +26,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
 use crate::db::{DbWatcher, RECHECK_AFTER_CHANGE};
-use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use crate::dispatch::{Dispatched, Launcher, Prepared};
 use crate::home::Home;
 use crate::ledger::{self, ExecState};
 use crate::logging::run_span;
@@ -28,14 +35,12 @@ use crate::reconcile::{self, Settled};
 use crate::schedule::{Timestamp, Tz};
 use crate::store;
 use crate::text::Chain;
-use crate::tick::{ClaimContext, ClaimReport, ClaimedRun, claim_due};
-use futures_util::StreamExt;
+use crate::tick::{ClaimContext, ClaimReport, ClaimedAhead, ClaimedRun, claim_due};
 use hermes_cron_core::health::{TickResult, TickSummary};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tracing::Instrument;
 
 /// The longest sleep without looking again, even with nothing due.
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
@@ -73,7 +78,7 @@ pub(crate) struct EventLoop {
     pub zone: Tz,
     pub clock: Arc<dyn Clock>,
     pub db: Db,
-    pub launcher: Launcher,
+    pub launcher: Arc<Launcher>,
     pub shared: Arc<Shared>,
     pub owner: Owner,
     pub runs: Runs,
@@ -81,6 +86,10 @@ pub(crate) struct EventLoop {
     pub upkeep: Upkeep,
     pub provider: ProviderSync,
     pub queue: VecDeque<ClaimedRun>,
+    /// Runs claimed ahead, waiting for room in flight to be staged.
+    pub stage_queue: VecDeque<ClaimedAhead>,
+    pub stager: Stager,
+    pub inflight: InFlight,
     /// After a failed or contended claim, do not claim again before this.
     pub claim_backoff_until: Option<tokio::time::Instant>,
     pub claim_failures: u32,
@@ -95,9 +104,12 @@ fn deadline_for(at: Timestamp, now: Timestamp) -> tokio::time::Instant {
 }
 
 impl EventLoop {
+    /// Runs that may still start under `cron.max_parallel_jobs`.
     fn capacity_left(&self) -> usize {
         match self.config.cron.max_parallel_jobs {
-            Some(max) => (max as usize).saturating_sub(self.runs.len()),
+            Some(max) => {
+                (max as usize).saturating_sub(self.runs.len() + self.inflight.dispatches())
+            }
             None => usize::MAX,
         }
     }
@@ -112,6 +124,17 @@ impl EventLoop {
         })
     }
 
+    /// When to wake for the next release, a little before its instant
+    /// (None: nothing held, or no capacity to release into).
+    fn release_deadline(&self, now: Timestamp) -> Option<tokio::time::Instant> {
+        let (at, runs) = self.stager.next_release()?;
+        if self.capacity_left() == 0 {
+            return None;
+        }
+        let margin = chrono::Duration::from_std(release::margin(runs)).unwrap_or_default();
+        Some(deadline_for(at - margin, now))
+    }
+
     /// Run until a signal or a fatal error.
     pub async fn run(&mut self, mut sig: Signals, mut watcher: DbWatcher) -> LoopExit {
         let mut monitor_tick = tokio::time::interval(self.monitor.period());
@@ -120,7 +143,7 @@ impl EventLoop {
         self.sync_provider(true);
         loop {
             self.shared.bump();
-            self.dispatch_queued().await;
+            self.start_in_flight();
             if let Some(fatal) = self.fatal.take() {
                 return LoopExit::Fatal(fatal);
             }
@@ -145,10 +168,27 @@ impl EventLoop {
                 Some(b) if b > deadline => b,
                 _ => deadline,
             };
+            let stage_at = self
+                .stager
+                .next_pass(&self.db, now)
+                .map(|at| deadline_for(at, now));
+            let release_at = self.release_deadline(now);
+            let soon = tokio::time::Instant::now;
             tokio::select! {
+                // In this order when several are ready: a release is due at
+                // an exact instant; reaping and claiming come before
+                // finishing in-flight work, which can come in long bursts.
+                biased;
                 Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
+                _ = tokio::time::sleep_until(release_at.unwrap_or_else(soon)), if release_at.is_some() => {
+                    self.release_due();
+                }
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
+                _ = tokio::time::sleep_until(stage_at.unwrap_or_else(soon)), if stage_at.is_some() => {
+                    self.stage_pass();
+                }
+                done = self.inflight.next(), if !self.inflight.is_empty() => self.on_done(done),
                 _ = watcher.changed() => {
                     if watcher.take_hermes_jobs_changed() {
                         self.sync_provider(true);
@@ -157,7 +197,7 @@ impl EventLoop {
                     // append comes before its commit); look again shortly.
                     recheck = Some(tokio::time::Instant::now() + RECHECK_AFTER_CHANGE);
                 }
-                _ = tokio::time::sleep_until(recheck.unwrap_or_else(tokio::time::Instant::now)), if recheck.is_some() => {
+                _ = tokio::time::sleep_until(recheck.unwrap_or_else(soon)), if recheck.is_some() => {
                     recheck = None;
                 }
                 _ = monitor_tick.tick() => {
@@ -247,79 +287,168 @@ impl EventLoop {
         }
     }
 
-    /// Dispatch queued claims while capacity lasts.
-    async fn dispatch_queued(&mut self) {
-        let n = self.queue.len().min(self.capacity_left());
-        if n == 0 {
-            return;
-        }
-        self.shared.set_doing(format!("dispatching {n} runs"));
-        let batch: Vec<ClaimedRun> = self.queue.drain(..n).collect();
-        let (db, launcher, clock, shared) = (&self.db, &self.launcher, &self.clock, &self.shared);
-        let results: Vec<_> = futures_util::stream::iter(batch)
-            .map(|run| {
-                let span = run_span(&run.job_name, &run.id);
-                async move {
-                    // A stop request ends the batch: what is not started yet
-                    // stays queued, and is recorded as not run on the way out.
-                    if shared.stop_requested() {
-                        return (run, None);
-                    }
-                    let d = launcher
-                        .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
-                        .await;
-                    // A long batch is progress, not a frozen loop.
-                    shared.bump();
-                    (run, Some(d))
-                }
-                .instrument(span)
-            })
-            .buffer_unordered(DISPATCH_CONCURRENCY)
-            .collect()
-            .await;
-        for (run, result) in results {
-            let Some(result) = result else {
-                self.queue.push_back(run);
-                continue;
-            };
-            let _span = run_span(&run.job_name, &run.id).entered();
-            match result {
-                Ok(Dispatched::Started {
-                    mode,
-                    cause,
-                    unit,
-                    child,
-                }) => {
-                    tracing::info!(
-                        mode = %mode,
-                        unit = unit.as_deref().unwrap_or("-"),
-                        cause = cause.as_ref().map_or("-", |c| c.code.as_str()),
-                        pid = child.id(), "started"
-                    );
-                    self.runs
-                        .add_child(run.id.clone(), &run.job_name, child.id(), unit, mode);
-                    // Reaped through SIGCHLD by pid; the handle must not wait.
-                    drop(child);
-                }
-                Ok(Dispatched::Refused { cause, message }) => {
-                    tracing::warn!(cause = %cause.code, "{message}");
-                }
-                Ok(Dispatched::NotSpawned { message }) => {
-                    tracing::error!("{message}");
-                }
-                Err(e) => match dispatch_failure(&run.id, e) {
-                    Ok(fatal) => {
-                        self.fatal.get_or_insert(fatal);
-                    }
-                    Err(e) => {
-                        tracing::error!("dispatch failed: {}", Chain(&e))
-                    }
-                },
+    /// Put queued work in flight while there is room: claims due now first
+    /// (while capacity lasts), then runs to stage.
+    fn start_in_flight(&mut self) {
+        // A stop request: what is not in flight yet stays queued, and is
+        // recorded on the way out.
+        while self.inflight.len() < DISPATCH_CONCURRENCY && !self.shared.stop_requested() {
+            if self.capacity_left() > 0
+                && let Some(run) = self.queue.pop_front()
+            {
+                self.shared
+                    .set_doing(format!("dispatching {}", run.job_name));
+                let db = self.db.path().to_path_buf();
+                self.inflight.dispatch(self.launcher.clone(), db, run);
+            } else if let Some(ahead) = self.stage_queue.pop_front() {
+                self.inflight.stage(self.launcher.clone(), ahead);
+            } else {
+                break;
             }
         }
+    }
+
+    /// A piece of in-flight work is done: record it.
+    fn on_done(&mut self, done: Done) {
+        // A long burst is progress, not a frozen loop.
+        self.shared.bump();
+        match done {
+            Done::Dispatched { run, prepared } => self.dispatched(run, prepared),
+            Done::Staged { ahead, staged } => {
+                self.stager.staged(&self.db, ahead, staged, self.owner);
+            }
+            Done::Replaced { held } => self.release(vec![held]),
+        }
+    }
+
+    /// Record what a dispatch came to.
+    fn dispatched(&mut self, run: ClaimedRun, prepared: Prepared) {
+        let result = self
+            .launcher
+            .record(&self.db, &run, prepared, self.clock.now());
+        let _span = run_span(&run.job_name, &run.id).entered();
+        match result {
+            Ok(Dispatched::Started {
+                mode,
+                cause,
+                unit,
+                child,
+            }) => {
+                tracing::info!(
+                    mode = %mode,
+                    unit = unit.as_deref().unwrap_or("-"),
+                    cause = cause.as_ref().map_or("-", |c| c.code.as_str()),
+                    pid = child.id(), "started"
+                );
+                self.runs
+                    .add_child(run.id.clone(), &run.job_name, child.id(), unit, mode);
+                // Reaped through SIGCHLD by pid; the handle must not wait.
+                drop(child);
+            }
+            Ok(Dispatched::Refused { cause, message }) => {
+                tracing::warn!(cause = %cause.code, "{message}");
+            }
+            Ok(Dispatched::NotSpawned { message }) => {
+                tracing::error!("{message}");
+            }
+            Err(e) => match dispatch_failure(&run.id, e) {
+                Ok(fatal) => {
+                    self.fatal.get_or_insert(fatal);
+                }
+                Err(e) => {
+                    tracing::error!("dispatch failed: {}", Chain(&e))
+                }
+            },
+        }
+        self.publish_active();
+    }
+
+    fn publish_active(&self) {
         self.shared
             .active_runs
             .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A stage pass: claim ahead what is due for staging now; it is staged
+    /// in flight.
+    fn stage_pass(&mut self) {
+        self.shared.set_doing("staging runs ahead of their instant");
+        let ctx = ClaimContext {
+            home: &self.home,
+            config: &self.config,
+            fallback_zone: self.zone,
+            owner: self.owner,
+            now: self.clock.now(),
+        };
+        let claimed = self.stager.claim(&mut self.db, &ctx);
+        if !claimed.is_empty() {
+            tracing::debug!(
+                runs = claimed.len(),
+                per_run_ms = self.stager.lead().per_run().as_secs_f64() * 1000.0,
+                "claimed ahead for staging"
+            );
+        }
+        self.stage_queue.extend(claimed);
+    }
+
+    /// Release the held runs whose instant has come (as many as capacity
+    /// allows): decide them, wait for the exact instant, release.
+    fn release_due(&mut self) {
+        let Some((at, _)) = self.stager.next_release() else {
+            return;
+        };
+        self.shared
+            .set_doing(format!("releasing runs staged for {at}"));
+        let now = self.clock.now();
+        let held = self.stager.take_due(at.max(now), self.capacity_left());
+        let decided = match release::decide(&self.db, held, now) {
+            Ok(d) => d,
+            Err(e) => {
+                // The held workers are dropped: they withdraw their rows.
+                tracing::error!("cannot decide the staged runs of {at}: {}", Chain(&e));
+                return;
+            }
+        };
+        for (held, previous) in decided.replace_first {
+            let db = self.db.path().to_path_buf();
+            self.inflight
+                .replace_then_release(self.launcher.clone(), db, held, previous);
+        }
+        release::wait_for(self.clock.as_ref(), at);
+        self.release(decided.release);
+        self.stager.observe_release(at, decided.staged_by);
+    }
+
+    /// Write the release byte of each of `held`; track what started.
+    fn release(&mut self, held: Vec<HeldRun>) {
+        let mut gone = Vec::new();
+        let mut started = Vec::with_capacity(held.len());
+        for h in held {
+            let HeldRun { ahead, worker } = h;
+            let (mode, unit, pid) = (worker.mode, worker.unit.clone(), worker.pid());
+            match worker.release() {
+                Ok(child) => started.push((ahead, mode, unit, child)),
+                Err(e) => gone.push((ahead, pid, e)),
+            }
+        }
+        crate::crash::point("after_release");
+        for (ahead, mode, unit, child) in started {
+            run_span(&ahead.run.job_name, &ahead.run.id).in_scope(|| {
+                tracing::info!(mode = %mode, unit = unit.as_deref().unwrap_or("-"), pid = child.id(), "released")
+            });
+            self.runs.add_child(
+                ahead.run.id.clone(),
+                &ahead.run.job_name,
+                child.id(),
+                unit,
+                mode,
+            );
+            drop(child);
+        }
+        for (ahead, pid, e) in gone {
+            release::gone_before_release(&self.db, &ahead, pid, self.owner, &e, self.clock.now());
+        }
+        self.publish_active();
     }
 
     /// Reap every exited child and settle its run.
@@ -327,13 +456,16 @@ impl EventLoop {
         self.shared.set_doing("reaping workers");
         for (pid, status) in reap_children() {
             let Some(t) = self.runs.reaped(pid) else {
+                if let Some(h) = self.stager.take_pid(pid) {
+                    self.staged_worker_died(&h, pid, status);
+                }
                 continue;
             };
             let _span = run_span(&t.job_name, &t.id).entered();
             let w = reconcile::ReapedWorker {
                 by: self.owner,
                 pid,
-                status,
+                status: Some(status),
                 released: true,
             };
             match reconcile::reaped(&self.db, &t.id, w, self.clock.now()) {
@@ -363,11 +495,44 @@ impl EventLoop {
             .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// On shutdown: claims never dispatched are recorded as not run.
+    /// A held worker died before its release: its command never started.
+    fn staged_worker_died(&self, h: &HeldRun, pid: u32, status: i32) {
+        let run = &h.ahead.run;
+        let _span = run_span(&run.job_name, &run.id).entered();
+        let w = reconcile::ReapedWorker {
+            by: self.owner,
+            pid,
+            status: Some(status),
+            released: false,
+        };
+        match reconcile::reaped(&self.db, &run.id, w, self.clock.now()) {
+            Ok(Settled::Resolved(r)) => {
+                if let Some((state, code, reason)) = r.judgement.recorded() {
+                    tracing::warn!(state = %state, reason = %code, "staged worker exited before its release: {reason}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!("failed to settle a staged worker's run: {}", Chain(&e)),
+        }
+    }
+
+    /// On shutdown: claims never dispatched are recorded as not run, claims
+    /// made ahead and not staged are taken back. Held workers are let go:
+    /// their gates close with this process, and they withdraw their rows.
     pub(crate) fn abandon_queue(&mut self) {
         let now = self.clock.now();
         for run in self.queue.drain(..) {
             let _ = ledger::abandoned(self.db.conn(), &run.id, &run.owner, now);
         }
+        let stored = self.owner.to_string();
+        for ahead in self.stage_queue.drain(..) {
+            let _ = ledger::withdraw(
+                self.db.conn(),
+                &ahead.run.id,
+                ExecState::Claimed,
+                Some(&stored),
+            );
+        }
+        self.inflight.abandon(&self.db, now);
     }
 }

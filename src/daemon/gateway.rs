@@ -10,8 +10,10 @@
 
 use super::event_loop::{EventLoop, LoopExit, Signals};
 use super::fatal::Fatal;
+use super::inflight::InFlight;
 use super::monitor::{Monitor, probe};
 use super::runs::Runs;
+use super::staging::Stager;
 use super::state::Shared;
 use super::supervision::notify::Notifier;
 use super::supervision::stop_signals as signals;
@@ -317,13 +319,14 @@ async fn serve(
     });
     let period =
         heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
+    let config_cron = config.cron.clone();
     let mut event_loop = EventLoop {
         home: home.clone(),
         config,
         zone,
         clock,
         db,
-        launcher,
+        launcher: Arc::new(launcher),
         shared,
         owner,
         runs,
@@ -331,6 +334,9 @@ async fn serve(
         upkeep: Default::default(),
         provider: Default::default(),
         queue,
+        stage_queue: VecDeque::new(),
+        stager: Stager::new(&config_cron),
+        inflight: InFlight::default(),
         claim_backoff_until: None,
         claim_failures: 0,
         fatal: None,

@@ -19,7 +19,7 @@
 //! job runs (for a kanban worker: hours).
 
 use crate::home::Home;
-use crate::worker::Go;
+use crate::worker::{Go, RELEASE};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -108,18 +108,52 @@ impl HeldWorker {
             && let Err(e) = pipe.write_all(go.line().as_bytes())
         {
             drop(pipe);
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.end();
             return Err(e);
         }
         Ok(self.child)
+    }
+
+    /// Write the stage line: the worker holds its row, placed as `go` says,
+    /// and waits for [`HeldWorker::release_staged`]. The gate stays open.
+    pub fn stage(&mut self, go: &Go) -> std::io::Result<()> {
+        match self.go.as_mut() {
+            Some(pipe) => pipe.write_all(go.stage_line().as_bytes()),
+            None => Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+        }
+    }
+
+    /// Release a staged worker: one byte, its command starts. On an error
+    /// (the worker is gone) it is reaped.
+    pub fn release_staged(mut self) -> std::io::Result<Child> {
+        let result = match self.go.as_mut() {
+            Some(pipe) => pipe.write_all(&[RELEASE]),
+            None => Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+        };
+        drop(self.go.take());
+        match result {
+            Ok(()) => Ok(self.child),
+            Err(e) => {
+                self.end();
+                Err(e)
+            }
+        }
     }
 
     /// Close the gate (the worker sees EOF and exits untouched), make sure it
     /// is gone, and reap it.
     pub(crate) fn abandon(mut self) {
         drop(self.go.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.end();
+    }
+
+    /// Kill and reap the worker, unless it was reaped already (a gateway
+    /// reaps every child on SIGCHLD, also one whose dispatch is in flight):
+    /// never signal a pid that is no longer ours.
+    fn end(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -194,8 +194,8 @@ pub struct ReapedWorker {
     /// The launcher (the row's claimer).
     pub by: Owner,
     pub pid: u32,
-    /// Its wait status.
-    pub status: i32,
+    /// Its wait status (None: reaped elsewhere, not known).
+    pub status: Option<i32>,
     /// The launcher wrote its go: a staged worker may have started the command.
     pub released: bool,
 }
@@ -217,7 +217,9 @@ pub fn reaped(
         reaped: Some(Reaped {
             by: w.by,
             pid: w.pid,
-            how: describe_wait_status(w.status),
+            how: w
+                .status
+                .map_or_else(|| "gone".to_string(), describe_wait_status),
             released: w.released,
         }),
         ..base_evidence(db, &row)?

@@ -88,7 +88,7 @@ pub enum ClaimError {
     Ledger(#[from] ledger::LedgerError),
 }
 
-fn zone_of(job: &Job, fallback: Tz) -> Tz {
+pub(super) fn zone_of(job: &Job, fallback: Tz) -> Tz {
     job.tz
         .as_deref()
         .and_then(|name| crate::schedule::parse_zone(name).ok())

@@ -50,7 +50,7 @@ fn wait_terminal(
             let w = reconcile::ReapedWorker {
                 by: claimer,
                 pid: c.id(),
-                status: how,
+                status: Some(how),
                 released: true,
             };
             reconcile::reaped(db, id, w, ctx.now())?;
@@ -88,7 +88,7 @@ fn wait_adopted(
             let w = reconcile::ReapedWorker {
                 by: claimer,
                 pid: child.id(),
-                status: how,
+                status: Some(how),
                 released: true,
             };
             reconcile::reaped(db, id, w, ctx.now())?;
