@@ -320,6 +320,7 @@ async fn serve(
     let period =
         heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
     let config_cron = config.cron.clone();
+    let staging_max = staging_room(config_cron.staging_max_workers);
     let mut event_loop = EventLoop {
         home: home.clone(),
         config,
@@ -335,7 +336,7 @@ async fn serve(
         provider: Default::default(),
         queue,
         stage_queue: VecDeque::new(),
-        stager: Stager::new(&config_cron),
+        stager: Stager::new(&config_cron, staging_max),
         inflight: InFlight::default(),
         claim_backoff_until: None,
         claim_failures: 0,
@@ -356,4 +357,19 @@ async fn serve(
     event_loop.monitor.notifier().stopping();
     event_loop.abandon_queue();
     Ok(exit)
+}
+
+/// How many staged workers fit: the configured bound, or fewer when the
+/// descriptor limit (raised as far as the hard limit allows) holds fewer
+/// gates.
+fn staging_room(configured: u32) -> usize {
+    let fits = crate::process::fd_limit::raise_for(u64::from(configured));
+    if fits < u64::from(configured) {
+        tracing::warn!(
+            configured,
+            fits,
+            "cron.staging_max_workers is more than the descriptor limit allows (one pipe per staged worker); raise LimitNOFILE= of the gateway's unit to stage more"
+        );
+    }
+    fits as usize
 }

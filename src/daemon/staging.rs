@@ -65,9 +65,11 @@ pub(crate) struct Stager {
 }
 
 impl Stager {
-    pub fn new(cfg: &CronConfig) -> Stager {
+    /// A stager for `cfg`, holding at most `max_workers` (the configured
+    /// bound, or fewer when the descriptor limit allows fewer).
+    pub fn new(cfg: &CronConfig, max_workers: usize) -> Stager {
         Stager {
-            max_workers: cfg.staging_max_workers as usize,
+            max_workers,
             ceiling: cfg.staging_lead_max.max(cfg.staging_lead_min),
             lead: LeadTime::new(cfg.staging_lead_min, cfg.staging_lead_max),
             held: BTreeMap::new(),

@@ -73,6 +73,10 @@ impl HeldWorker {
         let (read, write): (OwnedFd, OwnedFd) =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
         let mut cmd = Command::new(bin);
+        if let Some(soft) = crate::process::fd_limit::original() {
+            // Our raised limit is for the gates we hold, not for jobs.
+            cmd.env(crate::process::fd_limit::ORIGINAL_ENV, soft.to_string());
+        }
         cmd.arg("--home")
             .arg(call.home)
             .arg("--execution")

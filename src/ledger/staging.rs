@@ -215,15 +215,23 @@ pub fn withdraw(
         });
     }
     in_savepoint(conn, |tx| {
-        let Some(claim) = staged_claim(tx, id)? else {
-            return Ok(false);
-        };
+        // The compare-and-set first, as a write: the transaction takes the
+        // write lock (waiting out the busy timeout) before it reads. A read
+        // first would have to upgrade, which fails at once when another
+        // connection wrote in between (SQLITE_BUSY_SNAPSHOT).
         let n = tx
-            .prepare_cached("DELETE FROM executions WHERE id = ?1 AND state = ?2 AND owner IS ?3")?
+            .prepare_cached(
+                "UPDATE executions SET state = state WHERE id = ?1 AND state = ?2 AND owner IS ?3",
+            )?
             .execute(params![id.as_str(), state.as_str(), owner])?;
         if n != 1 {
             return Ok(false);
         }
+        let Some(claim) = staged_claim(tx, id)? else {
+            return Ok(false);
+        };
+        tx.prepare_cached("DELETE FROM executions WHERE id = ?1")?
+            .execute([id.as_str()])?;
         // The claim's own trace on the job, undone only while it is still there.
         tx.prepare_cached(
             "UPDATE jobs SET next_run_at = ?2,

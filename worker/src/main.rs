@@ -39,6 +39,9 @@ struct Args {
 }
 
 fn main() {
+    // The gateway's descriptor limit is raised for the gates it holds; a
+    // worker and its job get the one the gateway started with.
+    hermes_cron::process::fd_limit::restore_original();
     if std::env::args_os().any(|a| a == hermes_cron::dispatch::DETACH_ARG) {
         // Before anything else, so a signal meant for the held worker is
         // not left pending behind the mask it inherited.
