@@ -270,6 +270,8 @@ async fn serve(
             Judgement::Alive { note } => {
                 run_span(&row.job_name, &row.id).in_scope(|| tracing::info!("left alone: {note}"))
             }
+            Judgement::Withdraw { reason } => run_span(&row.job_name, &row.id)
+                .in_scope(|| tracing::info!("withdrawn, to be claimed again: {reason}")),
             j => {
                 if let Some((_, code, reason)) = j.recorded() {
                     run_span(&row.job_name, &row.id)
