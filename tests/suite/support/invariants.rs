@@ -123,6 +123,21 @@ pub fn active(db: &Path) -> Vec<Row> {
         .collect()
 }
 
+/// Rows still active that were claimed before `ms` (milliseconds since the epoch).
+pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
+    let conn = open_read_only(db);
+    let mut stmt = conn
+        .prepare(
+            "SELECT id FROM executions WHERE state IN ('claimed', 'staged', 'running')
+                AND claimed_at < ?1",
+        )
+        .expect("prepare");
+    stmt.query_map([ms], |r| r.get(0))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect()
+}
+
 /// Wait until no row is `claimed` or `running` (workers finishing after the
 /// last gateway stopped); panics listing the rows still active.
 pub fn wait_settled(db: &Path, timeout: Duration) {

@@ -96,15 +96,28 @@ impl Scene {
         });
     }
 
-    /// A gateway without hooks: ready, at least two more runs succeed, SIGTERM.
+    /// A gateway without hooks: ready, at least two more runs succeed, and
+    /// every row the earlier gateways left active is settled (a worker they
+    /// released may outlive them and die at its own crash point later; only
+    /// a live gateway records that), then SIGTERM.
     pub fn restart_and_run(&self) {
         let before = self.count(|r| r.state == "succeeded");
+        let started = super::waiting::wall_clock().timestamp_millis();
         let mut gw = self.home.gateway(&[]);
         gw.wait_ready();
         wait_for(
             "two new runs to succeed after the restart",
             SETTLE_TIMEOUT,
             || (self.count(|r| r.state == "succeeded") >= before + 2).then_some(()),
+        );
+        wait_for(
+            "the rows earlier gateways left active to be settled",
+            SETTLE_TIMEOUT,
+            || {
+                invariants::active_claimed_before(&self.home.db_file(), started)
+                    .is_empty()
+                    .then_some(())
+            },
         );
         gw.stop();
     }

@@ -137,7 +137,10 @@ async fn one(
 pub async fn measure(setup: &Setup, ready: &Ready) -> Result<EndToEnd, String> {
     let mut db = open_db(&setup.dispatch_home)?;
     let exe = setup.bench_exe.to_str().ok_or("non-UTF-8 path")?;
-    let job = job("e2e", "every 1d", &[exe, "ready"])?;
+    let mut job = job("e2e", "every 1d", &[exe, "ready"])?;
+    // The job's environment is defined (nothing of the worker's reaches it
+    // unless named): the report socket is passed through by name.
+    job.pass_env = vec![crate::probe::READY_ENV.to_string()];
     store::insert_job(db.conn(), &job).map_err(|e| e.to_string())?;
     let reps = setup.reps(150, 20);
     let warmup = 5;

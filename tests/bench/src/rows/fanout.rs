@@ -45,7 +45,7 @@ async fn ours(setup: &Setup, scoped: bool, run: usize) -> Result<(f64, f64), Str
     let dir = setup.fresh_dir(&format!("fanout-{mode}-{run}"))?;
     let (home, mut db) = fresh_home(&dir)?;
     let stamps = dir.join("stamps.txt");
-    let argv = stamp_argv(&setup.bench_exe, &stamps);
+    let argv = stamp_argv(&setup.stamp_exe, &stamps);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let template = job("fan", "every 1d", &argv)?;
     let later = wall_ms() + 3_600_000;

@@ -51,7 +51,7 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
     let dir = setup.fresh_dir(&format!("lateness-{jobs}"))?;
     let (home, mut db) = fresh_home(&dir)?;
     let stamps = dir.join("stamps.txt");
-    let argv = stamp_argv(&setup.bench_exe, &stamps);
+    let argv = stamp_argv(&setup.stamp_exe, &stamps);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let template = job("late", "every 1s", &argv)?;
     let later = wall_ms() + 3_600_000;
@@ -119,8 +119,7 @@ async fn timer(setup: &Setup, secs: u64) -> Result<Run, String> {
         .args(["--property=StartLimitIntervalSec=0"])
         .args(["--on-calendar=*:*:*", "--timer-property=AccuracySec=1us"])
         .arg("--")
-        .arg(&setup.bench_exe)
-        .arg("stamp")
+        .arg(&setup.stamp_exe)
         .arg(&stamps)
         .stdout(Stdio::null())
         .status()

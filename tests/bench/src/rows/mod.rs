@@ -11,6 +11,7 @@ mod gateway;
 mod lateness;
 mod ledger;
 mod memory;
+mod previous;
 mod stamps;
 mod timer_manager;
 

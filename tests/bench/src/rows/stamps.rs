@@ -1,7 +1,7 @@
 //! "The command's process started", for rows 3 and 4: the job each run
-//! executes is this binary in its `stamp` role (see [`crate::probe`]), which
-//! appends its CLOCK_REALTIME at the top of its `main` and the run's execution
-//! id to a file. A run's start lateness is that instant minus the slot it was
+//! executes is `hermes-cron-bench-stamp` (`src/stamp.rs`), which appends its
+//! CLOCK_REALTIME at the top of its `main` and the run's execution id to a
+//! file. A run's start lateness is that instant minus the slot it was
 //! scheduled for, read from its ledger row. It is the same instant the
 //! systemd timer peer reports (the top of its service's `main`), and it does
 //! not depend on when the worker writes its row.
@@ -10,11 +10,10 @@ use hermes_cron::db::Db;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The job's argv: `<bench> stamp <file>`.
-pub fn stamp_argv(bench: &Path, file: &Path) -> Vec<String> {
+/// The job's argv: `hermes-cron-bench-stamp <file>`.
+pub fn stamp_argv(stamp: &Path, file: &Path) -> Vec<String> {
     vec![
-        bench.to_string_lossy().into_owned(),
-        "stamp".into(),
+        stamp.to_string_lossy().into_owned(),
         file.to_string_lossy().into_owned(),
     ]
 }
