@@ -153,6 +153,25 @@ pub fn status_kib(pid: u32, field: &str) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
+/// A field of `/proc/<pid>/smaps_rollup`, in KiB.
+fn smaps_kib(pid: u32, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// `Pss` (shared pages split between their users), in KiB.
+pub fn pss_kib(pid: u32) -> Option<u64> {
+    smaps_kib(pid, "Pss")
+}
+
+/// Pages only `pid` has (`Private_Clean` + `Private_Dirty`), in KiB: what one
+/// more such process costs.
+pub fn private_kib(pid: u32) -> Option<u64> {
+    Some(smaps_kib(pid, "Private_Clean")? + smaps_kib(pid, "Private_Dirty")?)
+}
+
 /// The children of `pid` (needs `/proc/<pid>/task/<pid>/children`).
 pub fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))

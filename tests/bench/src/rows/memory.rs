@@ -28,7 +28,7 @@ use hermes_cron::tick::claim_manual;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::common::status_kib;
+use super::common::{pss_kib, status_kib};
 
 const JOBS: usize = 10_000;
 
@@ -83,14 +83,6 @@ async fn gateway_idle(
         gw.stop().await?;
     }
     Ok(())
-}
-
-/// `Pss` from `/proc/<pid>/smaps_rollup`, in KiB.
-fn pss_kib(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("Pss:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
 /// Workers running side by side in one reading: their shared pages (the
