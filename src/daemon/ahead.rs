@@ -75,6 +75,7 @@ impl EventLoop {
             }
         }
         crate::crash::point("after_release");
+        self.stager.unblock();
         for (ahead, mode, unit, child) in started {
             run_span(&ahead.run.job_name, &ahead.run.id).in_scope(|| {
                 tracing::info!(mode = %mode, unit = unit.as_deref().unwrap_or("-"), pid = child.id(), "released")
@@ -95,7 +96,8 @@ impl EventLoop {
     }
 
     /// A held worker died before its release: its command never started.
-    pub(super) fn staged_worker_died(&self, h: &HeldRun, pid: u32, status: i32) {
+    pub(super) fn staged_worker_died(&mut self, h: &HeldRun, pid: u32, status: i32) {
+        self.stager.unblock();
         let run = &h.ahead.run;
         let _span = run_span(&run.job_name, &run.id).entered();
         let w = reconcile::ReapedWorker {

@@ -56,8 +56,10 @@ pub(crate) struct Stager {
     /// Runs claimed ahead whose staging is in flight.
     in_flight: usize,
     batches: HashMap<Timestamp, Batch>,
-    /// Instants whose stageable jobs were all claimed by a pass.
-    handled: BTreeSet<Timestamp>,
+    /// Instants a pass left jobs at with room to spare: those jobs could not
+    /// be staged (a run of theirs is staged for an earlier instant, or
+    /// staging gave up on them). Looked at again after the next release.
+    blocked: BTreeSet<Timestamp>,
     /// (job, slot) staging gave up on: left to the claim at the instant.
     given_up: HashSet<(JobId, Timestamp)>,
     /// After a contended or failed pass, not before this.
@@ -75,7 +77,7 @@ impl Stager {
             held: BTreeMap::new(),
             in_flight: 0,
             batches: HashMap::new(),
-            handled: BTreeSet::new(),
+            blocked: BTreeSet::new(),
             given_up: HashSet::new(),
             retry_at: None,
         }
@@ -111,7 +113,7 @@ impl Stager {
         };
         let open: Vec<_> = upcoming
             .into_iter()
-            .filter(|u| !self.handled.contains(&u.at))
+            .filter(|u| !self.blocked.contains(&u.at))
             .collect();
         let plan = plan_staging(&open, &self.lead, now);
         let next = if plan.now.is_empty() {
@@ -138,7 +140,7 @@ impl Stager {
         let upcoming = store::upcoming_instants(db.conn(), now, until, LOOK_AHEAD_INSTANTS)
             .unwrap_or_default()
             .into_iter()
-            .filter(|u| !self.handled.contains(&u.at))
+            .filter(|u| !self.blocked.contains(&u.at))
             .collect::<Vec<_>>();
         let due = plan_staging(&upcoming, &self.lead, now).now;
         if due.is_empty() {
@@ -159,8 +161,9 @@ impl Stager {
         };
         self.retry_at = None;
         if runs.len() < room {
-            // Every stageable job of these instants is claimed now.
-            self.handled.extend(due.iter().copied());
+            // What is left at these instants cannot be staged until a run
+            // is released (one staged run per job) or at all (given up).
+            self.blocked.extend(due.iter().copied());
         }
         for c in &runs {
             let b = self.batches.entry(c.at).or_insert(Batch {
@@ -210,6 +213,12 @@ impl Stager {
             Ok(_) => tracing::info!("not staged ({why}); left to its instant"),
             Err(e) => tracing::error!("not staged ({why}); withdrawing failed: {}", Chain(&e)),
         }
+    }
+
+    /// A run was released (or its worker died): jobs blocked behind it may
+    /// be staged now.
+    pub fn unblock(&mut self) {
+        self.blocked.clear();
     }
 
     /// The earliest instant with held runs, and how many are held for it.
@@ -269,7 +278,7 @@ impl Stager {
 
     /// Forget the bookkeeping of instants that have passed.
     fn forget_past(&mut self, now: Timestamp) {
-        self.handled = self.handled.split_off(&now);
+        self.blocked = self.blocked.split_off(&now);
         self.given_up.retain(|(_, at)| *at >= now);
         let held = &self.held;
         self.batches

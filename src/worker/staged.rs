@@ -85,8 +85,16 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
     };
     let started_at = o.clock.now();
     crate::crash::point("worker_after_fork");
+    // The start need not reach the disk before the run goes on: lost (the
+    // host crashed), the row reads `staged` and its dead worker makes it
+    // `unknown`, the same record a worker dying here gets. The terminal
+    // write syncs it with itself. (`stage` before it is synced: lost, the row
+    // would read `claimed` and be taken back and run again.)
+    let _ = o.db.conn().pragma_update(None, "synchronous", "NORMAL");
     let start = |_attempt| ledger::start(o.db.conn(), &o.id, &o.me, started_at);
-    match patience::retry("record the start", say, start) {
+    let recorded = patience::retry("record the start", say, start);
+    let _ = o.db.conn().pragma_update(None, "synchronous", "FULL");
+    match recorded {
         Ok(true) => {}
         Ok(false) => {
             // Nothing but this worker moves a released row: someone judged
