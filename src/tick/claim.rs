@@ -110,6 +110,13 @@ pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimRepo
     Ok(Some(report))
 }
 
+/// Whether `run` is a previous run still going, as overlap sees it at
+/// `now`: a run claimed ahead of a later instant (staged, not started) is
+/// not one yet; its own instant decides (the gateway, at its release).
+fn going(run: &Execution, now: Timestamp) -> bool {
+    run.state == ExecState::Running || run.scheduled_for.is_none_or(|at| at <= now)
+}
+
 /// The runs overlap `replace` stops before this one starts (none otherwise).
 fn replaced(job: &Job, running: Vec<Execution>) -> Vec<Execution> {
     if job.overlap == Overlap::Replace {
@@ -245,7 +252,10 @@ impl Writer<'_, '_> {
 
 fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
     let mut active: HashMap<JobId, Vec<Execution>> = HashMap::new();
-    for run in ledger::active_runs(tx)? {
+    for run in ledger::active_runs(tx)?
+        .into_iter()
+        .filter(|r| going(r, ctx.now))
+    {
         if let Some(job) = run.job_id.clone() {
             active.entry(job).or_default().push(run);
         }
@@ -311,7 +321,8 @@ pub fn claim_manual(
     job: &Job,
 ) -> Result<ClaimReport, ClaimError> {
     let tx = db.immediate()?;
-    let running = ledger::active_runs_for_job(&tx, &job.id)?;
+    let mut running = ledger::active_runs_for_job(&tx, &job.id)?;
+    running.retain(|r| going(r, ctx.now));
     let mut w = Writer {
         tx: &tx,
         ctx,
@@ -334,7 +345,8 @@ pub(crate) fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimR
         report: ClaimReport::default(),
     };
     for job in store::reboot_jobs(&tx)? {
-        let running = ledger::active_runs_for_job(&tx, &job.id)?;
+        let mut running = ledger::active_runs_for_job(&tx, &job.id)?;
+        running.retain(|r| going(r, ctx.now));
         w.single(&job, running, Some(ctx.now), 1, Source::Reboot)?;
     }
     let report = w.report;

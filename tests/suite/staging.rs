@@ -10,7 +10,7 @@ use crate::support::{Bus, PATIENCE, SETTLE_TIMEOUT, TestHome, wait_for};
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// One ledger row, with the instants staging is about.
+/// One ledger row, with the instants staging is about (a manual run's slot reads 0).
 #[derive(Clone, Debug)]
 struct Slot {
     id: String,
@@ -28,7 +28,7 @@ fn slots(h: &TestHome, job: &str) -> Vec<Slot> {
     let conn = open_read_only(&h.db_file());
     let mut stmt = conn
         .prepare(
-            "SELECT id, scheduled_for, claimed_at, started_at, state, reason_code, dispatch_mode,
+            "SELECT id, COALESCE(scheduled_for, 0), claimed_at, started_at, state, reason_code, dispatch_mode,
                     unit, pid
                FROM executions WHERE job_id = ?1 ORDER BY scheduled_for, id",
         )
@@ -404,4 +404,27 @@ fn with_staging_off_nothing_is_claimed_before_its_instant() {
         assert!(s.claimed_at >= s.scheduled_for, "{s:?}");
         assert_ne!(s.state, "staged");
     }
+}
+
+/// A run claimed ahead is not "the previous run still going" before its
+/// instant: a manual run meanwhile is not skipped for it.
+#[test]
+fn a_manual_run_while_a_run_is_staged_is_not_skipped_for_it() {
+    let h = home_with_lead(Bus::None, 4);
+    let (cmd, file) = stamping(&h, "ran");
+    let job = h.add("manual", "every 8s", &["--shell"], &[&cmd]);
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let staged = wait_staged(&h, &job);
+    let out = h.run(&["run", &job, "--wait"]);
+    assert_eq!(out.code(), 0, "{out}");
+    let ran = wait_for("the staged slot to run too", SETTLE_TIMEOUT, || {
+        slots(&h, &job)
+            .into_iter()
+            .find(|s| s.id == staged.id && s.state == "succeeded")
+    });
+    gw.stop();
+    let ids: Vec<String> = stamps(&file).into_iter().map(|(_, id, _)| id).collect();
+    assert_eq!(ids.len(), 2, "the manual run and the slot: {ids:?}");
+    assert!(ids.contains(&ran.id));
 }
