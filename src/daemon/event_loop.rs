@@ -26,7 +26,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
 use crate::db::{DbWatcher, RECHECK_AFTER_CHANGE};
-use crate::dispatch::{Dispatched, Launcher, Prepared};
+use crate::dispatch::{Dispatched, Launcher};
 use crate::home::Home;
 use crate::ledger::{self, ExecState};
 use crate::logging::run_span;
@@ -322,7 +322,7 @@ impl EventLoop {
     }
 
     /// Record what a dispatch came to.
-    fn dispatched(&mut self, run: ClaimedRun, prepared: Prepared) {
+    fn dispatched(&mut self, run: ClaimedRun, prepared: Dispatched) {
         let result = self
             .launcher
             .record(&self.db, &run, prepared, self.clock.now());
@@ -348,7 +348,7 @@ impl EventLoop {
             Ok(Dispatched::Refused { cause, message }) => {
                 tracing::warn!(cause = %cause.code, "{message}");
             }
-            Ok(Dispatched::NotSpawned { message }) => {
+            Ok(Dispatched::NotSpawned { message, .. }) => {
                 tracing::error!("{message}");
             }
             Err(e) => match dispatch_failure(&run.id, e) {

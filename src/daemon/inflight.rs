@@ -18,7 +18,7 @@
 
 use super::staging::HeldRun;
 use crate::db::Db;
-use crate::dispatch::{Attach, Launcher, Prepared, Requirement, Staged, stop_previous};
+use crate::dispatch::{Attach, Dispatched, Launcher, Requirement, Staged, stop_previous};
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution};
 use crate::logging::run_span;
@@ -36,9 +36,10 @@ use tracing::Instrument;
 
 /// What a piece of in-flight work came to.
 pub(crate) enum Done {
+    /// Not recorded yet (`Launcher::record`).
     Dispatched {
         run: ClaimedRun,
-        prepared: Prepared,
+        prepared: Dispatched,
     },
     Staged {
         ahead: ClaimedAhead,

@@ -91,22 +91,7 @@ pub enum Dispatched {
     },
     /// Not started; the row is `refused`.
     Refused { cause: Cause, message: String },
-    /// The worker could not be spawned; the row is `failed`.
-    NotSpawned { message: String },
-}
-
-/// What [`Launcher::prepare`] came to, not yet recorded.
-#[derive(Debug)]
-pub enum Prepared {
-    Started {
-        mode: DispatchMode,
-        cause: Option<Cause>,
-        unit: Option<String>,
-        child: Child,
-    },
-    /// Not started: a restart-safe scope was required and none could be had.
-    Refused { cause: Cause, message: String },
-    /// The worker could not be spawned.
+    /// The worker for `mode` could not be spawned; the row is `failed`.
     NotSpawned { mode: DispatchMode, message: String },
 }
 
@@ -186,8 +171,14 @@ impl Launcher {
 
     /// The part of a dispatch that touches no ledger (the gateway runs it in
     /// flight): spawn, scope, placement, and the go line or the gate closed.
-    /// Overlap `replace` is the caller's, before.
-    pub async fn prepare(&self, run: &ClaimedRun, asked: Requirement, attach: Attach) -> Prepared {
+    /// Overlap `replace` is the caller's, before; a refusal or a worker that
+    /// could not be spawned is recorded by [`Launcher::record`], after.
+    pub async fn prepare(
+        &self,
+        run: &ClaimedRun,
+        asked: Requirement,
+        attach: Attach,
+    ) -> Dispatched {
         if attach == Attach::Foreground {
             return self.start_plain(run, DispatchMode::InProcess, None, attach);
         }
@@ -200,7 +191,7 @@ impl Launcher {
                     format!("cannot spawn the worker: {e}"),
                 );
                 return match place::<Infallible>(Err(failure), required) {
-                    Placement::Refused { cause, message } => Prepared::Refused { cause, message },
+                    Placement::Refused { cause, message } => Dispatched::Refused { cause, message },
                     _ => self.not_spawned(DispatchMode::Degraded, &e),
                 };
             }
@@ -239,7 +230,7 @@ impl Launcher {
             Placement::Degraded(cause) => self.degraded(run, Some(held), cause),
             Placement::Refused { cause, message } => {
                 held.abandon();
-                Prepared::Refused { cause, message }
+                Dispatched::Refused { cause, message }
             }
         }
     }
@@ -250,22 +241,12 @@ impl Launcher {
         &self,
         db: &Db,
         run: &ClaimedRun,
-        prepared: Prepared,
+        d: Dispatched,
         now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
-        Ok(match prepared {
-            Prepared::Started {
-                mode,
-                cause,
-                unit,
-                child,
-            } => Dispatched::Started {
-                mode,
-                cause,
-                unit,
-                child,
-            },
-            Prepared::Refused { cause, message } => {
+        match &d {
+            Dispatched::Started { .. } => {}
+            Dispatched::Refused { cause, message } => {
                 ledger::refuse(
                     db.conn(),
                     &run.id,
@@ -274,26 +255,25 @@ impl Launcher {
                     message.clone(),
                     now,
                 )?;
-                Dispatched::Refused { cause, message }
             }
-            Prepared::NotSpawned { mode, message } => {
-                ledger::spawn_failed(db.conn(), &run.id, &run.owner, mode, message.clone(), now)?;
-                Dispatched::NotSpawned { message }
+            Dispatched::NotSpawned { mode, message } => {
+                ledger::spawn_failed(db.conn(), &run.id, &run.owner, *mode, message.clone(), now)?;
             }
-        })
+        }
+        Ok(d)
     }
 
     /// Place and start a run for which no scope can be had.
-    fn without_scope(&self, run: &ClaimedRun, failure: Cause, required: Requirement) -> Prepared {
+    fn without_scope(&self, run: &ClaimedRun, failure: Cause, required: Requirement) -> Dispatched {
         match place::<Infallible>(Err(failure), required) {
             Placement::Scoped(never) => match never {},
             Placement::Degraded(cause) => self.degraded(run, None, cause),
-            Placement::Refused { cause, message } => Prepared::Refused { cause, message },
+            Placement::Refused { cause, message } => Dispatched::Refused { cause, message },
         }
     }
 
     /// Start the run degraded: release `held`, or a fresh worker.
-    fn degraded(&self, run: &ClaimedRun, held: Option<HeldWorker>, cause: Cause) -> Prepared {
+    fn degraded(&self, run: &ClaimedRun, held: Option<HeldWorker>, cause: Cause) -> Dispatched {
         warn_degraded_once(&cause);
         let mode = DispatchMode::Degraded;
         match held {
@@ -385,7 +365,7 @@ impl Launcher {
         held: HeldWorker,
         mode: DispatchMode,
         cause: Option<Cause>,
-    ) -> Prepared {
+    ) -> Dispatched {
         let go = Go {
             mode,
             unit: None,
@@ -408,15 +388,15 @@ impl Launcher {
         mode: DispatchMode,
         cause: Option<Cause>,
         attach: Attach,
-    ) -> Prepared {
+    ) -> Dispatched {
         match self.spawn_held(run, attach) {
             Ok(held) => self.release_plain(held, mode, cause),
             Err(e) => self.not_spawned(mode, &e),
         }
     }
 
-    pub(super) fn not_spawned(&self, mode: DispatchMode, e: &std::io::Error) -> Prepared {
-        Prepared::NotSpawned {
+    pub(super) fn not_spawned(&self, mode: DispatchMode, e: &std::io::Error) -> Dispatched {
+        Dispatched::NotSpawned {
             mode,
             message: format!("cannot start the worker {}: {e}", self.worker.display()),
         }
@@ -439,8 +419,8 @@ impl Launcher {
     }
 }
 
-fn started(go: Go, cause: Option<Cause>, child: Child) -> Prepared {
-    Prepared::Started {
+fn started(go: Go, cause: Option<Cause>, child: Child) -> Dispatched {
+    Dispatched::Started {
         mode: go.mode,
         cause,
         unit: go.unit,

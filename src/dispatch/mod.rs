@@ -20,7 +20,7 @@ pub use fix::{cause, probe_capability};
 pub(crate) use fix::fix_text;
 pub use held::{Attach, DETACH_ARG, HeldWorker, WorkerCall};
 pub use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
-pub use launcher::{DispatchError, Dispatched, Launcher, Prepared, session_manager};
+pub use launcher::{DispatchError, Dispatched, Launcher, session_manager};
 pub(crate) use replace::stop_previous;
 pub use spawn::{SpawnError, SpawnRequest, Spawned, spawn_worker};
 pub use stage::{Staged, StagedWorker};

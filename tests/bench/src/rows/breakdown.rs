@@ -19,18 +19,16 @@
 //! (`GetUnit`) is given for scale, and the CPU time the user manager and the
 //! bus daemon spend per scope.
 
-use super::common::{claim_ctx, job, open_db, stub_run, wall_now};
+use super::common::{claim_now, job, open_db, stub_run};
 use super::previous::{dashed_unit_name, fork_held, start_scope_own_stream};
 use crate::probe::mono_ns;
 use crate::ready::Ready;
 use crate::setup::Setup;
 use crate::stats::{Samples, ms};
-use hermes_cron::config::Config;
 use hermes_cron::dispatch::{Attach, HeldWorker, Staged, WorkerCall};
 use hermes_cron::ledger::{self, DispatchMode, ExecState};
 use hermes_cron::store;
 use hermes_cron::systemd::{ScopeSpec, ZbusUnitManager, scope_unit_name};
-use hermes_cron::tick::claim_manual;
 use hermes_cron::worker::Go;
 use std::io::Write;
 use std::time::Duration;
@@ -181,13 +179,7 @@ async fn staged_once(
     db: &mut hermes_cron::db::Db,
     job: &hermes_cron::job::Job,
 ) -> Result<(f64, f64), String> {
-    let config = Config::default();
-    let ctx = claim_ctx(&setup.dispatch_home, &config, wall_now());
-    let run = claim_manual(db, &ctx, job)
-        .map_err(|e| e.to_string())?
-        .claimed
-        .pop()
-        .ok_or("the claim was skipped")?;
+    let run = claim_now(&setup.dispatch_home, db, job)?;
     let launcher = &setup.launchers.worker_scoped;
     ready.drain();
     let worker = match launcher.stage(&run).await {

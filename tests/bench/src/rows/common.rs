@@ -130,6 +130,17 @@ pub fn make_all_due(home: &Home, at_ms: i64, period_ms: i64) -> Result<(), Strin
         .map_err(|e| e.to_string())
 }
 
+/// A manual occurrence of `job`, claimed in `home`'s ledger `db` now.
+pub fn claim_now(home: &Home, db: &mut Db, job: &Job) -> Result<ClaimedRun, String> {
+    let config = Config::default();
+    let ctx = claim_ctx(home, &config, wall_now());
+    hermes_cron::tick::claim_manual(db, &ctx, job)
+        .map_err(|e| format!("claim: {e}"))?
+        .claimed
+        .pop()
+        .ok_or_else(|| "the manual claim was skipped (a previous run still active?)".into())
+}
+
 /// The claim context of this process at `now`.
 pub fn claim_ctx<'a>(home: &'a Home, config: &'a Config, now: Timestamp) -> ClaimContext<'a> {
     ClaimContext {

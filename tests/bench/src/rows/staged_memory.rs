@@ -9,15 +9,13 @@
 //! worker has done everything but fork its command. `cron.staging_max_workers`
 //! (1000 by default) staged workers cost that many times the private figure.
 
-use super::common::{claim_ctx, job, open_db, private_kib, pss_kib, status_kib, wall_now};
+use super::common::{claim_now, job, open_db, private_kib, pss_kib, status_kib};
 use crate::setup::Setup;
 use crate::stats::{Samples, mib, ratio};
 use crate::table::{Met, Row};
-use hermes_cron::config::Config;
 use hermes_cron::dispatch::Staged;
 use hermes_cron::ledger::{self, ExecState};
 use hermes_cron::store;
-use hermes_cron::tick::claim_manual;
 use std::time::Duration;
 
 const SIDE_BY_SIDE: usize = 8;
@@ -38,19 +36,13 @@ pub async fn measure(setup: &Setup) -> Result<StagedMemory, String> {
         store::insert_job(db.conn(), &j).map_err(|e| e.to_string())?;
         jobs.push(j);
     }
-    let config = Config::default();
     let launcher = &setup.launchers.worker_scoped;
     let mut m = StagedMemory::default();
     eprintln!("bench: memory, staged workers");
     for _ in 0..setup.reps(5, 2) {
         let mut held = Vec::new();
         for j in &jobs {
-            let ctx = claim_ctx(&setup.dispatch_home, &config, wall_now());
-            let run = claim_manual(&mut db, &ctx, j)
-                .map_err(|e| e.to_string())?
-                .claimed
-                .pop()
-                .ok_or("manual claim skipped")?;
+            let run = claim_now(&setup.dispatch_home, &mut db, j)?;
             match launcher.stage(&run).await {
                 Staged::Held(w) => held.push((run, w)),
                 Staged::Not(why) => return Err(format!("not staged: {why}")),
