@@ -20,6 +20,13 @@ if ((${#missing[@]})); then
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}"
 fi
+# The status page is loaded in a real headless browser (tests/suite/http_endpoint.rs).
+if ! command -v chromium >/dev/null 2>&1; then
+    log "installing chromium (the status page's test loads it headless)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium
+fi
 if ! command -v python3 >/dev/null 2>&1; then
     log "installing python3"
     export DEBIAN_FRONTEND=noninteractive

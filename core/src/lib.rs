@@ -9,9 +9,11 @@
 pub mod config;
 pub mod exit;
 pub mod health;
+pub mod http;
 pub mod ids;
 pub mod import;
 pub mod job;
+pub mod page;
 pub mod placement;
 pub mod plan;
 pub mod provider;

@@ -84,6 +84,8 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod edit_tests;
 #[cfg(test)]
+mod env_tests;
+#[cfg(test)]
 mod load_tests;
 #[cfg(test)]
 mod query_tests;

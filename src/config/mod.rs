@@ -6,6 +6,6 @@ mod file;
 
 pub use file::{get, load, set, set_hermes_key, show, unset, unset_hermes_key};
 pub use hermes_cron_core::config::{
-    Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, key_table,
-    load_bytes,
+    Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, SecretText,
+    key_table, load_bytes,
 };

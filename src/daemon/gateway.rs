@@ -2,14 +2,17 @@
 //!
 //! Order at start: block SIGTERM/SIGINT (before any thread exists, see
 //! `signals.rs`), check the home is ours and private, take the instance
-//! lock, load the config (values read once, here), record the start, start
-//! the signal, heartbeat and watchdog threads, then in the runtime: open the ledger,
+//! lock, load the config (values read once, here; an HTTP endpoint others
+//! could reach without a token is refused here), record the start, start
+//! the signal, heartbeat and watchdog threads and the HTTP endpoint's (when
+//! `gateway.http_listen` is set), then in the runtime: open the ledger,
 //! run the startup sweep, fire `@reboot` jobs, say `READY=1`, and loop. Every
 //! argument is computed before any lock is taken, and nothing reads config at
 //! static-init time, so boot cannot deadlock on itself.
 
 use super::event_loop::{EventLoop, LoopExit, Signals};
 use super::fatal::Fatal;
+use super::http;
 use super::inflight::InFlight;
 use super::monitor::{Monitor, probe};
 use super::runs::Runs;
@@ -125,6 +128,14 @@ pub(crate) fn run_with(home: Home, deps: Deps) -> i32 {
         tracing::warn!(key = %w.key, "{}", w.message);
     }
     let config = loaded.config;
+    // Refused before anything starts: an endpoint others could reach without a token.
+    let endpoint = match http::Plan::from_config(&config.gateway) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("hermes-cron gateway: {e}");
+            return exit::USAGE;
+        }
+    };
     let zone = match &config.timezone {
         Some(name) => {
             schedule::parse_zone(name).unwrap_or_else(|_| crate::host_zone::system_zone())
@@ -202,6 +213,26 @@ pub(crate) fn run_with(home: Home, deps: Deps) -> i32 {
                 exit::FAILURE,
                 &Fatal::Thread {
                     what: "loop watchdog",
+                    source: e,
+                },
+            );
+        }
+    }
+
+    if let Some(plan) = endpoint {
+        let ctx = http::Context {
+            home: home.clone(),
+            clock: clock.clone(),
+            shared: shared.clone(),
+            zone,
+        };
+        if let Err(e) = http::start(plan, ctx) {
+            return fail(
+                &home,
+                clock.as_ref(),
+                exit::FAILURE,
+                &Fatal::Thread {
+                    what: "http endpoint thread",
                     source: e,
                 },
             );

@@ -12,6 +12,8 @@
 //!   `provider_sync.rs` following Hermes's jobs when hermes-cron is its
 //!   cron provider;
 //!   `state.rs` what its threads share; `fatal.rs` what stops it.
+//! - `http/`: the HTTP endpoint (`/metrics`, `/healthz`, the status page),
+//!   on a thread and a runtime of its own.
 //! - `supervision/`: the gateway watching itself: the loop watchdog and its
 //!   forensic dump, the exit path, the stop signals, the heartbeat thread,
 //!   the lifecycle record, the instance lock, and `sd_notify`.
@@ -20,6 +22,7 @@ mod ahead;
 mod event_loop;
 mod fatal;
 mod gateway;
+mod http;
 mod inflight;
 mod monitor;
 mod provider_sync;

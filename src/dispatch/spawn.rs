@@ -97,6 +97,8 @@ pub async fn spawn_worker(
         env: req.env.clone(),
         env_files: req.env_files.clone(),
         pass_env: req.pass_env.clone(),
+        config_env: config.cron.env.clone(),
+        path: Some(config.cron.path.clone()),
         workdir: req.workdir.clone(),
         timeout_s: req.timeout.map_or(0, |d| d.as_secs().max(1)),
         output_max_bytes: config.cron.output_max_bytes,

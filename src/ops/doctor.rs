@@ -239,6 +239,7 @@ pub(crate) fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
             continue;
         }
         let program = &j.argv[0];
+        let path = hermes_cron_core::run::lookup_path(&j.env, &g.config.cron.path);
         let found = if program.contains('/') {
             let p = Path::new(program);
             let p = match (&j.workdir, p.is_relative()) {
@@ -247,15 +248,22 @@ pub(crate) fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
             };
             std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
         } else {
-            which::which(program).is_ok()
+            // On the job's PATH, as the worker looks it up.
+            let cwd = j.workdir.clone().unwrap_or_else(|| PathBuf::from("/"));
+            which::which_in(program, Some(path), cwd).is_ok()
         };
         if !found {
             out.push(finding(
                 "program_missing",
                 Some(j),
-                format!("its program {program:?} is not found or not executable"),
+                if program.contains('/') {
+                    format!("its program {program:?} is not found or not executable")
+                } else {
+                    format!("its program {program:?} is not found on its PATH {path}")
+                },
                 format!(
-                    "install it, or `hermes-cron edit {} -- CMD...` with a full path",
+                    "install it, add its directory to config cron.path, or `hermes-cron edit {} \
+                     -- CMD...` with a full path",
                     j.id
                 ),
             ));

@@ -2,9 +2,11 @@
 //! can scopes be made, and what is scheduled. Built from the heartbeat file
 //! and the database; judged purely from those and `now`.
 
+use crate::db::from_ms;
 use crate::process::ProcessIdentity;
 use crate::schedule::Timestamp;
 use hermes_cron_core::health::{Capability, CapabilityMode, Heartbeat, STALL_PERIODS, TickSummary};
+use rusqlite::{Connection, OptionalExtension};
 
 /// The gateway's health as `status` sees it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -69,6 +71,74 @@ pub fn writer_alive(beat: &Heartbeat) -> bool {
         pid: beat.pid,
         start: beat.start_time,
     })
+}
+
+/// The report from the heartbeat, whether its writer lives, and what scopes
+/// look like now; [`count_ledger`] adds what the database says. `status` and
+/// the endpoint's `/healthz` build it the same way.
+pub fn from_heartbeat(
+    beat: Option<&Heartbeat>,
+    alive: bool,
+    capability_now: Capability,
+    now: Timestamp,
+) -> StatusReport {
+    let gateway = judge_gateway(beat, alive, now);
+    StatusReport {
+        healthy: gateway == GatewayHealth::Running,
+        gateway: gateway.clone(),
+        pid: beat.map(|b| b.pid),
+        uptime_s: beat.map(|b| (now - b.started_at).num_seconds()),
+        heartbeat_age_ms: beat.map(|b| (now - b.updated_at).num_milliseconds()),
+        heartbeat_stale: gateway != GatewayHealth::NotRunning
+            && beat.is_some_and(|b| b.file_stale(now)),
+        loop_counter: beat.map(|b| b.loop_counter),
+        loop_counter_still_ms: beat.map(|b| (now - b.loop_counter_changed_at).num_milliseconds()),
+        last_tick: beat.map(|b| b.last_tick.clone()),
+        gateway_capability: beat.map(|b| b.capability.clone()),
+        capability_now,
+        jobs_active: 0,
+        jobs_paused: 0,
+        jobs_completed: 0,
+        running: beat.map_or(0, |b| b.active_runs),
+        next_fire: None,
+    }
+}
+
+/// Jobs by state, the soonest fire and the active runs, from the database.
+/// SQL counts: no job is parsed, so many jobs cost no memory here.
+pub fn count_ledger(report: &mut StatusReport, conn: &Connection) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached("SELECT state, COUNT(*) FROM jobs GROUP BY state")?;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (state, n) = row?;
+        let n = n.max(0) as u64;
+        match state.as_str() {
+            "active" => report.jobs_active = n,
+            "paused" => report.jobs_paused = n,
+            "completed" => report.jobs_completed = n,
+            _ => {}
+        }
+    }
+    report.next_fire = conn
+        .prepare_cached(
+            "SELECT id, name, next_run_at FROM jobs
+             WHERE state = 'active' AND next_run_at IS NOT NULL
+             ORDER BY next_run_at, id LIMIT 1",
+        )?
+        .query_row([], |r| {
+            Ok(NextFire {
+                job_id: r.get(0)?,
+                job_name: r.get(1)?,
+                at: from_ms(r.get(2)?),
+            })
+        })
+        .optional()?;
+    report.running = conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM executions WHERE state IN ('claimed', 'staged', 'running')",
+        )?
+        .query_row([], |r| r.get::<_, i64>(0))?
+        .max(0) as u64;
+    Ok(())
 }
 
 fn human_ms(ms: i64) -> String {

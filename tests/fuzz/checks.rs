@@ -4,7 +4,7 @@
 //! `fuzz_corpus_replays_clean`). A check panics on a violated property.
 
 use chrono::{DateTime, TimeDelta};
-use hermes_cron_core::config::{ConfigError, load_bytes};
+use hermes_cron_core::config::{ConfigError, get, key_table, load_bytes, show, validated};
 use hermes_cron_core::import::{
     ExistingJob, ImportContext, ImportPlan, detect_and_parse, import_file,
 };
@@ -72,10 +72,13 @@ pub fn schedule(data: &[u8]) {
 }
 
 /// The config loader on arbitrary bytes: never panics; whatever loads holds
-/// only values in range and names the key in each warning; a refusal is a
-/// syntax error or an invalid file, never IO.
+/// only values in range (a `cron.path` of absolute directories, `cron.env`
+/// entries with valid names and values) and names the key in each warning;
+/// `get` of every key and `show` answer; a refusal is a syntax error or an
+/// invalid file, never IO.
 pub fn config(data: &[u8]) {
-    match load_bytes(Path::new("config.yaml"), data) {
+    let path = Path::new("config.yaml");
+    match load_bytes(path, data) {
         Ok(loaded) => {
             let bad = loaded.config.keys_out_of_range();
             assert!(bad.is_empty(), "out of range after load: {bad:?}");
@@ -84,6 +87,11 @@ pub fn config(data: &[u8]) {
                 let named = format!("`{}`", warning.key);
                 assert!(warning.message.contains(&named), "{warning:?}");
             }
+            let validated = validated(path, Some(data)).expect("loads as load_bytes did");
+            for key in key_table() {
+                get(&validated, key.name).expect("every key has a value");
+            }
+            let _ = show(&validated);
         }
         Err(ConfigError::Syntax { .. } | ConfigError::Invalid(_)) => {}
         Err(other) => panic!("load_bytes does no IO, yet: {other:?}"),

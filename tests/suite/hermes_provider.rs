@@ -235,22 +235,38 @@ fn hermes_cron_pause_stops_the_fire_and_resume_brings_it_back() {
         .wait_until("the managed job to be paused", PATIENCE, || {
             (h.home.run(&["show", &id, "--json"]).json()["state"] == "paused").then_some(())
         });
-    // hermes-cron's own pause is refused: Hermes keeps the job.
-    let refused = h.home.run(&["pause", &id]).fails_with(2);
-    assert!(
-        refused.stderr.contains(&format!("hermes cron pause {id}")),
-        "{refused}"
-    );
+    // hermes-cron's own pause, edit and rm are refused: Hermes keeps the job.
+    for (ours, theirs) in [
+        (vec!["pause", id.as_str()], "pause"),
+        (vec!["edit", id.as_str(), "--timeout", "5m"], "edit"),
+        (vec!["rm", id.as_str()], "remove"),
+    ] {
+        let refused = h.home.run(&ours).fails_with(2);
+        assert!(
+            refused
+                .stderr
+                .contains(&format!("hermes cron {theirs} {id}")),
+            "{refused}"
+        );
+    }
+    // Fired by hand while Hermes has it paused, Hermes declines the fire:
+    // recorded skipped (declined), and nothing ran.
+    let ran = h.home.run(&["run", &id, "--wait"]);
+    let declined = h.home.runs_of("p");
+    assert_eq!(declined.len(), 1, "{ran}\n{}", h.home.diag());
+    assert_eq!(declined[0]["state"], "skipped", "{:#}", declined[0]);
+    assert_eq!(declined[0]["reason_code"], "declined", "{:#}", declined[0]);
+    assert!(!h.home.output_of(&declined[0]).contains("paused-job-ran"));
     // Past its instant, nothing fired.
     while wall_clock() < at + chrono::Duration::seconds(3) {
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert!(h.home.runs_of("p").is_empty(), "{}", h.home.diag());
+    assert_eq!(h.home.runs_of("p").len(), 1, "{}", h.home.diag());
     assert!(h.executions(&id).is_empty());
     // Resumed within its grace, the one-shot is due again and fires, once.
     h.hermes(&["cron", "resume", &id]);
-    let rows = settled(&h, "p", 1);
-    assert_eq!(rows[0]["state"], "succeeded", "{:#}", rows[0]);
+    let rows = settled(&h, "p", 2);
+    assert_eq!(rows[1]["state"], "succeeded", "{:#}", rows[1]);
     assert_eq!(hermes_executions(&h, &id, 1)[0]["status"], "completed");
 }
 

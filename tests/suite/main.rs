@@ -13,6 +13,7 @@ mod support;
 
 mod cli_config;
 mod cli_jobs;
+mod config_environment;
 mod crash_points;
 mod crash_soak;
 mod dispatch_modes;
@@ -27,6 +28,7 @@ mod gateway_sweep;
 mod gateway_watchdog;
 mod hermes_home;
 mod hermes_provider;
+mod http_endpoint;
 mod import_hermes;
 mod job_environment;
 mod journal_rollback;

@@ -410,8 +410,10 @@ proptest! {
 // ---------------------------------------------------------------------------
 // Config.
 
-const CONFIG_KEYS: [&str; 13] = [
+const CONFIG_KEYS: [&str; 15] = [
     "timezone",
+    "cron.path",
+    "cron.env",
     "cron.require_restart_safe_scope",
     "cron.catch_up_missed",
     "cron.max_parallel_jobs",
@@ -468,6 +470,15 @@ fn yaml_value() -> impl Strategy<Value = String> {
             "|\n  block",
             ">-\n  folded",
             "99999999999999999999999999",
+            "/usr/local/bin:/usr/bin:/bin",
+            "'/opt/bin::/bin'",
+            "relative/bin",
+            "{TZ: Europe/Berlin, N: 5, F: 2.5e300, B: yes}",
+            "{1X: a, HERMES_HOME: b, PATH: c, OK: [1], E: ~, T: !t x}",
+            "{A: 1, A: 2, <<: {B: 3}, <<: [{C: 4}, {C: 5}], <<: 6}",
+            "{\"bad name\": 1, ? [k] : v, 7: x, true: y}",
+            "{NUL: \"a\\0b\"}",
+            "\n      TZ: UTC\n      X_TOKEN: s3cr3t",
         ]),
         "[ -~]{0,12}",
     ]
@@ -557,6 +568,65 @@ proptest! {
         prop_assert_eq!(loaded.config.cron.output_retention, retention);
         prop_assert_eq!(loaded.config.gateway.loop_watchdog_max_strikes, strikes);
         prop_assert_eq!(loaded.config.cron.script_timeout_seconds, timeout);
+    }
+
+    /// Of `cron.env`, valid entries load as written, each bad one is
+    /// dropped alone with one warning naming the key and the entry, and
+    /// nothing else warns.
+    #[test]
+    fn cron_env_keeps_the_good_entries_and_drops_each_bad_one(
+        entries in prop::collection::vec((
+            prop_oneof![
+                3 => "[A-Z_][A-Z0-9_]{0,6}",
+                1 => select(vec!["1X", "A-B", "HERMES_HOME", "HERMES_CRON_X", "PATH", "a b"])
+                    .prop_map(str::to_string),
+            ],
+            prop_oneof![
+                3 => "[a-z0-9/:.@ ]{0,10}",
+                1 => select(vec!["~", "[1]", "{a: 1}", "!t x"]).prop_map(str::to_string),
+            ],
+        ), 0..8),
+        dotted in any::<bool>(),
+    ) {
+        let mut names: Vec<&str> = Vec::new();
+        let mut unique = Vec::new();
+        for (name, value) in &entries {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+                unique.push((name.clone(), value.clone()));
+            }
+        }
+        let body: Vec<String> = unique
+            .iter()
+            .map(|(k, v)| {
+                let quoted = if v.starts_with(['~', '[', '{', '!']) { v.clone() } else { format!("'{v}'") };
+                format!("\"{k}\": {quoted}")
+            })
+            .collect();
+        let text = if dotted {
+            format!("cron.env: {{{}}}\n", body.join(", "))
+        } else {
+            format!("cron:\n  env: {{{}}}\n", body.join(", "))
+        };
+        let loaded = load_bytes(Path::new("c.yaml"), text.as_bytes()).unwrap();
+        let good = |name: &str, value: &str| {
+            let is_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            is_name
+                && name != "PATH"
+                && name != "HERMES_HOME"
+                && !name.starts_with("HERMES_CRON_")
+                && !value.starts_with(['~', '[', '{', '!'])
+        };
+        let want: Vec<(String, String)> = unique.iter().filter(|(k, v)| good(k, v)).cloned().collect();
+        prop_assert_eq!(&loaded.config.cron.env.0, &want, "{}", text);
+        let dropped: Vec<&String> = unique.iter().filter(|(k, v)| !good(k, v)).map(|(k, _)| k).collect();
+        prop_assert_eq!(loaded.warnings.len(), dropped.len(), "{:?}", loaded.warnings);
+        for (warning, name) in loaded.warnings.iter().zip(dropped) {
+            prop_assert_eq!(&warning.key, "cron.env");
+            let named = format!("entry `{name}` dropped");
+            prop_assert!(warning.message.contains(&named), "{}", warning.message);
+        }
     }
 }
 

@@ -93,7 +93,20 @@ fn secret_environment_values_never_appear_in_output_logs_or_dumps() {
     ] {
         h.config_set(k, v);
     }
+    // The config's variables for every run, too (`cron.env`): by name, and
+    // a proxy URL with a password whatever its name.
+    let proxy = format!("http://me:{SECRET}@proxy.example:3128");
+    let mut set_out = String::new();
+    for (k, v) in [
+        ("cron.env.SERVICE_TOKEN", SECRET),
+        ("cron.env.HTTPS_PROXY", proxy.as_str()),
+    ] {
+        let out = h.run(&["config", "set", k, v]).ok();
+        set_out.push_str(&format!("{}{}", out.stdout, out.stderr));
+    }
     let flags = [
+        "--env",
+        &format!("ALL_PROXY={proxy}"),
         "--env",
         &format!("API_TOKEN={SECRET}"),
         "--env",
@@ -126,6 +139,9 @@ fn secret_environment_values_never_appear_in_output_logs_or_dumps() {
         ("runs --json", h.run(&["runs", "--json"]).stdout),
         ("gateway stderr", out.stderr.clone()),
         ("gateway stdout", out.stdout.clone()),
+        ("config set", set_out),
+        ("config show", h.run(&["config", "show"]).stdout),
+        ("config get", h.run(&["config", "get", "cron.env"]).stdout),
     ];
     for dir in ["logs", "state"] {
         for f in std::fs::read_dir(h.path().join(dir)).unwrap().flatten() {

@@ -14,6 +14,12 @@
 //! that is not a mapping (`cron: off`) is left as it is and the dotted form
 //! written; a section that is an alias (`cron: *defaults`) is refused.
 //!
+//! `cron.env`, a mapping, is not one value: `set cron.env V` is refused with
+//! the YAML to write instead, and one variable is set or unset as
+//! `cron.env.NAME` (`set cron.env.TZ Europe/Berlin`), the value taken as
+//! text and written as a string, into the same forms as a key (the dotted
+//! `cron.env: {...}` when the file has it, else `cron: {env: {...}}`).
+//!
 //! `unset` removes both forms, and a section it leaves empty. A key that is
 //! not ours is refused, unless it is a near miss of one of ours that the file
 //! has (what `load` warns about), which is removed: `config.yaml` is shared
@@ -27,9 +33,11 @@
 
 use std::path::Path;
 
-use super::keys::{self, Setting};
+use super::job_env;
+use super::keys::{self, Field, KeySpec, Setting};
 use super::lossless::{Holds, Text};
 use super::model::ConfigError;
+use super::raw::RawValue;
 use super::suggest::{near_misses, require, unknown_key};
 use super::validate::{check, refusal, validate};
 use super::yaml::{self, Tree};
@@ -38,7 +46,7 @@ use super::yaml11::Scalar;
 /// Validate `value` for `key`, then write it, keeping every other byte.
 ///
 /// `value` is read as one YAML scalar (`30`, `2.5`, `true`, `off`, `null`,
-/// `europe/london`); the canonical form is written (`30`, `false`, `null` for
+/// `europe/london`), or, for a text key, as the text it is; the canonical form is written (`30`, `false`, `null` for
 /// `unbounded`/`system`, `Europe/London`), quoted where a YAML 1.1 reader
 /// would read another type.
 /// `bytes` is the file's contents (None: no file); `path` names it in errors.
@@ -48,19 +56,31 @@ pub fn set(
     key: &str,
     value: &str,
 ) -> Result<String, ConfigError> {
+    if let Some((spec, name)) = keys::mapping_entry(key) {
+        return set_entry(path, bytes, spec, key, name, value);
+    }
     let spec = require(key)?;
-    let raw = yaml::parse_scalar(value).map_err(|err| {
-        ConfigError::Invalid(format!(
-            "cannot set `{key}` to `{value}`: not a YAML value ({err}); expected {}",
-            spec.accepted()
-        ))
-    })?;
+    if let Field::Env { .. } = spec.field {
+        return Err(a_mapping(path, spec, value));
+    }
+    // A text key takes the value as it is typed (`[::1]:9464`, a token with
+    // YAML's special characters); YAML's null words still mean none.
+    let raw = if spec.takes_text() && !matches!(value.trim(), "null" | "~") {
+        RawValue::Str(value.trim().to_string())
+    } else {
+        yaml::parse_scalar(value).map_err(|err| {
+            ConfigError::Invalid(format!(
+                "cannot set `{key}` to `{value}`: not a YAML value ({err}); expected {}",
+                spec.accepted()
+            ))
+        })?
+    };
     let setting =
         check(spec, &raw).map_err(|why| ConfigError::Invalid(refusal(spec, value, &raw, &why)))?;
+    let scalar = Scalar::of(&setting).ok_or_else(|| a_mapping(path, spec, value))?;
     let mut edit = Edit::open(path, bytes, "set", spec.name)?;
-    let scalar = Scalar::of(&setting);
-    let meaning = meaning(&setting);
-    for target in edit.set_targets()? {
+    let meaning = meaning(&scalar);
+    for target in edit.set_targets(spec.name)? {
         edit.put(target, &scalar, &meaning)?;
     }
     let text = edit.finish()?;
@@ -79,6 +99,9 @@ pub fn set(
 /// clean up what `load` warns about), and refused otherwise.
 /// Returns the new text, or None when there is nothing to write.
 pub fn unset(path: &Path, bytes: Option<&[u8]>, key: &str) -> Result<Option<String>, ConfigError> {
+    if let Some((spec, name)) = keys::mapping_entry(key) {
+        return unset_entry(path, bytes, spec, key, name);
+    }
     let spec = keys::find(key);
     let Some(bytes) = bytes else {
         return spec.map(|_| None).ok_or_else(|| unknown_key(key));
@@ -104,6 +127,102 @@ pub fn unset(path: &Path, bytes: Option<&[u8]>, key: &str) -> Result<Option<Stri
     }
     if let Some((section, leaf)) = nested {
         edit.remove(Target::Nested(section, leaf))?;
+    }
+    edit.finish().map(Some)
+}
+
+/// The refusal of `set cron.env VALUE`: how to set one variable, or the
+/// YAML to write.
+fn a_mapping(path: &Path, spec: &KeySpec, value: &str) -> ConfigError {
+    let (section, leaf) = spec.split().unwrap_or(("cron", "env"));
+    ConfigError::Invalid(format!(
+        "cannot set `{key}` to `{value}`: `{key}` is a mapping of variables, not one value; \
+         set one variable with `hermes-cron config set {key}.NAME VALUE` (for example \
+         `{key}.TZ Europe/Berlin`), or write the mapping into {file}:\n\n\
+         {section}:\n  {leaf}:\n    TZ: Europe/Berlin\n    HTTPS_PROXY: 'http://proxy.example:3128'\n",
+        key = spec.name,
+        file = path.display(),
+    ))
+}
+
+/// `set cron.env.NAME VALUE`: the variable `name` of the mapping key
+/// `spec`, written as the string `value` (see the module doc).
+fn set_entry(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    spec: &'static KeySpec,
+    key: &str,
+    name: &str,
+    value: &str,
+) -> Result<String, ConfigError> {
+    if let Some(problem) = job_env::entry_problem(name, value) {
+        return Err(ConfigError::Invalid(format!(
+            "cannot set `{key}`: {}",
+            problem.reason(name)
+        )));
+    }
+    let mut edit = Edit::open(path, bytes, "set", key)?;
+    let scalar = Scalar::string(value);
+    let meaning = Tree::Str(value.to_string());
+    for target in edit.set_targets(spec.name)? {
+        let mapping = target.path(spec.name);
+        edit.refuse_alias(&mapping)?;
+        if edit.text.holds_at(&mapping) == Holds::Other {
+            return Err(ConfigError::Invalid(format!(
+                "cannot set `{key}`: `{}` in {} is not a mapping of variables; make it one \
+                 (`{name}: {}` under it); the file was not changed",
+                mapping.join("."),
+                path.display(),
+                scalar.text()
+            )));
+        }
+        edit.put(Target::In(mapping, name), &scalar, &meaning)?;
+    }
+    let text = edit.finish()?;
+    // The variable written is the one `load` now reads.
+    let after = validate(&yaml::parse_config(path, text.as_bytes())?);
+    let read = match spec.current(&after.loaded.config) {
+        Setting::Env(env) => env.0.into_iter().find(|(n, _)| n == name),
+        _ => None,
+    };
+    if read.is_none_or(|(_, v)| v != value) {
+        return Err(edit.not_kept("the new value would not be the one read"));
+    }
+    Ok(text)
+}
+
+/// `unset cron.env.NAME`: remove the variable from both forms, and a
+/// mapping or section that this leaves empty. None when the file does not
+/// have it.
+fn unset_entry(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    spec: &'static KeySpec,
+    key: &str,
+    name: &str,
+) -> Result<Option<String>, ConfigError> {
+    let Some(bytes) = bytes else {
+        return Ok(None);
+    };
+    let mut edit = Edit::open(path, bytes.into(), "unset", key)?;
+    let mut forms = vec![vec![spec.name]];
+    if let Some((section, leaf)) = spec.split() {
+        forms.push(vec![section, leaf]);
+    }
+    let mut removed = false;
+    for mapping in forms {
+        let holder = mapping
+            .iter()
+            .try_fold(&edit.before, |tree, step| self::mapping(tree.get(step)));
+        if holder.is_none_or(|tree| tree.get(name).is_none()) {
+            continue;
+        }
+        edit.refuse_alias(&mapping)?;
+        edit.remove(Target::In(mapping, name))?;
+        removed = true;
+    }
+    if !removed {
+        return Ok(None);
     }
     edit.finish().map(Some)
 }
@@ -170,12 +289,26 @@ fn hermes_key(key: &str) -> Result<(&str, &str), ConfigError> {
         .ok_or_else(|| ConfigError::Invalid(format!("`{key}` is not a `section.key` name")))
 }
 
-/// Where a key is written: the top-level entry named by the whole key, or the
-/// leaf in its section.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a key is written: the top-level entry named by the whole key, the
+/// leaf in its section, or a leaf of the mapping at a path (a variable of
+/// `cron.env`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Target<'k> {
     Top,
     Nested(&'k str, &'k str),
+    In(Vec<&'k str>, &'k str),
+}
+
+impl<'k> Target<'k> {
+    /// The path of keys from the root to the entry this target writes, for
+    /// the key `key`.
+    fn path(&self, key: &'k str) -> Vec<&'k str> {
+        match self {
+            Target::Top => vec![key],
+            Target::Nested(section, leaf) => vec![section, leaf],
+            Target::In(path, leaf) => path.iter().copied().chain([*leaf]).collect(),
+        }
+    }
 }
 
 /// One edit of the file: its text being edited, and what it must mean after.
@@ -231,12 +364,12 @@ impl<'k> Edit<'k> {
         })
     }
 
-    /// Where `set` writes the key (see the module doc).
-    fn set_targets(&self) -> Result<Vec<Target<'k>>, ConfigError> {
-        let Some((section, leaf)) = self.key.split_once('.') else {
+    /// Where `set` writes the key `key` (see the module doc).
+    fn set_targets(&self, key: &'k str) -> Result<Vec<Target<'k>>, ConfigError> {
+        let Some((section, leaf)) = key.split_once('.') else {
             return Ok(vec![Target::Top]);
         };
-        let dotted = self.text.holds(self.key) != Holds::Nothing;
+        let dotted = self.text.holds(key) != Holds::Nothing;
         let nested = Target::Nested(section, leaf);
         let mut targets = Vec::new();
         if dotted {
@@ -280,6 +413,15 @@ impl<'k> Edit<'k> {
                 }
                 self.text.set_nested(section, leaf, scalar)
             }
+            Target::In(path, leaf) => {
+                let holder = path
+                    .iter()
+                    .try_fold(&mut self.expected, |tree, step| tree.slot(step));
+                if let Some(holder) = holder {
+                    holder.put(leaf, meaning.clone());
+                }
+                self.text.set_in(&path, leaf, scalar)
+            }
         };
         match written {
             true => Ok(()),
@@ -312,11 +454,34 @@ impl<'k> Edit<'k> {
                 }
                 self.text.remove_nested(section, leaf)
             }
+            Target::In(path, leaf) => {
+                remove_in(&mut self.expected, &path, leaf);
+                self.text.remove_in(&path, leaf)
+            }
         };
         match removed {
             true => Ok(()),
             false => Err(self.not_kept("the editor did not find it")),
         }
+    }
+
+    /// Refuse to edit under `path` when a step of it is an alias
+    /// (`env: *common`): its entries are those of a mapping written elsewhere.
+    fn refuse_alias(&self, path: &[&str]) -> Result<(), ConfigError> {
+        for end in 1..=path.len() {
+            if self.text.holds_at(&path[..end]) == Holds::Alias {
+                let alias = path[..end].join(".");
+                return Err(ConfigError::Invalid(format!(
+                    "cannot {} `{}`: `{alias}` in {} is an alias (`*name`) of a mapping \
+                     written elsewhere in the file; change it there, or write `{alias}` \
+                     out as a mapping of its own; the file was not changed",
+                    self.verb,
+                    self.key,
+                    self.path.display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The new text, once it is known to mean what it must.
@@ -365,9 +530,24 @@ fn mapping(tree: Option<&Tree>) -> Option<&Tree> {
     }
 }
 
-/// What a YAML 1.2 reader (serde_yaml) reads from what `set` writes for `setting`.
-fn meaning(setting: &Setting) -> Tree {
-    match Scalar::of(setting) {
+/// Remove `leaf` from the mapping at `path` in `tree`, and each mapping on
+/// the way that this leaves empty (as `Text::remove_in` does).
+fn remove_in(tree: &mut Tree, path: &[&str], leaf: &str) {
+    let Some((first, rest)) = path.split_first() else {
+        tree.remove(leaf);
+        return;
+    };
+    if let Some(inner) = tree.slot(first) {
+        remove_in(inner, rest, leaf);
+        if inner.is_empty_map() {
+            tree.remove(first);
+        }
+    }
+}
+
+/// What a YAML 1.2 reader (serde_yaml) reads from what `set` writes.
+fn meaning(scalar: &Scalar) -> Tree {
+    match scalar.clone() {
         Scalar::Bool(b) => Tree::Bool(b),
         Scalar::Int(n) => Tree::Int(i128::from(n)),
         Scalar::Float(text) => Tree::Float(text.parse().unwrap_or(f64::NAN)),

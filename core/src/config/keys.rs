@@ -8,7 +8,11 @@
 
 use std::time::Duration;
 
-use super::model::{Config, KeyInfo};
+use super::job_env;
+use super::model::{Config, KeyInfo, SecretText};
+use super::yaml11::Scalar;
+use crate::job::{Env, REDACTED, is_secret};
+use crate::run::DEFAULT_PATH;
 
 /// The word `get` prints (and `set` and the file accept) for an unbounded
 /// `cron.max_parallel_jobs`; YAML `null` means the same.
@@ -60,6 +64,30 @@ pub(crate) enum Field {
         get: fn(&Config) -> Option<&str>,
         set: fn(&mut Config, Option<String>),
     },
+    /// A `PATH`: absolute directories separated by `:` (`job_env.rs`);
+    /// the default is the base environment's `DEFAULT_PATH`.
+    Path {
+        get: fn(&Config) -> &str,
+        set: fn(&mut Config, String),
+    },
+    /// A mapping of environment variables (`job_env.rs`); none by default.
+    Env {
+        get: fn(&Config) -> &Env,
+        set: fn(&mut Config, Env),
+    },
+    /// A text that `check` accepts (and puts in its canonical form), or none,
+    /// the default: null, an empty string, `false`, or the word `none`,
+    /// which is also what `get` prints for it. A `secret` value is never
+    /// repeated in a warning or a refusal.
+    Text {
+        none: &'static str,
+        secret: bool,
+        /// What the key accepts, as a fragment (`an IP address and port`).
+        accepts: &'static str,
+        check: fn(&str) -> Result<String, &'static str>,
+        get: fn(&Config) -> Option<&str>,
+        set: fn(&mut Config, Option<String>),
+    },
 }
 
 /// A value that passed validation for one key.
@@ -71,6 +99,10 @@ pub(crate) enum Setting {
     OptInt(Option<u64>),
     /// A canonical zone name (`Europe/London`, never `europe/london`).
     Zone(Option<String>),
+    Path(String),
+    Env(Env),
+    /// A text in its canonical form, and the word printed for none.
+    Text(Option<String>, &'static str),
 }
 
 impl Setting {
@@ -83,8 +115,32 @@ impl Setting {
             Setting::OptInt(None) => UNBOUNDED.to_string(),
             Setting::Zone(Some(zone)) => zone.clone(),
             Setting::Zone(None) => SYSTEM_ZONE.to_string(),
+            Setting::Path(path) => path.clone(),
+            Setting::Env(env) => env_text(env),
+            Setting::Text(Some(text), _) => text.clone(),
+            Setting::Text(None, none) => none.to_string(),
         }
     }
+}
+
+/// Variables as a one-line YAML flow mapping, `{TZ: Europe/Berlin, N: '5'}`
+/// (`{}` when none), each value quoted where a YAML 1.1 reader would read
+/// another type, and a secret-looking value (by its name, or a URL with a
+/// password) shown as `<redacted>` (which is then what the text reads back as).
+fn env_text(env: &Env) -> String {
+    let entries: Vec<String> = env
+        .0
+        .iter()
+        .map(|(name, value)| {
+            let shown = if is_secret(name, value) {
+                REDACTED.to_string()
+            } else {
+                Scalar::string(value).text()
+            };
+            format!("{name}: {shown}")
+        })
+        .collect();
+    format!("{{{}}}", entries.join(", "))
 }
 
 /// A duration as a decimal number of seconds, shortest form: `30`, `2.5`,
@@ -230,6 +286,22 @@ pub(crate) static KEYS: &[KeySpec] = &[
         doc: "seconds ahead of its instant a run is staged at most (fractions allowed)",
     },
     KeySpec {
+        name: "cron.path",
+        field: Field::Path {
+            get: |c| &c.cron.path,
+            set: |c, v| c.cron.path = v,
+        },
+        doc: "the PATH of every run (base environment); a job's --env PATH=... wins",
+    },
+    KeySpec {
+        name: "cron.env",
+        field: Field::Env {
+            get: |c| &c.cron.env,
+            set: |c, v| c.cron.env = v,
+        },
+        doc: "variables added to every run's environment, before the job's own",
+    },
+    KeySpec {
         name: "gateway.loop_watchdog",
         field: Field::Bool {
             default: true,
@@ -271,6 +343,46 @@ pub(crate) static KEYS: &[KeySpec] = &[
         },
         doc: "consecutive missed probes before the gateway exits 75 for a restart",
     },
+    KeySpec {
+        name: "gateway.http_listen",
+        field: Field::Text {
+            none: "off",
+            secret: false,
+            accepts: "an IP address and port (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), \
+                      localhost:PORT, or a bare port on 127.0.0.1",
+            check: crate::http::listen::canonical,
+            get: |c| c.gateway.http_listen.as_deref(),
+            set: |c, v| c.gateway.http_listen = v,
+        },
+        doc: "serve /metrics, /healthz and the status page there; a non-loopback \
+              address needs a token",
+    },
+    KeySpec {
+        name: "gateway.http_token",
+        field: Field::Text {
+            none: "none",
+            secret: true,
+            accepts: "a token of 16 to 4096 visible ASCII characters",
+            check: crate::http::token::check,
+            get: |c| c.gateway.http_token.as_ref().map(SecretText::expose),
+            set: |c, v| c.gateway.http_token = v.map(SecretText::new),
+        },
+        doc: "bearer token the HTTP endpoint requires (Authorization: Bearer, or \
+              the password of Basic)",
+    },
+    KeySpec {
+        name: "gateway.http_token_file",
+        field: Field::Text {
+            none: "none",
+            secret: false,
+            accepts: "an absolute path",
+            check: crate::http::token::check_file_path,
+            get: |c| c.gateway.http_token_file.as_deref(),
+            set: |c, v| c.gateway.http_token_file = v,
+        },
+        doc: "file holding the HTTP endpoint's token, read when the gateway \
+              starts (instead of gateway.http_token)",
+    },
 ];
 
 impl KeySpec {
@@ -287,6 +399,9 @@ impl KeySpec {
             Field::Seconds { default, .. } => Setting::Seconds(Duration::from_secs(default)),
             Field::OptInt { .. } => Setting::OptInt(None),
             Field::Zone { .. } => Setting::Zone(None),
+            Field::Path { .. } => Setting::Path(DEFAULT_PATH.to_string()),
+            Field::Env { .. } => Setting::Env(Env::default()),
+            Field::Text { none, .. } => Setting::Text(None, none),
         }
     }
 
@@ -298,6 +413,9 @@ impl KeySpec {
             Field::Seconds { get, .. } => Setting::Seconds(get(config)),
             Field::OptInt { get, .. } => Setting::OptInt(get(config)),
             Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
+            Field::Path { get, .. } => Setting::Path(get(config).to_string()),
+            Field::Env { get, .. } => Setting::Env(get(config).clone()),
+            Field::Text { get, none, .. } => Setting::Text(get(config).map(str::to_owned), none),
         }
     }
 
@@ -309,6 +427,9 @@ impl KeySpec {
             (Field::Seconds { set, .. }, Setting::Seconds(v)) => set(config, v),
             (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
             (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
+            (Field::Path { set, .. }, Setting::Path(v)) => set(config, v),
+            (Field::Env { set, .. }, Setting::Env(v)) => set(config, v),
+            (Field::Text { set, .. }, Setting::Text(v, _)) => set(config, v),
             _ => {}
         }
     }
@@ -332,7 +453,23 @@ impl KeySpec {
                 "an IANA time zone name such as Europe/Paris or UTC, \
                  or {SYSTEM_ZONE} (or null, or empty) for the system zone"
             ),
+            Field::Path { .. } => job_env::path_accepted(),
+            Field::Env { .. } => job_env::env_accepted(),
+            Field::Text { none, accepts, .. } => {
+                format!("{accepts}, or {none} (or null, or empty)")
+            }
         }
+    }
+
+    /// Whether `set` takes the value as text rather than as YAML (a
+    /// `cron.path` may hold `: ` or ` #`).
+    pub(crate) fn takes_text(&self) -> bool {
+        matches!(self.field, Field::Text { .. } | Field::Path { .. })
+    }
+
+    /// Whether the key's value must never be repeated (a token).
+    pub(crate) fn is_secret(&self) -> bool {
+        matches!(self.field, Field::Text { secret: true, .. })
     }
 
     pub(crate) fn info(&self) -> KeyInfo {
@@ -347,7 +484,8 @@ impl KeySpec {
 
 impl Config {
     /// The keys whose value breaks the [`Config`] invariant: a number outside
-    /// its key's range, or a zone that is not a known IANA name. Always empty
+    /// its key's range, a zone that is not a known IANA name, a `cron.path`
+    /// or a `cron.env` entry that validation would not let through. Always empty
     /// for a config that `load` returned; the property tests and the fuzz
     /// targets check exactly that.
     pub fn keys_out_of_range(&self) -> Vec<&'static str> {
@@ -373,6 +511,12 @@ impl KeySpec {
             Field::Zone { get, .. } => get(config).is_none_or(|zone| {
                 crate::schedule::parse_zone(zone).is_ok_and(|found| found.name() == zone)
             }),
+            Field::Path { get, .. } => job_env::path_problem(get(config)).is_none(),
+            Field::Env { get, .. } => job_env::env_is_valid(get(config)),
+            // Held in its canonical form.
+            Field::Text { get, check, .. } => {
+                get(config).is_none_or(|text| check(text).is_ok_and(|c| c == text))
+            }
         }
     }
 }
@@ -385,6 +529,14 @@ pub fn key_table() -> Vec<KeyInfo> {
 /// The row for a dotted key name.
 pub(crate) fn find(name: &str) -> Option<&'static KeySpec> {
     KEYS.iter().find(|key| key.name == name)
+}
+
+/// For one variable of a mapping key, `cron.env.NAME`: that key's row and
+/// `NAME` (which may be anything, even empty).
+pub(crate) fn mapping_entry(name: &str) -> Option<(&'static KeySpec, &str)> {
+    KEYS.iter()
+        .filter(|key| matches!(key.field, Field::Env { .. }))
+        .find_map(|key| Some((key, name.strip_prefix(key.name)?.strip_prefix('.')?)))
 }
 
 /// Whether `name` is a nested section (`cron`, `gateway`).
@@ -452,6 +604,9 @@ mod tests {
             }
             Field::OptInt { min, .. } => Setting::OptInt(Some(min + 1 + i as u64)),
             Field::Zone { .. } => Setting::Zone(Some("Asia/Tokyo".into())),
+            Field::Path { .. } => Setting::Path(format!("/opt/{i}/bin:/usr/bin")),
+            Field::Env { .. } => Setting::Env(Env(vec![(format!("V{i}"), i.to_string())])),
+            Field::Text { none, .. } => Setting::Text(Some(format!("text-{i}")), none),
         }
     }
 
@@ -471,5 +626,19 @@ mod tests {
             "1.000000001"
         );
         assert_eq!(Setting::Seconds(Duration::from_millis(1)).render(), "0.001");
+        assert_eq!(Setting::Path("/a:/b".into()).render(), "/a:/b");
+        assert_eq!(Setting::Env(Env::default()).render(), "{}");
+        let env = Env(vec![
+            ("TZ".into(), "Europe/Berlin".into()),
+            ("N".into(), "5".into()),
+            ("GITHUB_TOKEN".into(), "s3cr3t".into()),
+            ("PROXY".into(), "http://proxy:3128".into()),
+            ("OTHER_PROXY".into(), "http://me:pw@proxy:3128".into()),
+        ]);
+        assert_eq!(
+            Setting::Env(env).render(),
+            "{TZ: Europe/Berlin, N: '5', GITHUB_TOKEN: <redacted>, PROXY: 'http://proxy:3128', \
+             OTHER_PROXY: <redacted>}"
+        );
     }
 }

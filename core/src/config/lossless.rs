@@ -77,24 +77,18 @@ impl Text {
 
     /// What the top-level key `key` holds.
     pub(crate) fn holds(&self, key: &str) -> Holds {
-        let Some(root) = self.root() else {
+        self.holds_at(&[key])
+    }
+
+    /// What the key at `path` (a key of the root, then a key of the mapping
+    /// it holds, ...) holds; [`Holds::Nothing`] when a step is not a mapping.
+    pub(crate) fn holds_at(&self, path: &[&str]) -> Holds {
+        let Some((last, steps)) = path.split_last() else {
             return Holds::Nothing;
         };
-        if !root.contains_key(key) {
-            return Holds::Nothing;
-        }
-        // `cron:` with nothing after it has no value node at all.
-        let Some(node) = root.get(key) else {
-            return Holds::Null;
-        };
-        if node.is_alias() {
-            Holds::Alias
-        } else if node.as_scalar().is_some_and(|scalar| scalar.is_null()) {
-            Holds::Null
-        } else if root.get_mapping(key).is_some() {
-            Holds::Mapping
-        } else {
-            Holds::Other
+        match self.root().and_then(|root| walk(root, steps)) {
+            Some(mapping) => holds_in(&mapping, last),
+            None => Holds::Nothing,
         }
     }
 
@@ -108,14 +102,7 @@ impl Text {
     /// Set the top-level `key` (in place, or appended). False when the
     /// document has no root mapping.
     pub(crate) fn set_top(&self, key: &str, value: &Scalar) -> bool {
-        match self.root() {
-            Some(root) => {
-                root.set(key, scalar_value(value));
-                true
-            }
-            // A document with nothing in it yet (`---`): this makes its root.
-            None => self.file.ensure_document().set(key, scalar_value(value)),
-        }
+        self.set_in(&[], key, value)
     }
 
     /// Set `leaf` in the top-level `section`: in place, or appended to the
@@ -123,51 +110,111 @@ impl Text {
     /// `leaf` (appended at the end of the document, or in place of the null).
     /// False when `section` holds anything else or there is no root mapping.
     pub(crate) fn set_nested(&self, section: &str, leaf: &str, value: &Scalar) -> bool {
-        let Some(root) = self.root() else {
-            let nested = Mapping::new();
-            nested.set(leaf, scalar_value(value));
-            return self.file.ensure_document().set(section, nested);
-        };
-        match self.holds(section) {
-            Holds::Mapping => match root.get_mapping(section) {
-                Some(nested) => {
-                    nested.set(leaf, scalar_value(value));
-                    true
-                }
-                None => false,
+        self.set_in(&[section], leaf, value)
+    }
+
+    /// Set `leaf` in the mapping at `path` (see [`Text::set_nested`], one
+    /// level or more down): each missing or null step becomes a mapping.
+    /// False when a step holds anything else.
+    pub(crate) fn set_in(&self, path: &[&str], leaf: &str, value: &Scalar) -> bool {
+        match self.root() {
+            Some(root) => set_in(&root, path, leaf, value),
+            // A document with nothing in it yet (`---`): this makes its root.
+            None => match path.split_first() {
+                None => self.file.ensure_document().set(leaf, scalar_value(value)),
+                Some((first, rest)) => self
+                    .file
+                    .ensure_document()
+                    .set(*first, built(rest, leaf, value)),
             },
-            Holds::Nothing | Holds::Null => {
-                let nested = Mapping::new();
-                nested.set(leaf, scalar_value(value));
-                root.set(section, nested);
-                true
-            }
-            Holds::Alias | Holds::Other => false,
         }
     }
 
     /// Remove the top-level `key`; whether it was there.
     pub(crate) fn remove_top(&self, key: &str) -> bool {
-        self.root().is_some_and(|root| root.remove(key).is_some())
+        self.remove_in(&[], key)
     }
 
     /// Remove `leaf` from the mapping under the top-level `section`, and the
     /// section too if that leaves it empty; whether `leaf` was there.
     pub(crate) fn remove_nested(&self, section: &str, leaf: &str) -> bool {
-        let Some(root) = self.root() else {
-            return false;
-        };
-        let Some(nested) = root.get_mapping(section) else {
-            return false;
-        };
-        if nested.remove(leaf).is_none() {
-            return false;
-        }
-        if nested.is_empty() {
-            root.remove(section);
-        }
-        true
+        self.remove_in(&[section], leaf)
     }
+
+    /// Remove `leaf` from the mapping at `path`, and each mapping on the
+    /// way that this leaves empty (never the root); whether `leaf` was there.
+    pub(crate) fn remove_in(&self, path: &[&str], leaf: &str) -> bool {
+        self.root().is_some_and(|root| remove_in(&root, path, leaf))
+    }
+}
+
+/// The mapping at `path` under `mapping`, if every step is one.
+fn walk(mapping: Mapping, path: &[&str]) -> Option<Mapping> {
+    path.iter()
+        .try_fold(mapping, |mapping, step| mapping.get_mapping(*step))
+}
+
+/// What `key` of `mapping` holds.
+fn holds_in(mapping: &Mapping, key: &str) -> Holds {
+    if !mapping.contains_key(key) {
+        return Holds::Nothing;
+    }
+    // `cron:` with nothing after it has no value node at all.
+    let Some(node) = mapping.get(key) else {
+        return Holds::Null;
+    };
+    if node.is_alias() {
+        Holds::Alias
+    } else if node.as_scalar().is_some_and(|scalar| scalar.is_null()) {
+        Holds::Null
+    } else if mapping.get_mapping(key).is_some() {
+        Holds::Mapping
+    } else {
+        Holds::Other
+    }
+}
+
+fn set_in(mapping: &Mapping, path: &[&str], leaf: &str, value: &Scalar) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        mapping.set(leaf, scalar_value(value));
+        return true;
+    };
+    match holds_in(mapping, first) {
+        Holds::Mapping => mapping
+            .get_mapping(*first)
+            .is_some_and(|inner| set_in(&inner, rest, leaf, value)),
+        Holds::Nothing | Holds::Null => {
+            mapping.set(*first, built(rest, leaf, value));
+            true
+        }
+        Holds::Alias | Holds::Other => false,
+    }
+}
+
+/// A new mapping holding `path` down to `leaf: value`.
+fn built(path: &[&str], leaf: &str, value: &Scalar) -> Mapping {
+    let mapping = Mapping::new();
+    match path.split_first() {
+        None => mapping.set(leaf, scalar_value(value)),
+        Some((first, rest)) => mapping.set(*first, built(rest, leaf, value)),
+    }
+    mapping
+}
+
+fn remove_in(mapping: &Mapping, path: &[&str], leaf: &str) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return mapping.remove(leaf).is_some();
+    };
+    let Some(inner) = mapping.get_mapping(*first) else {
+        return false;
+    };
+    if !remove_in(&inner, rest, leaf) {
+        return false;
+    }
+    if inner.is_empty() {
+        mapping.remove(*first);
+    }
+    true
 }
 
 /// The yaml-edit scalar that writes exactly `scalar.text()`.

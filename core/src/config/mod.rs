@@ -18,6 +18,7 @@
 //!
 //! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
 //! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
+//! `job_env.rs` the rules of `cron.path` and `cron.env`;
 //! `suggest.rs` near misses and suggestions; `load.rs` [`load_bytes`] and
 //! [`validated`]; `query.rs` [`get`] and [`show`]; `edit.rs` [`set`] and
 //! [`unset`] (the new text; the main crate reads and writes the file);
@@ -38,6 +39,10 @@
 //! in the file and in `set`, and both words are accepted wherever a value is.
 //! `set` writes the canonical form: `null` for those two, integers without
 //! `.0`, booleans as `true`/`false`, zone names in their proper case.
+//! `cron.env`, a mapping, reads back as a one-line YAML flow mapping whose
+//! secret-looking values show as `<redacted>`; it is set one variable at a
+//! time (`set cron.env.NAME VALUE`, `get`/`unset` likewise), and `set
+//! cron.env V` is refused with the YAML to write instead.
 //!
 //! **`set` and `unset` are lossless**: they change only the lines of the key
 //! they edit; comments, blank lines, order, quoting, anchors, aliases, flow
@@ -47,6 +52,7 @@
 //! leave the file byte-identical. `load`, `get` and `show` never write.
 
 mod edit;
+mod job_env;
 mod keys;
 mod load;
 mod lossless;
@@ -61,6 +67,8 @@ mod yaml11;
 pub use edit::{set, set_hermes, unset, unset_hermes};
 pub use keys::key_table;
 pub use load::{load_bytes, validated};
-pub use model::{Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded};
+pub use model::{
+    Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, SecretText,
+};
 pub use query::{get, show};
 pub use validate::Validated;

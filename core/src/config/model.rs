@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::keys;
+use crate::job::Env;
 
 /// The validated configuration. Every field holds a value in range.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +49,12 @@ pub struct CronConfig {
     /// `cron.staging_lead_max_s` (60 s; 1..3600 s, fractions allowed): the
     /// ceiling of the lead time.
     pub staging_lead_max: Duration,
+    /// `cron.path` (`/usr/local/bin:/usr/bin:/bin`): the `PATH` of every
+    /// run's base environment; absolute directories separated by `:`.
+    pub path: String,
+    /// `cron.env` (none): variables added to every run's environment after
+    /// the base and before the job's own; valid names and values only.
+    pub env: Env,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +67,37 @@ pub struct GatewayConfig {
     pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
+    /// `gateway.http_listen` (off = None): where the HTTP endpoint listens,
+    /// in its canonical form (`127.0.0.1:9464`, `[::1]:9464`); see
+    /// [`crate::http::listen`].
+    pub http_listen: Option<String>,
+    /// `gateway.http_token` (none): the bearer token the endpoint requires.
+    pub http_token: Option<SecretText>,
+    /// `gateway.http_token_file` (none): an absolute path to a file holding
+    /// the token, read when the gateway starts.
+    pub http_token_file: Option<String>,
+}
+
+/// A secret string: its `Debug` never shows it, so a config printed in a
+/// log or a panic keeps it hidden. [`SecretText::expose`] is the one way in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(String);
+
+impl SecretText {
+    pub fn new(text: String) -> SecretText {
+        SecretText(text)
+    }
+
+    /// The secret itself, for the code that must compare or write it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretText(<redacted>)")
+    }
 }
 
 impl Default for Config {
@@ -79,12 +117,17 @@ impl Default for Config {
                 staging_max_workers: 0,
                 staging_lead_min: Duration::ZERO,
                 staging_lead_max: Duration::ZERO,
+                path: String::new(),
+                env: Env::default(),
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,
                 loop_watchdog_probe_interval: Duration::ZERO,
                 loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
+                http_listen: None,
+                http_token: None,
+                http_token_file: None,
             },
         };
         // The placeholders above are all overwritten: every field has a row.

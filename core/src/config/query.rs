@@ -4,28 +4,52 @@
 //! and print the default for a value `load` would warn about.
 //! Representations: an unbounded `cron.max_parallel_jobs` prints `unbounded`,
 //! an unset `timezone` prints `system`; `set` and the file accept both words.
+//! `cron.env` prints as a one-line YAML flow mapping with each secret-looking
+//! value (of a name such as `*TOKEN*` or `*KEY*`, or a URL with a password)
+//! shown as `<redacted>`; one variable is `cron.env.NAME`.
 
+use super::keys::{self, Setting};
 use super::model::ConfigError;
 use super::suggest::{near_misses, require};
 use super::validate::Validated;
+use crate::job::{REDACTED, is_secret};
 
 /// The effective value of `key` as text (the default when unset).
 ///
 /// `cron.max_parallel_jobs` without a limit prints `unbounded`; `timezone`
 /// without a zone prints `system`. `set` accepts both words back.
 pub fn get(validated: &Validated, key: &str) -> Result<String, ConfigError> {
+    if let Some((spec, name)) = keys::mapping_entry(key) {
+        let found = match spec.current(&validated.loaded.config) {
+            Setting::Env(env) => env.0.into_iter().find(|(n, _)| n == name),
+            _ => None,
+        };
+        return match found {
+            Some((name, value)) if is_secret(&name, &value) => Ok(REDACTED.to_string()),
+            Some((_, value)) => Ok(value),
+            None => Err(ConfigError::Invalid(format!(
+                "`{}` has no variable `{name}`; set it with `hermes-cron config set {key} VALUE`",
+                spec.name
+            ))),
+        };
+    }
     let spec = require(key)?;
     Ok(spec.current(&validated.loaded.config).render())
 }
 
+/// The longest value that sets the width of `show`'s value column.
+const ALIGNED: usize = 40;
+
 /// Every key with its effective value and where it came from, as YAML-ish text.
 ///
-/// One line per key in table order, `key: value  # source`, columns aligned;
-/// the source is `default`, `file`, or `file (invalid, default used)`. The
-/// unknown keys that look like a mistyped key of ours (those `load` warns
-/// about) follow as `# unknown key, ignored: NAME (did you mean KEY?)` lines;
-/// other unknown keys (Hermes's) are not listed. Without the comments the text
-/// is a valid config that loads to the same values.
+/// One line per key in table order, `key: value  # source`, columns aligned
+/// (a value longer than [`ALIGNED`] characters does not widen the column);
+/// the source is `default`, `file`, `file (invalid, default used)` or, for
+/// `cron.env`, `file (invalid entries dropped)`. The unknown keys that look
+/// like a mistyped key of ours (those `load` warns about) follow as `#
+/// unknown key, ignored: NAME (did you mean KEY?)` lines; other unknown keys
+/// (Hermes's) are not listed. Without the comments the text is a valid
+/// config that loads to the same values, but for a redacted `cron.env` value.
 pub fn show(validated: &Validated) -> String {
     let rows: Vec<(String, String, &str)> = validated
         .sources
@@ -36,7 +60,12 @@ pub fn show(validated: &Validated) -> String {
         })
         .collect();
     let key_width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
-    let value_width = rows.iter().map(|(_, v, _)| v.len()).max().unwrap_or(0);
+    let value_width = rows
+        .iter()
+        .map(|(_, v, _)| v.len())
+        .filter(|len| *len <= ALIGNED)
+        .max()
+        .unwrap_or(0);
     let mut text = String::new();
     for (key, value, source) in rows {
         text.push_str(&format!(

@@ -10,6 +10,10 @@
 //! false}` can be recognised as a typo) and every section that is not a
 //! mapping.
 //!
+//! A list or a mapping keeps its contents (in file order, a repeated key
+//! kept twice), so a key whose value is a mapping (`cron.env`) can be judged
+//! entry by entry.
+//!
 //! Both implement `Deserialize` against any self-describing format; nothing
 //! here names serde_yaml. The only shape errors are a document that is not a
 //! mapping (a list, a scalar) and a key given twice at the top level or in one
@@ -34,8 +38,10 @@ pub(crate) enum RawValue {
     /// Includes NaN and the infinities, and integers too large for an i128.
     Float(f64),
     Str(String),
-    Seq,
-    Map,
+    Seq(Vec<RawValue>),
+    /// Entries in file order; a repeated key is kept twice, a merge key
+    /// (`<<`) as it is written.
+    Map(Vec<(RawValue, RawValue)>),
     /// A node with a non-core tag, e.g. `!secret x`.
     Tagged(String),
 }
@@ -66,8 +72,8 @@ impl fmt::Display for RawValue {
                     write!(f, "{s:?}")
                 }
             }
-            RawValue::Seq => f.write_str("a list"),
-            RawValue::Map => f.write_str("a mapping"),
+            RawValue::Seq(_) => f.write_str("a list"),
+            RawValue::Map(_) => f.write_str("a mapping"),
             RawValue::Tagged(tag) => write!(f, "a value tagged {tag}"),
         }
     }
@@ -75,11 +81,11 @@ impl fmt::Display for RawValue {
 
 impl RawValue {
     /// The text of a mapping key: a string as is, anything else as displayed.
-    fn key_text(&self) -> String {
+    pub(crate) fn key_text(&self) -> String {
         match self {
             RawValue::Str(s) => s.clone(),
-            RawValue::Seq => "[...]".to_string(),
-            RawValue::Map => "{...}".to_string(),
+            RawValue::Seq(_) => "[...]".to_string(),
+            RawValue::Map(_) => "{...}".to_string(),
             other => other.to_string(),
         }
     }
@@ -134,12 +140,18 @@ impl<'de> Visitor<'de> for RawValueVisitor {
         RawValue::deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawValue, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(RawValue::Seq)
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<RawValue>()? {
+            items.push(item);
+        }
+        Ok(RawValue::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawValue, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(RawValue::Map)
+        let mut entries = Vec::new();
+        while let Some(entry) = map.next_entry::<RawValue, RawValue>()? {
+            entries.push(entry);
+        }
+        Ok(RawValue::Map(entries))
     }
     /// serde_yaml presents a node with a custom tag as an enum variant.
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<RawValue, A::Error> {
@@ -520,7 +532,7 @@ mod tests {
         assert_eq!(
             doc.bad_sections,
             [
-                ("gateway".to_string(), RawValue::Seq),
+                ("gateway".to_string(), RawValue::Seq(vec![RawValue::Int(1)])),
                 ("cron".to_string(), RawValue::Str("off".into()))
             ]
         );

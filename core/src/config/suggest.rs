@@ -12,7 +12,9 @@
 //! - the whole key (`cron.requre_restart_safe_scope`, `gatewy.loop_watchdog`,
 //!   `TimeZone`);
 //! - its leaf, for a top-level key without a section
-//!   (`loop_watchdog_max_strikes`, or `loop_watchdg`);
+//!   (`loop_watchdog_max_strikes`, or `loop_watchdg`), when the leaf has at
+//!   least [`BARE_LEAF_MIN`] characters (a top-level `env` or `path` is
+//!   anybody's: Hermes has `env` keys of its own);
 //! - its leaf, for a key under one of our sections but the wrong one
 //!   (`gateway.max_parallel_jobs`).
 //!
@@ -63,7 +65,7 @@ pub(crate) fn near_misses(name: &str) -> Vec<&'static str> {
         .filter_map(|key| {
             let leaf = key.split().map(|(_, leaf)| leaf);
             let whole = within(&query, key.name);
-            let bare = leaf.filter(|_| query_section.is_none());
+            let bare = leaf.filter(|leaf| query_section.is_none() && leaf.len() >= BARE_LEAF_MIN);
             let moved = leaf.filter(|_| ours_section);
             let leafwise = bare.or(moved).and_then(|leaf| within(query_leaf, leaf));
             Some((whole.into_iter().chain(leafwise).min()?, key.name))
@@ -72,6 +74,9 @@ pub(crate) fn near_misses(name: &str) -> Vec<&'static str> {
     close.sort();
     close.into_iter().take(3).map(|(_, name)| name).collect()
 }
+
+/// The shortest leaf of ours that a top-level key alone is compared with.
+const BARE_LEAF_MIN: usize = 5;
 
 /// How many edits away from `ours` a key may be to count as a near miss.
 pub(crate) fn cutoff(ours: &str) -> usize {
@@ -144,6 +149,10 @@ mod tests {
             ("time_zone", "timezone"),
             ("TimeZone", "timezone"),
             ("Gateway.Loop_Watchdog", "gateway.loop_watchdog"),
+            ("cron.evn", "cron.env"),
+            ("cron.pth", "cron.path"),
+            ("gateway.env", "cron.env"),
+            ("gateway.path", "cron.path"),
         ] {
             assert_eq!(near_misses(typo).first(), Some(&ours), "{typo}");
         }
@@ -171,6 +180,9 @@ mod tests {
             "agent.max_turns",
             "memory",
             "security",
+            "env",
+            "path",
+            "envs",
             "",
             ".",
             "cron.",

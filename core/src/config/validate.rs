@@ -15,11 +15,14 @@
 //! take fractions (`2.5`); `null` is accepted only by the keys whose default
 //! is "none"; a zone name is matched as `--tz` matches it (case-insensitive,
 //! surrounding spaces dropped) and kept in its canonical spelling, and an
-//! empty `timezone` (Hermes's default) means the system zone.
+//! empty `timezone` (Hermes's default) means the system zone. `cron.path`
+//! and `cron.env` are judged in `job_env.rs`; `cron.env` entry by entry, so
+//! a bad entry is dropped with its own warning and the rest are used.
 //! Pure: no IO, never panics on any input.
 
 use std::time::Duration;
 
+use super::job_env::{self, EnvRead};
 use super::keys::{self, Field, KeySpec, Setting};
 use super::model::{Config, ConfigWarning, Loaded};
 use super::raw::{RawConfig, RawValue};
@@ -32,6 +35,8 @@ pub(crate) enum Source {
     File,
     /// The file gave a value that failed validation; the default is used.
     Invalid,
+    /// The file gave a mapping (`cron.env`) some of whose entries were dropped.
+    Partial,
 }
 
 impl Source {
@@ -40,6 +45,7 @@ impl Source {
             Source::Default => "default",
             Source::File => "file",
             Source::Invalid => "file (invalid, default used)",
+            Source::Partial => "file (invalid entries dropped)",
         }
     }
 }
@@ -59,7 +65,7 @@ pub struct Validated {
 /// Why a value was rejected, as a fragment that follows the value:
 /// `"abc"` + ` is not an integer`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rejection(&'static str);
+pub(crate) struct Rejection(pub(crate) &'static str);
 
 /// The words read as booleans, compared ignoring ASCII case (Hermes's
 /// `config set` coercion; PyYAML reads the same words unquoted).
@@ -87,6 +93,32 @@ pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection>
                 .map_err(|_| Rejection("is not a known IANA time zone")),
             _ => Err(Rejection("is not a time zone name")),
         },
+        Field::Path { .. } => job_env::check_path(raw).map(Setting::Path),
+        // Strict (for `set`): every entry must be valid.
+        Field::Env { .. } => match job_env::check_env(raw)? {
+            EnvRead { env, dropped } if dropped.is_empty() => Ok(Setting::Env(env)),
+            _ => Err(Rejection("has entries that are not valid")),
+        },
+        Field::Text { none, check, .. } => match raw {
+            RawValue::Null | RawValue::Bool(false) => Ok(Setting::Text(None, none)),
+            RawValue::Str(s) if s.trim().is_empty() || s == none => Ok(Setting::Text(None, none)),
+            RawValue::Str(s) => check(s)
+                .map(|text| Setting::Text(Some(text), none))
+                .map_err(Rejection),
+            RawValue::Int(n) => check(&n.to_string())
+                .map(|text| Setting::Text(Some(text), none))
+                .map_err(Rejection),
+            _ => Err(Rejection("is not a text")),
+        },
+    }
+}
+
+/// How a rejected value is named in a message: a secret's never is.
+fn shown(key: &KeySpec, raw: &RawValue) -> String {
+    if key.is_secret() {
+        "the value given".to_string()
+    } else {
+        raw.to_string()
     }
 }
 
@@ -165,8 +197,9 @@ pub(crate) fn warning(key: &KeySpec, raw: &RawValue, why: &Rejection) -> ConfigW
     ConfigWarning {
         key: key.name.to_string(),
         message: format!(
-            "config key `{}`: {raw} {}; expected {}; using the default {}",
+            "config key `{}`: {} {}; expected {}; using the default {}",
             key.name,
+            shown(key, raw),
             why.0,
             key.accepted(),
             key.default_setting().render()
@@ -176,6 +209,14 @@ pub(crate) fn warning(key: &KeySpec, raw: &RawValue, why: &Rejection) -> ConfigW
 
 /// The `set` refusal for a rejected value; `text` is what the user typed.
 pub(crate) fn refusal(key: &KeySpec, text: &str, raw: &RawValue, why: &Rejection) -> String {
+    if key.is_secret() {
+        return format!(
+            "cannot set `{}`: the value given {}; expected {}",
+            key.name,
+            why.0,
+            key.accepted()
+        );
+    }
     format!(
         "cannot set `{}` to `{text}`: {raw} {}; expected {}",
         key.name,
@@ -201,6 +242,26 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
     for key in keys::KEYS {
         let source = match raw.value(key.name) {
             None => Source::Default,
+            Some(value) if matches!(key.field, Field::Env { .. }) => {
+                match job_env::check_env(value) {
+                    Ok(EnvRead { env, dropped }) => {
+                        warnings.extend(dropped.iter().map(|d| ConfigWarning {
+                            key: key.name.to_string(),
+                            message: format!("config key `{}`: {d}", key.name),
+                        }));
+                        key.apply(&mut config, Setting::Env(env));
+                        if dropped.is_empty() {
+                            Source::File
+                        } else {
+                            Source::Partial
+                        }
+                    }
+                    Err(why) => {
+                        warnings.push(warning(key, value, &why));
+                        Source::Invalid
+                    }
+                }
+            }
             Some(value) => match check(key, value) {
                 Ok(setting) => {
                     warnings.extend(hermes_disagrees(key, value, &setting));
@@ -306,8 +367,8 @@ mod tests {
             RawValue::Float(-1e300),
             RawValue::Null,
             RawValue::Bool(true),
-            RawValue::Seq,
-            RawValue::Map,
+            RawValue::Seq(Vec::new()),
+            RawValue::Map(Vec::new()),
             RawValue::Tagged("!x".into()),
         ] {
             assert!(strikes(bad.clone()).is_err(), "{bad:?} accepted");
@@ -465,6 +526,33 @@ mod tests {
         let raw = text("EST5EDT");
         let setting = check(tz, &raw).unwrap();
         assert_eq!(hermes_disagrees(tz, &raw, &setting), None);
+    }
+
+    #[test]
+    fn listen_addresses_are_canonical_and_off_is_none() {
+        let k = key("gateway.http_listen");
+        let some = |t: &str| Ok(Setting::Text(Some(t.into()), "off"));
+        assert_eq!(check(k, &RawValue::Int(9464)), some("127.0.0.1:9464"));
+        assert_eq!(check(k, &text("localhost:80")), some("127.0.0.1:80"));
+        assert_eq!(check(k, &text("[::1]:80")), some("[::1]:80"));
+        for off in [RawValue::Null, RawValue::Bool(false), text("off"), text("")] {
+            assert_eq!(check(k, &off), Ok(Setting::Text(None, "off")), "{off}");
+        }
+        assert!(check(k, &text("example.com:80")).is_err());
+        assert!(check(k, &RawValue::Bool(true)).is_err());
+    }
+
+    #[test]
+    fn a_rejected_token_is_never_repeated() {
+        let k = key("gateway.http_token");
+        let raw = text("hunter2");
+        let why = check(k, &raw).unwrap_err();
+        let w = warning(k, &raw, &why);
+        assert!(!w.message.contains("hunter2"), "{}", w.message);
+        assert!(w.message.contains("gateway.http_token"), "{}", w.message);
+        let refused = refusal(k, "hunter2", &raw, &why);
+        assert!(!refused.contains("hunter2"), "{refused}");
+        assert!(check(k, &text("0123456789abcdef")).is_ok());
     }
 
     #[test]

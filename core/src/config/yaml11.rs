@@ -40,15 +40,19 @@ pub(crate) enum Scalar {
 }
 
 impl Scalar {
-    /// How `setting` is written.
-    pub(crate) fn of(setting: &Setting) -> Scalar {
-        match setting {
+    /// How `setting` is written; None for a mapping (`cron.env`), which is
+    /// not one scalar.
+    pub(crate) fn of(setting: &Setting) -> Option<Scalar> {
+        Some(match setting {
             Setting::Bool(b) => Scalar::Bool(*b),
             Setting::Int(n) | Setting::OptInt(Some(n)) => int(*n),
             Setting::Seconds(d) => seconds(*d),
-            Setting::OptInt(None) | Setting::Zone(None) => Scalar::Null,
-            Setting::Zone(Some(zone)) => Scalar::string(zone),
-        }
+            Setting::OptInt(None) | Setting::Zone(None) | Setting::Text(None, _) => Scalar::Null,
+            Setting::Zone(Some(zone)) | Setting::Text(Some(zone), _) | Setting::Path(zone) => {
+                Scalar::string(zone)
+            }
+            Setting::Env(_) => return None,
+        })
     }
 
     /// How the string `s` is written.
@@ -63,8 +67,7 @@ impl Scalar {
     }
 
     /// The exact text written for this scalar (yaml-edit writes it; tests
-    /// check the two agree).
-    #[cfg(test)]
+    /// check the two agree); also how `get` shows a `cron.env` value.
     pub(crate) fn text(&self) -> String {
         match self {
             Scalar::Bool(b) => b.to_string(),
@@ -112,7 +115,6 @@ fn single_quotable(c: char) -> bool {
 /// A double-quoted scalar: `"` and `\` escaped, the named escapes for control
 /// characters, every other non-ASCII or control character as `\xXX`,
 /// `\uXXXX` or `\UXXXXXXXX` (as yaml-edit writes it).
-#[cfg(test)]
 fn double_quoted(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
@@ -262,7 +264,7 @@ pub(crate) mod tests {
 
     #[test]
     fn settings_are_written_typed() {
-        let text = |setting: Setting| Scalar::of(&setting).text();
+        let text = |setting: Setting| Scalar::of(&setting).unwrap().text();
         assert_eq!(text(Setting::Bool(false)), "false");
         assert_eq!(text(Setting::Int(8_388_608)), "8388608");
         assert_eq!(text(Setting::OptInt(Some(4))), "4");
@@ -278,6 +280,11 @@ pub(crate) mod tests {
             text(Setting::Seconds(Duration::from_nanos(3_599_999_999_999))),
             "3599.999999999"
         );
+        assert_eq!(
+            text(Setting::Path("/usr/local/bin:/usr/bin:/bin".into())),
+            "'/usr/local/bin:/usr/bin:/bin'"
+        );
+        assert_eq!(Scalar::of(&Setting::Env(Default::default())), None);
     }
 
     /// Re-checks [`TABLE`] against a real PyYAML when one is at hand (see

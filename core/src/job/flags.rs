@@ -2,7 +2,7 @@
 //! fallback zone are passed in; checking that the program exists is IO and
 //! happens at the CLI edge.
 
-use super::model::{Env, Job, JobState, Resources};
+use super::model::{Env, Job, JobState};
 use super::policy::{CatchUp, Overlap};
 use crate::ids::{JobId, looks_like_uuid};
 use crate::schedule::{self, Schedule, Timestamp, Tz};
@@ -188,34 +188,8 @@ impl JobInput {
             .clone()
             .ok_or_else(|| invalid("--schedule", "required"))?;
         let argv = self.argv.clone().unwrap_or_default();
-        let mut job = Job {
-            id,
-            name,
-            schedule_text: schedule_text.clone(),
-            schedule: Schedule::Reboot,
-            tz: None,
-            argv,
-            shell: false,
-            env: Env::default(),
-            env_files: Vec::new(),
-            pass_env: Vec::new(),
-            workdir: None,
-            timeout: None,
-            idle_timeout: None,
-            overlap: Overlap::default(),
-            catch_up: None,
-            retries: 0,
-            retry_backoff: Duration::from_secs(30),
-            resources: Resources::default(),
-            require_scope: false,
-            hermes_id: None,
-            managed: false,
-            state: JobState::Active,
-            anchor: now,
-            next_run_at: None,
-            created_at: now,
-            updated_at: now,
-        };
+        // The schedule is parsed by `apply`, in the job's zone.
+        let mut job = Job::new(id, name, schedule_text, Schedule::Reboot, argv, now);
         self.apply(&mut job, now, fallback_zone, true)?;
         Ok(job)
     }

@@ -11,5 +11,5 @@ mod retry;
 pub use flags::{JobError, JobInput, is_env_name, parse_env, parse_pass_env, validate_name};
 pub use model::{Env, Job, JobState, Resources};
 pub use policy::{CatchUp, Overlap};
-pub use redact::{is_secret_name, redacted_env};
+pub use redact::{REDACTED, is_secret, is_secret_name, is_secret_value, redacted_env};
 pub use retry::{RetryPolicy, retry_delay};

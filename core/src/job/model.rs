@@ -110,6 +110,45 @@ pub struct Job {
 }
 
 impl Job {
+    /// A new active job with every policy at its default, made at `now`.
+    pub fn new(
+        id: JobId,
+        name: String,
+        schedule_text: String,
+        schedule: Schedule,
+        argv: Vec<String>,
+        now: Timestamp,
+    ) -> Job {
+        Job {
+            id,
+            name,
+            schedule_text,
+            schedule,
+            tz: None,
+            argv,
+            shell: false,
+            env: Env::default(),
+            env_files: Vec::new(),
+            pass_env: Vec::new(),
+            workdir: None,
+            timeout: None,
+            idle_timeout: None,
+            overlap: Overlap::default(),
+            catch_up: None,
+            retries: 0,
+            retry_backoff: Duration::from_secs(30),
+            resources: Resources::default(),
+            require_scope: false,
+            hermes_id: None,
+            managed: false,
+            state: JobState::Active,
+            anchor: now,
+            next_run_at: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
     /// The command line for display: argv, or `sh -c '...'` for shell jobs.
     pub fn command_display(&self) -> String {
         let joined = self.argv.join(" ");

@@ -18,7 +18,7 @@
 
 use super::jobs_file::{HermesJob, JobsFile};
 use crate::ids::JobId;
-use crate::job::{Env, Job, JobState, Overlap, Resources};
+use crate::job::{Job, JobState, Overlap};
 use crate::schedule::{Schedule, Timestamp};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,34 +78,16 @@ impl Desired {
 
     /// A new managed job, with id `id`, made at `now`.
     pub fn new_job(&self, id: JobId, now: Timestamp) -> Job {
-        let mut job = Job {
+        let mut job = Job::new(
             id,
-            name: String::new(),
-            schedule_text: String::new(),
-            schedule: Schedule::External,
-            tz: None,
-            argv: Vec::new(),
-            shell: false,
-            env: Env::default(),
-            env_files: Vec::new(),
-            pass_env: Vec::new(),
-            workdir: None,
-            timeout: None,
-            idle_timeout: None,
-            overlap: Overlap::Skip,
-            catch_up: None,
-            retries: 0,
-            retry_backoff: Duration::from_secs(30),
-            resources: Resources::default(),
-            require_scope: false,
-            hermes_id: None,
-            managed: true,
-            state: JobState::Active,
-            anchor: now,
-            next_run_at: None,
-            created_at: now,
-            updated_at: now,
-        };
+            String::new(),
+            String::new(),
+            Schedule::External,
+            Vec::new(),
+            now,
+        );
+        // Hermes declines a fire while one is going; overlap skip says so first.
+        job.overlap = Overlap::Skip;
         self.apply_to(&mut job);
         job
     }

@@ -81,6 +81,19 @@ pub fn compose(l: &Layers<'_>) -> Vec<(String, String)> {
     out
 }
 
+/// The `PATH` a job's program without a `/` is looked up on, as far as it
+/// is known before the run (`add`, `edit` and `doctor` check it): the job's
+/// `--env PATH=...`, else `cron_path` (`cron.path`). An env file or a
+/// passed-through `PATH`, read when the job runs, may still change it.
+pub fn lookup_path<'a>(job_env: &'a Env, cron_path: &'a str) -> &'a str {
+    job_env
+        .0
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PATH")
+        .map_or(cron_path, |(_, value)| value.as_str())
+}
+
 /// A line of an env file that is not `KEY=VALUE`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {problem}")]
@@ -198,6 +211,35 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "{names:?}");
+    }
+
+    #[test]
+    fn a_program_is_looked_up_on_the_jobs_path_else_cron_path() {
+        let none = Env::default();
+        assert_eq!(lookup_path(&none, "/opt/bin:/usr/bin"), "/opt/bin:/usr/bin");
+        let own = Env(vec![
+            ("A".into(), "1".into()),
+            ("PATH".into(), "/job/bin".into()),
+        ]);
+        assert_eq!(lookup_path(&own, DEFAULT_PATH), "/job/bin");
+    }
+
+    #[test]
+    fn cron_path_is_the_base_path_and_cron_env_comes_before_the_jobs_layers() {
+        let config = Env(vec![
+            ("TZ".into(), "Europe/Berlin".into()),
+            ("SHARED".into(), "config".into()),
+        ]);
+        let job = Env(vec![("SHARED".into(), "job".into())]);
+        let env = compose(&Layers {
+            path: Some("/opt/tools/bin:/usr/bin"),
+            config_env: Some(&config),
+            job_env: Some(&job),
+            ..Layers::default()
+        });
+        assert_eq!(get(&env, "PATH"), Some("/opt/tools/bin:/usr/bin"));
+        assert_eq!(get(&env, "TZ"), Some("Europe/Berlin"));
+        assert_eq!(get(&env, "SHARED"), Some("job"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod state;
 mod transition;
 
 pub use environment::{
-    Account, BUS_VARIABLES, DEFAULT_LANG, DEFAULT_PATH, EnvFileError, Layers, compose,
+    Account, BUS_VARIABLES, DEFAULT_LANG, DEFAULT_PATH, EnvFileError, Layers, compose, lookup_path,
     parse_env_file,
 };
 pub use outcome::{Ending, Exit, Finished, RunEnd, Stopped, judge};

@@ -48,7 +48,9 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// The snapshot of `job` under the config defaults.
+    /// The snapshot of `job` under the config: its defaults, and `cron.env`
+    /// and `cron.path` as they are now (an edit of the config after the
+    /// claim does not change this occurrence).
     pub fn of_job(job: &Job, cfg: &crate::config::CronConfig) -> RunSpec {
         RunSpec {
             argv: job.argv.clone(),
@@ -56,8 +58,8 @@ impl RunSpec {
             env: job.env.clone(),
             env_files: job.env_files.clone(),
             pass_env: job.pass_env.clone(),
-            config_env: Env::default(),
-            path: None,
+            config_env: cfg.env.clone(),
+            path: Some(cfg.path.clone()),
             workdir: job.workdir.clone(),
             // `--timeout off` (zero): no wall-clock limit.
             timeout_s: job

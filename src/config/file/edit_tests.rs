@@ -7,18 +7,18 @@ use std::path::{Path, PathBuf};
 use super::super::*;
 use hermes_cron_core::config::Config;
 
-fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+pub(super) fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.yaml");
     fs::write(&path, text).unwrap();
     (dir, path)
 }
 
-fn read(path: &Path) -> String {
+pub(super) fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap()
 }
 
-fn invalid_message(err: ConfigError) -> String {
+pub(super) fn invalid_message(err: ConfigError) -> String {
     match err {
         ConfigError::Invalid(message) => message,
         other => panic!("expected Invalid, got {other:?}"),
@@ -195,6 +195,12 @@ fn every_key_round_trips_through_set_and_get() {
         ("gateway.loop_watchdog_probe_interval_s", "3600"),
         ("gateway.loop_watchdog_probe_timeout_s", "600"),
         ("gateway.loop_watchdog_max_strikes", "1000"),
+        ("gateway.http_listen", "[::1]:9464"),
+        ("gateway.http_token", "0123456789abcdef-token"),
+        ("gateway.http_token_file", "/etc/hermes-cron/token"),
+        ("cron.path", "/opt/tools/bin:/usr/bin:/bin"),
+        // `cron.env` is a mapping: one variable at a time.
+        ("cron.env.TZ", "Europe/Berlin"),
     ];
     assert_eq!(values.len(), key_table().len());
     for (key, value) in values {
@@ -429,8 +435,10 @@ mod properties {
     use proptest::sample::select;
     use std::path::Path;
 
-    const KEYS: [&str; 13] = [
+    const KEYS: [&str; 18] = [
         "timezone",
+        "cron.path",
+        "cron.env",
         "cron.require_restart_safe_scope",
         "cron.catch_up_missed",
         "cron.max_parallel_jobs",
@@ -439,6 +447,9 @@ mod properties {
         "cron.output_max_bytes",
         "cron.ledger_retention",
         "cron.heartbeat_interval_s",
+        "cron.staging_max_workers",
+        "cron.staging_lead_min_s",
+        "cron.staging_lead_max_s",
         "gateway.loop_watchdog",
         "gateway.loop_watchdog_probe_interval_s",
         "gateway.loop_watchdog_probe_timeout_s",
@@ -481,14 +492,36 @@ mod properties {
                 "!tag x",
                 "x  # comment",
                 "'it''s'",
+                "/opt/bin:/usr/bin",
+                "'/usr/bin:/bin'",
+                "{TZ: UTC, N: 5}",
+                "{1X: a, PATH: b}",
+                "\n      TZ: UTC\n      B: 'x'",
             ]),
         ]
+    }
+
+    /// The keys `set` takes: ours, and variables of `cron.env`.
+    fn settable() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => select(KEYS.to_vec()).prop_map(str::to_string),
+            1 => words(&["cron.env.TZ", "cron.env.NEW_ONE", "cron.env.X_TOKEN", "cron.env.1X"]),
+        ]
+    }
+
+    /// The key of ours that `key` (maybe `cron.env.NAME`) changes.
+    fn owner(key: &str) -> &str {
+        if key.starts_with("cron.env.") {
+            "cron.env"
+        } else {
+            key
+        }
     }
 
     fn key() -> impl Strategy<Value = String> {
         prop_oneof![
             4 => select(KEYS.to_vec()).prop_map(str::to_string),
-            1 => words(&["cron", "gateway", "model", "cron.provider", "timezon", "<<", "a.b"]),
+            1 => words(&["cron", "gateway", "model", "cron.provider", "timezon", "<<", "a.b", "cron.env.TZ"]),
         ]
     }
 
@@ -531,13 +564,16 @@ mod properties {
     }
 
     /// The lines of `text` that do not name `key`'s leaf or section. Not
-    /// compared: blank lines (two around a removed entry become one) and the
-    /// `{}` left when the last key goes.
+    /// compared: blank lines (two around a removed entry become one), the
+    /// `{}` left when the last key goes, and the lines of a block mapping
+    /// value (indented six spaces: they go with the entry they are under,
+    /// whose key may be the one edited; `values` compares what they mean).
     fn untouched_lines(text: &str, key: &str) -> Vec<String> {
         let names: Vec<&str> = key.split('.').collect();
         text.lines()
             .filter(|line| !names.iter().any(|name| line.contains(name)))
             .filter(|line| !line.trim().is_empty() && *line != "{}")
+            .filter(|line| !line.starts_with("      "))
             .map(str::to_string)
             .collect()
     }
@@ -558,23 +594,34 @@ mod properties {
         })]
 
         #[test]
-        fn set_changes_only_its_key(doc in document(), key in select(KEYS.to_vec()), value in value()) {
+        fn set_changes_only_its_key(doc in document(), key in settable(), value in value()) {
             let path = Path::new("c.yaml");
             prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
-            let Ok(text) = pure::set(path, Some(doc.as_bytes()), key, &value) else {
+            let Ok(text) = pure::set(path, Some(doc.as_bytes()), &key, &value) else {
                 return Ok(());
             };
             let before = values(&doc);
             let after = values(&text);
-            let fresh = pure::set(path, None, key, &value).unwrap();
+            let fresh = pure::set(path, None, &key, &value).unwrap();
             for ((name, old), (_, new)) in before.iter().zip(&after) {
-                if *name == key {
-                    prop_assert_eq!(new, &values(&fresh).into_iter().find(|(n, _)| n == name).unwrap().1);
-                } else {
+                if *name != owner(&key) {
                     prop_assert_eq!(old, new, "{} changed", name);
+                } else if *name == key {
+                    prop_assert_eq!(new, &values(&fresh).into_iter().find(|(n, _)| n == name).unwrap().1);
                 }
             }
-            prop_assert_eq!(untouched_lines(&doc, key), untouched_lines(&text, key), "{}", text);
+            if key != owner(&key) {
+                // One variable: it reads back; the others stay as they were.
+                let read = pure::get(&validated(path, Some(text.as_bytes())).unwrap(), &key).unwrap();
+                prop_assert!(read == value || read == "<redacted>", "{} read {}", key, read);
+                let others = |text: &str| {
+                    let mut env = validated(path, Some(text.as_bytes())).unwrap().loaded.config.cron.env.0;
+                    env.retain(|(n, _)| Some(n.as_str()) != key.strip_prefix("cron.env."));
+                    env
+                };
+                prop_assert_eq!(others(&doc), others(&text));
+            }
+            prop_assert_eq!(untouched_lines(&doc, &key), untouched_lines(&text, &key), "{}", text);
         }
 
         #[test]
@@ -590,6 +637,9 @@ mod properties {
             for (((name, old), (_, new)), (_, default)) in before.iter().zip(&after).zip(&defaults) {
                 if *name == key {
                     prop_assert_eq!(new, default);
+                } else if *name == owner(&key) {
+                    let after = validated(path, Some(text.as_bytes())).unwrap();
+                    prop_assert!(pure::get(&after, &key).is_err(), "{} still set", key);
                 } else {
                     prop_assert_eq!(old, new, "{} changed", name);
                 }

@@ -55,6 +55,8 @@ fn every_key_defaults_when_the_file_is_missing() {
         Duration::from_secs(10)
     );
     assert_eq!(c.gateway.loop_watchdog_max_strikes, 3);
+    assert_eq!(c.cron.path, "/usr/local/bin:/usr/bin:/bin");
+    assert!(c.cron.env.is_empty());
 }
 
 #[test]
@@ -84,7 +86,8 @@ fn every_key_loads_from_the_file() {
         "timezone: Europe/Paris\n\
          cron:\n  require_restart_safe_scope: true\n  catch_up_missed: false\n  \
          max_parallel_jobs: 4\n  script_timeout_seconds: 60\n  output_retention: 7\n  \
-         output_max_bytes: 1024\n  ledger_retention: 10000000\n  heartbeat_interval_s: 300\n\
+         output_max_bytes: 1024\n  ledger_retention: 10000000\n  heartbeat_interval_s: 300\n  \
+         path: /opt/bin:/bin\n  env: {TZ: UTC}\n\
          gateway:\n  loop_watchdog: false\n  loop_watchdog_probe_interval_s: 1\n  \
          loop_watchdog_probe_timeout_s: 600\n  loop_watchdog_max_strikes: 1000\n",
     );
@@ -98,6 +101,8 @@ fn every_key_loads_from_the_file() {
     assert_eq!(c.cron.output_max_bytes, 1024);
     assert_eq!(c.cron.ledger_retention, 10_000_000);
     assert_eq!(c.cron.heartbeat_interval_s, 300);
+    assert_eq!(c.cron.path, "/opt/bin:/bin");
+    assert_eq!(c.cron.env.0, [("TZ".to_string(), "UTC".to_string())]);
     assert!(!c.gateway.loop_watchdog);
     assert_eq!(
         c.gateway.loop_watchdog_probe_interval,

@@ -88,7 +88,9 @@ fn get_and_show_print_fractional_seconds_and_canonical_zones() {
 #[test]
 fn show_output_loads_back_to_the_same_config() {
     let (_dir, path) = file(
-        "timezone: Asia/Tokyo\ncron: {max_parallel_jobs: 3, catch_up_missed: false}\ngateway: {loop_watchdog_probe_interval_s: 0.25e1}\n",
+        "timezone: Asia/Tokyo\ncron: {max_parallel_jobs: 3, catch_up_missed: false, path: /opt/bin:/bin, \
+         env: {TZ: Europe/Berlin, N: 5, ON: 'off', URL: 'http://x:1/#a'}}\n\
+         gateway: {loop_watchdog_probe_interval_s: 0.25e1}\n",
     );
     let text = show(&path).unwrap();
     let (_dir, copy) = file(&text);

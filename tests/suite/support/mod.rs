@@ -13,6 +13,8 @@
 //! - `scene`: the homes of the crash tests;
 //! - `tmpfs`: a small filesystem for full-disk tests;
 //! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
+//! - `http`: the gateway's HTTP endpoint from a test: its address, a small
+//!   client, and a real headless Chromium to load its page;
 //! - `hermes`: the real Hermes Agent (`hermes-agent` from PyPI, in a venv
 //!   `tests/run-all.sh` caches) on a test home; `fake_model`: an
 //!   OpenAI-compatible stand-in for an LLM on 127.0.0.1;
@@ -26,6 +28,7 @@ pub mod fake_model;
 pub mod gateway;
 pub mod hermes;
 pub mod home;
+pub mod http;
 pub mod invariants;
 pub mod mock_manager;
 pub mod process;

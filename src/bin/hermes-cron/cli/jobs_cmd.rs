@@ -9,7 +9,7 @@ use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
 use hermes_cron::ledger::{self, Execution, RunFilter};
 use hermes_cron::schedule::{self, Tz};
 use hermes_cron::store;
-use hermes_cron_core::run::DEFAULT_PATH;
+use hermes_cron_core::run::lookup_path;
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -43,8 +43,10 @@ pub fn warn_unenforced(job: &Job) {
     }
 }
 
-/// Refuse a command whose program cannot be found (unless shell or --no-check).
-fn check_program(job: &Job) -> anyhow::Result<()> {
+/// Refuse a command whose program cannot be found (unless shell or
+/// --no-check); one without a `/` is looked up on the job's PATH (its
+/// `--env PATH=...`, else `cron_path`, config `cron.path`).
+fn check_program(job: &Job, cron_path: &str) -> anyhow::Result<()> {
     if job.shell {
         return Ok(());
     }
@@ -58,13 +60,7 @@ fn check_program(job: &Job) -> anyhow::Result<()> {
         is_executable(&path)
     } else {
         // Looked up the way the worker will: on the job's own PATH.
-        let path = job
-            .env
-            .0
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "PATH")
-            .map_or(DEFAULT_PATH, |(_, v)| v.as_str());
+        let path = lookup_path(&job.env, cron_path);
         let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
         which::which_in(program, Some(path), cwd).is_ok()
     };
@@ -76,7 +72,10 @@ fn check_program(job: &Job) -> anyhow::Result<()> {
             if program.contains('/') {
                 " or not executable".to_string()
             } else {
-                " on the job's PATH (--env PATH=..., else /usr/local/bin:/usr/bin:/bin)".to_string()
+                format!(
+                    " on the job's PATH {} (--env PATH=..., else config cron.path)",
+                    lookup_path(&job.env, cron_path)
+                )
             }
         )))
     }
@@ -114,7 +113,7 @@ pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     input.argv = Some(a.command);
     let job = input.build(JobId::generate(), ctx.now(), zone)?;
     if !a.flags.no_check {
-        check_program(&job)?;
+        check_program(&job, &ctx.config()?.cron.path)?;
     }
     let db = ctx.open_db()?;
     store::insert_job(db.conn(), &job)?;
@@ -169,7 +168,7 @@ pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
         input.argv.is_some() || input.shell == Some(false) || input.workdir.is_some();
     input.apply_edit(&mut job, ctx.now(), zone)?;
     if program_changed && !a.flags.no_check {
-        check_program(&job)?;
+        check_program(&job, &ctx.config()?.cron.path)?;
     }
     if !store::update_job(db.conn(), &job)? {
         return Err(failure(format!("job {} was removed while editing", job.id)));

@@ -7,7 +7,7 @@ use hermes_cron::job::JobState;
 use hermes_cron::ops::doctor::{
     self, Finding, Gathered, ProviderState, RefusedZone, ZoneRules, ZoneUse,
 };
-use hermes_cron::ops::status::{self, GatewayHealth, NextFire, StatusReport};
+use hermes_cron::ops::status::{self, GatewayHealth};
 use hermes_cron::ops::{metrics, prune};
 use hermes_cron::schedule::{self, Tz};
 use hermes_cron::state_files::read_heartbeat;
@@ -38,53 +38,13 @@ fn gateway_health(ctx: &Ctx) -> (Option<Heartbeat>, GatewayHealth) {
 
 pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let now = ctx.now();
-    let (beat, gateway) = gateway_health(ctx);
+    let beat = read_heartbeat(&ctx.home);
+    let alive = beat.as_ref().is_some_and(status::writer_alive);
     let cap = capability_now();
-    let mut report = StatusReport {
-        healthy: false,
-        gateway: gateway.clone(),
-        pid: beat.as_ref().map(|b| b.pid),
-        uptime_s: beat.as_ref().map(|b| (now - b.started_at).num_seconds()),
-        heartbeat_age_ms: beat
-            .as_ref()
-            .map(|b| (now - b.updated_at).num_milliseconds()),
-        heartbeat_stale: gateway != GatewayHealth::NotRunning
-            && beat.as_ref().is_some_and(|b| b.file_stale(now)),
-        loop_counter: beat.as_ref().map(|b| b.loop_counter),
-        loop_counter_still_ms: beat
-            .as_ref()
-            .map(|b| (now - b.loop_counter_changed_at).num_milliseconds()),
-        last_tick: beat.as_ref().map(|b| b.last_tick.clone()),
-        gateway_capability: beat.as_ref().map(|b| b.capability.clone()),
-        capability_now: cap,
-        jobs_active: 0,
-        jobs_paused: 0,
-        jobs_completed: 0,
-        running: beat.as_ref().map_or(0, |b| b.active_runs),
-        next_fire: None,
-    };
+    let mut report = status::from_heartbeat(beat.as_ref(), alive, cap, now);
     if let Some(db) = ctx.open_existing_db()? {
-        let jobs = store::list_jobs(db.conn(), true)?;
-        for j in &jobs {
-            match j.state {
-                JobState::Active => report.jobs_active += 1,
-                JobState::Paused { .. } => report.jobs_paused += 1,
-                JobState::Completed => report.jobs_completed += 1,
-            }
-        }
-        report.next_fire = jobs
-            .iter()
-            .filter(|j| j.state == JobState::Active)
-            .filter_map(|j| Some((j, j.next_run_at?)))
-            .min_by_key(|(_, at)| *at)
-            .map(|(j, at)| NextFire {
-                job_id: j.id.to_string(),
-                job_name: j.name.clone(),
-                at,
-            });
-        report.running = hermes_cron::ledger::active_runs(db.conn())?.len() as u64;
+        status::count_ledger(&mut report, db.conn())?;
     }
-    report.healthy = gateway == GatewayHealth::Running;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

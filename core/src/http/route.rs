@@ -1,0 +1,49 @@
+//! Which resource a request asks for. Read-only by construction: every
+//! resource answers GET and HEAD, and any other method is refused (405);
+//! there is no resource that changes anything.
+
+/// What a request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// `/`: the status page.
+    Page,
+    /// `/metrics`: the Prometheus scrape.
+    Metrics,
+    /// `/healthz`: 200 or 503 with the `status --json` body.
+    Healthz,
+    NotFound,
+    /// A method other than GET or HEAD.
+    MethodNotAllowed,
+}
+
+/// The route of `method` and `target` (its query string ignored).
+pub fn route(method: &str, target: &str) -> Route {
+    if method != "GET" && method != "HEAD" {
+        return Route::MethodNotAllowed;
+    }
+    let path = target.split(['?', '#']).next().unwrap_or(target);
+    match path {
+        "/" | "/index.html" => Route::Page,
+        "/metrics" => Route::Metrics,
+        "/healthz" => Route::Healthz,
+        _ => Route::NotFound,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_methods() {
+        assert_eq!(route("GET", "/"), Route::Page);
+        assert_eq!(route("HEAD", "/?x=1"), Route::Page);
+        assert_eq!(route("GET", "/metrics"), Route::Metrics);
+        assert_eq!(route("GET", "/healthz?full"), Route::Healthz);
+        assert_eq!(route("GET", "/metrics/"), Route::NotFound);
+        assert_eq!(route("GET", "/../etc/passwd"), Route::NotFound);
+        for method in ["POST", "PUT", "DELETE", "PATCH", "get", "OPTIONS"] {
+            assert_eq!(route(method, "/"), Route::MethodNotAllowed, "{method}");
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! One connection: read the request head (at most
+//! [`MAX_HEAD`](hermes_cron_core::http::request::MAX_HEAD) bytes, within
+//! [`READ_TIMEOUT`]), answer it, write the response within
+//! [`WRITE_TIMEOUT`], close. One request per connection; no body is read.
+//! A client that sends nothing, or never reads, holds its slot for at most
+//! the two timeouts.
+
+use super::handlers::App;
+use hermes_cron_core::http::request::{self, MAX_HEAD};
+use hermes_cron_core::http::response::Response;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Time a client has to send its request head.
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time a client has to take the response.
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+enum Read {
+    Head(Vec<u8>),
+    TooLarge,
+    Closed,
+}
+
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<Read> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(Read::Closed);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(len) = request::head_len(&buf) {
+            buf.truncate(len);
+            return Ok(Read::Head(buf));
+        }
+        if buf.len() > MAX_HEAD {
+            return Ok(Read::TooLarge);
+        }
+    }
+}
+
+/// Serve one connection to its end.
+pub(super) async fn serve(mut stream: TcpStream, app: &App) {
+    let (response, head_only) =
+        match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
+            Err(_) => (Response::text(408, "the request head took too long"), false),
+            Ok(Err(_)) | Ok(Ok(Read::Closed)) => return,
+            Ok(Ok(Read::TooLarge)) => (Response::text(431, "the request head is too large"), false),
+            Ok(Ok(Read::Head(bytes))) => match request::parse(&bytes) {
+                Ok(head) => (app.handle(&head), head.method == "HEAD"),
+                Err(e) => (Response::text(400, e.to_string()), false),
+            },
+        };
+    let bytes = response.to_bytes(head_only);
+    let _ = tokio::time::timeout(WRITE_TIMEOUT, async {
+        stream.write_all(&bytes).await?;
+        stream.shutdown().await
+    })
+    .await;
+}

@@ -1,0 +1,174 @@
+//! The token check and the three resources. Each request reads what it shows
+//! afresh: the heartbeat file and the ledger, on this endpoint's own
+//! read-only connection (opened at the first request, reopened after an
+//! error), with a short busy timeout so a long write lock turns into a 503,
+//! not a hung client.
+//!
+//! ## Locking
+//! `db` is held for one request's reads, on the endpoint's thread only (its
+//! connections are served one at a time there); nothing else takes it.
+
+use super::page_reads;
+use super::server::Context;
+use crate::config::SecretText;
+use crate::db::Db;
+use crate::ops::{metrics, status};
+use crate::state_files::read_heartbeat;
+use crate::text::Chain;
+use hermes_cron_core::http::auth::authorized;
+use hermes_cron_core::http::request::Head;
+use hermes_cron_core::http::response::{PAGE_POLICY, Response};
+use hermes_cron_core::http::route::{Route, route};
+use hermes_cron_core::page::select::MAX_JOBS;
+use hermes_cron_core::page::{self, PageData, PageHeader};
+use rusqlite::Connection;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long a read waits for a write lock before the request gets a 503.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+/// The connection's page cache, in KiB (SQLite's default is 2 MiB).
+const CACHE_KIB: i64 = 512;
+
+/// The endpoint's state: where to read, the token, the connection.
+pub(super) struct App {
+    ctx: Context,
+    token: Option<SecretText>,
+    host: String,
+    db: Mutex<Option<Db>>,
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+impl App {
+    pub(super) fn new(ctx: Context, token: Option<SecretText>) -> App {
+        App {
+            ctx,
+            token,
+            host: host_name(),
+            db: Mutex::new(None),
+        }
+    }
+
+    /// The response to `head`.
+    pub(super) fn handle(&self, head: &Head) -> Response {
+        if let Some(token) = &self.token
+            && !authorized(head.header("authorization"), token.expose())
+        {
+            return Response::unauthorized();
+        }
+        match route(&head.method, &head.target) {
+            Route::Metrics => self.metrics(),
+            Route::Healthz => self.healthz(),
+            Route::Page => self.page(),
+            Route::NotFound => Response::text(
+                404,
+                "not found; this endpoint serves / (the status page), /metrics and /healthz",
+            ),
+            Route::MethodNotAllowed => Response::text(405, "read-only: GET and HEAD only")
+                .with_header("Allow", "GET, HEAD"),
+        }
+    }
+
+    /// Run `read` on the endpoint's connection, opening it when needed; a
+    /// failure closes it (the next request opens a fresh one).
+    fn with_db<T>(&self, read: impl FnOnce(&Connection) -> Result<T, String>) -> Result<T, String> {
+        let mut slot = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let db = Db::open_read_only(&self.ctx.home.db_file())
+                .map_err(|e| format!("cannot open the ledger: {}", Chain(&e)))?;
+            let conn = db.conn();
+            let tune = conn
+                .busy_timeout(BUSY_TIMEOUT)
+                .and_then(|()| conn.pragma_update(None, "cache_size", -CACHE_KIB));
+            if let Err(e) = tune {
+                return Err(format!("cannot configure the ledger connection: {e}"));
+            }
+            *slot = Some(db);
+        }
+        let Some(db) = slot.as_ref() else {
+            return Err("no ledger connection".into());
+        };
+        let result = read(db.conn());
+        if result.is_err() {
+            *slot = None;
+        }
+        result
+    }
+
+    fn metrics(&self) -> Response {
+        let beat = read_heartbeat(&self.ctx.home);
+        let now = self.ctx.clock.now();
+        match self.with_db(|c| metrics::render(c, beat.as_ref(), now).map_err(|e| e.to_string())) {
+            Ok(text) => Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text),
+            Err(e) => Response::text(503, format!("cannot compute metrics: {e}")),
+        }
+    }
+
+    /// What `status --json` says, with the ledger when it can be read (when
+    /// it cannot, the report is not healthy).
+    fn report(&self) -> status::StatusReport {
+        let beat = read_heartbeat(&self.ctx.home);
+        let alive = beat.as_ref().is_some_and(status::writer_alive);
+        let now = self.ctx.clock.now();
+        let mut report =
+            status::from_heartbeat(beat.as_ref(), alive, self.ctx.shared.capability(), now);
+        if let Err(e) =
+            self.with_db(|c| status::count_ledger(&mut report, c).map_err(|e| e.to_string()))
+        {
+            tracing::warn!("http endpoint: {e}");
+            report.healthy = false;
+        }
+        report
+    }
+
+    fn healthz(&self) -> Response {
+        let report = self.report();
+        let code = if report.healthy { 200 } else { 503 };
+        match serde_json::to_string_pretty(&report) {
+            Ok(mut body) => {
+                body.push('\n');
+                Response::new(code, "application/json", body)
+            }
+            Err(e) => Response::text(500, format!("cannot write the report: {e}")),
+        }
+    }
+
+    fn page(&self) -> Response {
+        let report = self.report();
+        let header = PageHeader {
+            host: self.host.clone(),
+            healthy: report.healthy,
+            // The same words as `hermes-cron status`.
+            facts: status::render(&report)
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect(),
+        };
+        let now = self.ctx.clock.now();
+        let read = self.with_db(|c| page_reads::read(c, now, MAX_JOBS).map_err(|e| e.to_string()));
+        match read {
+            Ok(rows) => {
+                let data = PageData {
+                    header,
+                    jobs: rows.jobs,
+                    jobs_total: rows.jobs_total,
+                    runs: rows.runs,
+                    runs_capped: rows.runs_capped,
+                    zone: self.ctx.zone,
+                    now,
+                };
+                Response::new(200, "text/html; charset=utf-8", page::render(&data))
+                    .with_header("Content-Security-Policy", PAGE_POLICY)
+            }
+            Err(e) => Response::text(503, format!("cannot read the ledger: {e}")),
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The gateway's HTTP endpoint (`gateway.http_listen`, off by default):
+//! `/metrics` (the Prometheus text the metrics file holds, computed afresh),
+//! `/healthz` (200 or 503 with the `status --json` body) and `/` (the
+//! read-only status page, `hermes_cron_core::page`). GET and HEAD only.
+//!
+//! It never touches the event loop: it runs on a thread of its own with a
+//! runtime of its own, reads the ledger on a connection of its own, and
+//! shares nothing with the loop but the scope capability it last saw (one
+//! short mutex). So a wedged client cannot slow a dispatch, and a wedged loop
+//! still gets a 503 from `/healthz` (its loop counter stops moving).
+//!
+//! - `setup.rs`: from the config to a plan (address, token), refusing a
+//!   non-loopback address without a token and a token file that cannot be read;
+//! - `server.rs`: the thread, binding (retried while the address is taken),
+//!   accepting within a bound on connections;
+//! - `connection.rs`: one connection: the head read within a size and a time
+//!   limit, one response written within a time limit, closed;
+//! - `handlers.rs`: the token check and the three resources;
+//! - `page_reads.rs`: the ledger reads behind the page.
+
+mod connection;
+mod handlers;
+mod page_reads;
+mod server;
+mod setup;
+
+pub(crate) use server::{Context, start};
+pub(crate) use setup::Plan;

@@ -1,0 +1,410 @@
+//! The gateway's HTTP endpoint (`gateway.http_listen`), driven as an operator
+//! would: the real gateway on a test home, requests over TCP on 127.0.0.1,
+//! and the page in a real headless Chromium. What is checked: the page shows
+//! one lane per job and one bar per ledger row; a non-loopback address
+//! without a token refuses the start; the token is required when set;
+//! `/metrics` is Prometheus text with the textfile's series; `/healthz` is
+//! 200 while the loop moves and 503 when it is wedged (and still answers);
+//! no secret reaches any of it; idle clients do not stop the gateway; a job
+//! inherits none of the endpoint's sockets.
+
+use crate::support::gateway::Gateway;
+use crate::support::http::{Reply, chromium_dom, get, request, try_request};
+use crate::support::{PATIENCE, SETTLE_TIMEOUT, TestHome, wait_for};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{SocketAddr, TcpStream};
+
+const TOKEN: &str = "tok-0123456789abcdef-do-not-show";
+
+/// A home whose gateway serves on a free loopback port, with `more` config.
+fn home_with_endpoint(more: &str) -> TestHome {
+    let h = TestHome::new();
+    h.write_config(&format!("gateway:\n  http_listen: 127.0.0.1:0\n{more}"));
+    h
+}
+
+fn started(h: &TestHome) -> (Gateway, SocketAddr) {
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let addr = gw.http_addr();
+    (gw, addr)
+}
+
+/// Wait until each of `jobs` has at least `n` terminal rows, pause them,
+/// and wait until nothing runs: the ledger then stays as it is.
+fn runs_then_pause(h: &TestHome, jobs: &[&str], n: usize) {
+    for job in jobs {
+        h.wait_until(
+            &format!("{n} terminal rows of {job}"),
+            SETTLE_TIMEOUT,
+            || {
+                let done = h
+                    .runs_of(job)
+                    .iter()
+                    .filter(|r| r["terminal"] == true)
+                    .count();
+                (done >= n).then_some(())
+            },
+        );
+        h.run(&["pause", job]).ok();
+    }
+    h.wait_until("no active rows", SETTLE_TIMEOUT, || {
+        h.runs(None)
+            .iter()
+            .all(|r| r["terminal"] == true)
+            .then_some(())
+    });
+}
+
+/// Each lane of the page's timeline: its job id ("other" for the lane of
+/// rows without one) and the execution ids of its bars, in DOM order.
+fn lanes(dom: &str) -> Vec<(String, Vec<String>)> {
+    let attr = |text: &str, name: &str| -> Vec<String> {
+        let needle = format!("{name}=\"");
+        text.match_indices(&needle)
+            .map(|(at, _)| {
+                let rest = &text[at + needle.len()..];
+                rest[..rest.find('"').unwrap()].to_string()
+            })
+            .collect()
+    };
+    dom.split("<g class=\"lane\"")
+        .skip(1)
+        .map(|lane| {
+            let lane = &lane[..lane.find("</g>").expect("a lane ends")];
+            let open = &lane[..lane.find('>').unwrap()];
+            let job = attr(open, "data-job")
+                .pop()
+                .unwrap_or_else(|| "other".into());
+            (job, attr(lane, "data-execution"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_page_in_chromium_shows_one_lane_per_job_and_one_bar_per_run() {
+    let h = home_with_endpoint("");
+    let ok = h.add("ok", "every 2s", &[], &["true"]);
+    let bad = h.add("bad", "every 2s", &[], &["false"]);
+    let later = h.add("later", "daily at 8am", &[], &["true"]);
+    let (_gw, addr) = started(&h);
+    runs_then_pause(&h, &["ok", "bad"], 3);
+
+    let dom = chromium_dom(&format!("http://{addr}/"), h.scratch());
+    assert!(dom.contains("<svg class=\"timeline\""), "{dom}");
+    assert!(!dom.contains("<script"), "the page has a script\n{dom}");
+    let lanes = lanes(&dom);
+    let ids: Vec<&str> = lanes.iter().map(|(job, _)| job.as_str()).collect();
+    // One lane per job, in name order, and no other lane.
+    assert_eq!(ids, [bad.as_str(), later.as_str(), ok.as_str()], "{dom}");
+    for (job, name) in [(&ok, "ok"), (&bad, "bad"), (&later, "later")] {
+        let ledger: BTreeSet<String> = h
+            .runs_of(name)
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        let bars = &lanes.iter().find(|(id, _)| id == job).unwrap().1;
+        let drawn: BTreeSet<String> = bars.iter().cloned().collect();
+        assert_eq!(
+            drawn.len(),
+            bars.len(),
+            "a row drawn twice in {name}'s lane"
+        );
+        assert_eq!(drawn, ledger, "{name}: one bar per ledger row");
+    }
+    assert!(lanes.iter().any(|(_, bars)| bars.len() >= 3));
+    // Bars are coloured by state: every bar of `bad` is a failed one.
+    let failed_bars = dom.matches("class=\"run s-failed\"").count();
+    assert_eq!(failed_bars, h.runs_of("bad").len(), "{dom}");
+    // The jobs table: the last outcome and the mode of each job.
+    let row = |id: &str| {
+        let at = dom
+            .find(&format!("<tr data-job=\"{id}\""))
+            .expect("a table row");
+        dom[at..at + dom[at..].find("</tr>").unwrap()].to_string()
+    };
+    assert!(row(&bad).contains(">failed</span>"), "{}", row(&bad));
+    assert!(row(&ok).contains(">succeeded</span>"), "{}", row(&ok));
+    assert!(row(&ok).contains("<td>degraded</td>"), "{}", row(&ok));
+    assert!(row(&later).contains("never ran"), "{}", row(&later));
+    assert!(row(&ok).contains("paused"), "{}", row(&ok));
+    // Read-only: nothing but GET and HEAD.
+    for method in ["POST", "PUT", "DELETE"] {
+        let reply = request(addr, method, "/", &[]);
+        assert_eq!(reply.status, 405, "{method}: {reply:?}");
+    }
+    assert_eq!(request(addr, "HEAD", "/", &[]).body, "");
+}
+
+#[test]
+fn a_non_loopback_listen_address_without_a_token_is_refused_at_start() {
+    for listen in ["0.0.0.0:0", "'[::]:0'"] {
+        let h = TestHome::new();
+        h.write_config(&format!("gateway:\n  http_listen: {listen}\n"));
+        let mut gw = h.gateway(&[]);
+        let status = gw.wait_exit(PATIENCE);
+        assert_eq!(status.code(), Some(2), "{listen}: {}", gw.log());
+        let log = gw.log();
+        for says in ["gateway.http_listen", "gateway.http_token", "127.0.0.1:"] {
+            assert!(
+                log.contains(says),
+                "{listen}: the refusal names {says}\n{log}"
+            );
+        }
+        assert!(
+            !log.contains("gateway ready"),
+            "{listen}: it started anyway\n{log}"
+        );
+    }
+    // With a token it starts (and answers on loopback too).
+    let h = TestHome::new();
+    h.write_config(&format!(
+        "gateway:\n  http_listen: 0.0.0.0:0\n  http_token: {TOKEN}\n"
+    ));
+    let (_gw, addr) = started(&h);
+    let local = SocketAddr::from(([127, 0, 0, 1], addr.port()));
+    assert_eq!(get(local, "/healthz").status, 401);
+}
+
+#[test]
+fn the_token_is_required_when_configured() {
+    let h = home_with_endpoint(&format!("  http_token: {TOKEN}\n"));
+    let (_gw, addr) = started(&h);
+    let bearer = format!("Bearer {TOKEN}");
+    // "me:<TOKEN>" in base64, as a browser sends it after its login prompt.
+    let basic = format!("Basic {}", base64(&format!("me:{TOKEN}")));
+    for path in ["/", "/metrics", "/healthz"] {
+        let refused = get(addr, path);
+        assert_eq!(refused.status, 401, "{path}: {refused:?}");
+        let offers = refused.header_values("WWW-Authenticate").join(" | ");
+        assert!(
+            offers.contains("Bearer") && offers.contains("Basic"),
+            "{offers}"
+        );
+        let wrong = request(
+            addr,
+            "GET",
+            path,
+            &[("Authorization", "Bearer not-the-token-at-all")],
+        );
+        assert_eq!(wrong.status, 401, "{path}");
+        let served = wait_for("an authorized answer", PATIENCE, || {
+            let r = request(addr, "GET", path, &[("Authorization", &bearer)]);
+            (r.status != 503).then_some(r)
+        });
+        assert_eq!(served.status, 200, "{path}: {served:?}");
+        let browser = request(addr, "GET", path, &[("Authorization", &basic)]);
+        assert_eq!(browser.status, 200, "{path}: {browser:?}");
+    }
+}
+
+fn base64(text: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in text.as_bytes().chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Each series of a scrape (name and labels) with its value.
+fn series(text: &str) -> BTreeMap<String, f64> {
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .unwrap_or_else(|e| panic!("not Prometheus text ({e}):\n{text}"));
+    let mut out = BTreeMap::new();
+    for s in scrape.samples {
+        let labels: BTreeMap<_, _> = s
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        match s.value {
+            prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Untyped(v) => {
+                out.insert(format!("{}{labels:?}", s.metric), v);
+            }
+            prometheus_parse::Value::Histogram(buckets) => {
+                for b in buckets {
+                    out.insert(
+                        format!("{}_bucket{labels:?}le={}", s.metric, b.less_than),
+                        b.count,
+                    );
+                }
+            }
+            prometheus_parse::Value::Summary(_) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn metrics_parse_as_prometheus_text_with_the_textfile_s_series() {
+    let h = home_with_endpoint("");
+    h.add("ok", "every 1s", &[], &["true"]);
+    h.add("bad", "every 1s", &[], &["false"]);
+    let (_gw, addr) = started(&h);
+    runs_then_pause(&h, &["ok", "bad"], 2);
+    let file = h.path().join("state/hermes-cron.prom");
+    // The file is rewritten every 15 s: wait for one written after the pause.
+    let (scraped, written) = wait_for(
+        "the textfile to catch up with /metrics",
+        SETTLE_TIMEOUT,
+        || {
+            let reply = get(addr, "/metrics");
+            assert_eq!(reply.status, 200, "{reply:?}");
+            assert!(
+                reply.header_values("Content-Type")[0].starts_with("text/plain; version=0.0.4"),
+                "{reply:?}"
+            );
+            let scraped = series(&reply.body);
+            let written = series(&std::fs::read_to_string(&file).ok()?);
+            let runs = |s: &BTreeMap<String, f64>| {
+                s.iter()
+                    .filter(|(k, _)| k.starts_with("hermes_cron_runs"))
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect::<Vec<_>>()
+            };
+            (runs(&scraped) == runs(&written)).then_some((scraped, written))
+        },
+    );
+    let names = |s: &BTreeMap<String, f64>| s.keys().cloned().collect::<BTreeSet<_>>();
+    assert_eq!(names(&scraped), names(&written), "the same series");
+    let failed = scraped
+        .iter()
+        .find(|(k, _)| k.starts_with("hermes_cron_runs") && k.contains("\"failed\""))
+        .map(|(_, v)| *v);
+    assert_eq!(failed, Some(h.runs_of("bad").len() as f64), "{scraped:?}");
+}
+
+#[test]
+fn healthz_is_200_while_the_loop_moves_and_503_when_it_is_wedged() {
+    let h = home_with_endpoint("  loop_watchdog: false\n")
+        .with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "100");
+    let mut gw = h.gateway(&[("HERMES_CRON_TEST_WEDGE_LOOP_AFTER_MS", "4000")]);
+    let addr = gw.http_addr();
+    let healthy = wait_for("/healthz 200", PATIENCE, || {
+        let r = get(addr, "/healthz");
+        (r.status == 200).then_some(r)
+    });
+    let body: Value = serde_json::from_str(&healthy.body).expect("JSON");
+    assert_eq!(body["gateway"], "running");
+    assert_eq!(body["healthy"], true);
+    assert_eq!(body["pid"], gw.pid());
+    // The same document as `status --json`.
+    let status: Value = h.run(&["status", "--json"]).json();
+    let keys = |v: &Value| {
+        v.as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(keys(&body), keys(&status));
+    // The loop wedges; the endpoint, on its own thread, still answers.
+    let wedged = wait_for("/healthz 503", PATIENCE, || {
+        let r = get(addr, "/healthz");
+        (r.status == 503).then_some(r)
+    });
+    let body: Value = serde_json::from_str(&wedged.body).expect("JSON");
+    assert_eq!(body["gateway"], "stalled", "{body}");
+    assert_eq!(body["healthy"], false);
+    assert!(gw.log().contains("blocking the event loop thread now"));
+}
+
+#[test]
+fn no_secret_reaches_the_page_metrics_or_healthz() {
+    let h = home_with_endpoint(&format!("  http_token: {TOKEN}\n"));
+    h.add(
+        "leaky",
+        "every 1s",
+        &["--env", "API_TOKEN=s3cr3t-env-value", "--shell"],
+        &["echo $API_TOKEN; echo --password=argv-s3cr3t"],
+    );
+    let (_gw, addr) = started(&h);
+    runs_then_pause(&h, &["leaky"], 2);
+    let row = h.runs_of("leaky").pop().unwrap();
+    assert!(
+        h.output_of(&row).contains("s3cr3t-env-value"),
+        "the secret is in the output"
+    );
+    let auth = format!("Bearer {TOKEN}");
+    for path in ["/", "/metrics", "/healthz", "/nope"] {
+        let reply = request(addr, "GET", path, &[("Authorization", &auth)]);
+        let all = format!("{:?}{}", reply.headers, reply.body);
+        for secret in ["s3cr3t", "argv-s3cr3t", TOKEN, "API_TOKEN"] {
+            assert!(!all.contains(secret), "{path} shows {secret}:\n{all}");
+        }
+    }
+    let page = request(addr, "GET", "/", &[("Authorization", &auth)]);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("leaky"), "{}", page.body);
+}
+
+#[test]
+fn idle_clients_do_not_stop_the_gateway_or_lock_out_the_endpoint() {
+    let h = home_with_endpoint("");
+    h.add("tick", "every 1s", &[], &["true"]);
+    let (_gw, addr) = started(&h);
+    // More silent connections than the endpoint serves at once.
+    let idle: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(addr).expect("connect"))
+        .collect();
+    let before = h.runs_of("tick").len();
+    h.wait_until("the job to keep running", SETTLE_TIMEOUT, || {
+        (h.runs_of("tick").len() >= before + 3).then_some(())
+    });
+    // The silent ones time out and the endpoint answers again.
+    let reply: Reply = wait_for("/healthz through the idle clients", SETTLE_TIMEOUT, || {
+        try_request(addr, "GET", "/healthz", &[])
+            .ok()
+            .filter(|r| r.status == 200)
+    });
+    assert!(reply.body.contains("\"running\""), "{}", reply.body);
+    drop(idle);
+}
+
+/// The sockets among `pid`'s open files.
+fn sockets_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_job_inherits_no_socket_of_the_endpoint() {
+    // A job holding the listening socket would keep the port after the
+    // gateway stops, and the next gateway could not listen.
+    let h = home_with_endpoint("");
+    h.add("sleeper", "every 1h", &[], &["sleep", "30"]);
+    let (gw, addr) = started(&h);
+    // A connection is open while the run starts.
+    let _client = TcpStream::connect(addr).expect("connect");
+    h.run(&["run", "sleeper"]).ok();
+    let row = h.wait_state(Some("sleeper"), "running");
+    let worker = row["pid"].as_u64().expect("a worker pid") as u32;
+    let job = h.wait_until("the job's process", PATIENCE, || {
+        crate::support::process::children_of(worker)
+            .first()
+            .map(|(pid, _)| *pid)
+    });
+    assert!(sockets_of(gw.pid()) >= 1, "the gateway listens");
+    assert_eq!(sockets_of(worker), 0, "the worker holds a socket");
+    assert_eq!(sockets_of(job), 0, "the job holds a socket");
+}
