@@ -203,11 +203,7 @@ impl Launcher {
         match place(scope, required) {
             Placement::Scoped(unit) => {
                 crate::crash::point("after_scope_created");
-                let go = Go {
-                    mode: DispatchMode::Scoped,
-                    unit: Some(unit),
-                    cause: None,
-                };
+                let go = Go::scoped(unit);
                 match held.release(&go) {
                     Ok(child) => {
                         crate::crash::point("after_go");

@@ -60,11 +60,7 @@ impl Launcher {
         let (held, go, cause) = match place(scope, required) {
             Placement::Scoped(unit) => {
                 crate::crash::point("after_scope_created");
-                let go = Go {
-                    mode: DispatchMode::Scoped,
-                    unit: Some(unit),
-                    cause: None,
-                };
+                let go = Go::scoped(unit);
                 (held, go, None)
             }
             Placement::Degraded(cause) => {
@@ -79,11 +75,7 @@ impl Launcher {
                     held
                 };
                 super::launcher::warn_degraded_once(&cause);
-                let go = Go {
-                    mode: DispatchMode::Degraded,
-                    unit: None,
-                    cause: Some(cause.code),
-                };
+                let go = Go::degraded(cause.code);
                 (held, go, Some(cause))
             }
             Placement::Refused { message, .. } => {

@@ -27,13 +27,11 @@ pub use hermes_cron_core::run::{
     RunSpec, Source,
 };
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
-pub use moves::{Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
+pub use moves::{Taking, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
 pub(crate) use moves::{spawn_failed, unadopted};
 pub use read::{RunFilter, active_runs, get_execution, list_executions};
 pub(crate) use read::{active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};
-pub use staging::{
-    StagedClaim, Staging, claim_ahead, overlapped, stage, staged_claim, start, withdraw,
-};
+pub use staging::{StagedClaim, claim_ahead, overlapped, stage, staged_claim, start, withdraw};

@@ -20,16 +20,14 @@
 //! path, with the catch-up policy if it is late).
 
 use super::error::{LedgerError, sql_err};
+use super::moves::{Taking, take_claimed};
 use super::savepoint::in_savepoint;
 use super::terminal::{Conclusion, conclude};
 use super::{NewClaim, claim};
 use crate::db::{from_ms, to_ms};
 use crate::ids::{ExecutionId, JobId};
 use crate::schedule::Timestamp;
-use hermes_cron_core::placement::CauseCode;
-use hermes_cron_core::run::{
-    DispatchMode, ExecState, Execution, Move, Owner, ReasonCode, RowOwner,
-};
+use hermes_cron_core::run::{ExecState, Execution, Move, Owner, ReasonCode, RowOwner};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// What a claim made ahead did to its job, kept until the run starts.
@@ -46,18 +44,6 @@ pub struct StagedClaim {
     /// The job's `updated_at` at the claim: an edit, pause or resume since
     /// changes it.
     pub job_updated_at: Timestamp,
-}
-
-/// A worker taking over its claimed row ahead of the instant.
-#[derive(Clone, Debug)]
-pub struct Staging<'a> {
-    pub worker: Owner,
-    pub mode: DispatchMode,
-    /// Why the mode is not `scoped`.
-    pub cause: Option<CauseCode>,
-    pub unit: Option<&'a str>,
-    /// When it staged (kept in `heartbeat_at` until the run starts).
-    pub at: Timestamp,
 }
 
 /// Insert a claimed row for a slot ahead of its instant, with what the
@@ -120,29 +106,17 @@ pub fn stage(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &RowOwner,
-    s: &Staging<'_>,
+    s: &Taking<'_>,
 ) -> Result<bool, LedgerError> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE executions SET state = 'staged', owner = ?3, pid = ?4, pid_start = ?5,
-                 dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, heartbeat_at = ?9
-             WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
-        )
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                id.as_str(),
-                claimer.as_stored(),
-                s.worker.to_string(),
-                s.worker.process.pid,
-                s.worker.process.start as i64,
-                s.mode.as_str(),
-                s.cause.map(|c| c.as_str()),
-                s.unit,
-                to_ms(s.at),
-            ])
-        })
-        .map_err(sql_err(id))?;
-    Ok(n == 1)
+    take_claimed(
+        conn,
+        id,
+        claimer,
+        "UPDATE executions SET state = 'staged', owner = ?3, pid = ?4, pid_start = ?5,
+             dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, heartbeat_at = ?9
+         WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
+        s,
+    )
 }
 
 /// `staged -> running`: the released `worker` forked the command at

@@ -4,7 +4,7 @@ use super::*;
 use crate::db::Db;
 use crate::ids::ExecutionId;
 use crate::job::{Job, JobInput, JobState};
-use crate::ledger::{NewClaim, Occurrence, RunSpec, Source, get_execution};
+use crate::ledger::{DispatchMode, NewClaim, Occurrence, RunSpec, Source, get_execution};
 use crate::process::{self, OwnerRole};
 use crate::schedule::Tz;
 use crate::store;
@@ -70,7 +70,7 @@ fn claim_slot(db: &mut Db, job: &Job, next: Option<Timestamp>) -> (ExecutionId, 
 
 fn stage_it(db: &Db, id: &ExecutionId, claimer: Owner) -> Owner {
     let worker = process::owner(OwnerRole::Worker);
-    let s = Staging {
+    let s = Taking {
         worker,
         mode: DispatchMode::Degraded,
         cause: None,

@@ -305,7 +305,7 @@ pub fn stalled(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{Adoption, DispatchMode, NewClaim, Occurrence, RunSpec, Source};
+    use crate::ledger::{DispatchMode, NewClaim, Occurrence, RunSpec, Source, Taking};
     use crate::process;
     use crate::systemd::{ScopeSpec, UnitFuture, UnitProcess};
     use hermes_cron_core::run::OwnerRole;
@@ -381,12 +381,12 @@ mod tests {
                     db.conn(),
                     &id,
                     &claimer.into(),
-                    &Adoption {
+                    &Taking {
                         worker,
                         mode: DispatchMode::Scoped,
                         cause: None,
                         unit: Some(&unit),
-                        started_at: now,
+                        at: now,
                     },
                 )
                 .unwrap()

@@ -50,6 +50,24 @@ pub enum Heard {
 }
 
 impl Go {
+    /// Placed in the scope `unit`.
+    pub fn scoped(unit: String) -> Go {
+        Go {
+            mode: DispatchMode::Scoped,
+            unit: Some(unit),
+            cause: None,
+        }
+    }
+
+    /// Placed without a scope, because of `cause`.
+    pub fn degraded(cause: CauseCode) -> Go {
+        Go {
+            mode: DispatchMode::Degraded,
+            unit: None,
+            cause: Some(cause),
+        }
+    }
+
     /// The line the launcher writes.
     pub fn line(&self) -> String {
         self.line_of('g')

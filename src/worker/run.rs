@@ -18,7 +18,7 @@ use crate::exit;
 use crate::home::{Home, ensure_private_dir};
 use crate::ids::ExecutionId;
 use crate::ledger::{
-    self, Adoption, DispatchMode, ExecState, Execution, Finished, RowOwner, RunSpec,
+    self, DispatchMode, ExecState, Execution, Finished, RowOwner, RunSpec, Taking,
 };
 use crate::process::{Owner, OwnerRole, kill_grace};
 use crate::text::Chain;
@@ -108,12 +108,12 @@ fn run_in(mut args: WorkerArgs) -> i32 {
             db.conn(),
             id,
             &claimer,
-            &Adoption {
+            &Taking {
                 worker: *me,
                 mode: args.mode,
                 cause: args.cause,
                 unit: args.unit.as_deref(),
-                started_at: clock.now(),
+                at: clock.now(),
             },
         )
     };

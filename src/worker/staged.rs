@@ -24,7 +24,7 @@ use super::run::{
 };
 use crate::clock::Clock;
 use crate::exit;
-use crate::ledger::{self, ExecState, RowOwner, Staging};
+use crate::ledger::{self, ExecState, RowOwner, Taking};
 use crate::text::Chain;
 
 /// The staged run of `o`, placed as `args` say; returns the exit code.
@@ -39,7 +39,7 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
     crate::crash::point("worker_before_stage");
     let claimer = o.row.owner.clone().unwrap_or_else(|| RowOwner::stored(""));
     let stage = |_attempt| {
-        let s = Staging {
+        let s = Taking {
             worker: o.me,
             mode: args.mode,
             cause: args.cause,
