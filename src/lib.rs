@@ -5,8 +5,9 @@
 //! claim, the dispatcher and the systemd edge, the worker, the gateway.
 //! See ARCHITECTURE.md for the module map and the path of one occurrence.
 
-pub use hermes_cron_core::{exit, ids, import, job, schedule, text, text_enum};
+pub use hermes_cron_core::{alert, exit, ids, import, job, schedule, text, text_enum};
 
+pub mod alerts;
 pub mod clock;
 pub mod config;
 pub mod crash;

@@ -6,6 +6,7 @@
 //! libc); the main crate `hermes_cron` is the IO around it. See
 //! ARCHITECTURE.md, "Crates".
 
+pub mod alert;
 pub mod config;
 pub mod exit;
 pub mod health;

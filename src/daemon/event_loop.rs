@@ -22,6 +22,7 @@ use super::staging::Stager;
 use super::state::Shared;
 use super::supervision::stop_signals::StopRequests;
 use super::upkeep::Upkeep;
+use crate::alerts::{AlertDriver, Launch};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
@@ -85,6 +86,8 @@ pub(crate) struct EventLoop {
     pub monitor: Monitor,
     pub upkeep: Upkeep,
     pub provider: ProviderSync,
+    /// Alert deliveries and the lateness watch (`alerts/`).
+    pub alerts: AlertDriver,
     pub queue: VecDeque<ClaimedRun>,
     /// Runs claimed ahead, waiting for room in flight to be staged.
     pub stage_queue: VecDeque<ClaimedAhead>,
@@ -144,6 +147,7 @@ impl EventLoop {
         loop {
             self.shared.bump();
             self.start_in_flight();
+            self.deliver_alerts().await;
             if let Some(fatal) = self.fatal.take() {
                 return LoopExit::Fatal(fatal);
             }
@@ -174,6 +178,11 @@ impl EventLoop {
                 .map(|at| deadline_for(at, now));
             let release_at = self.release_deadline(now);
             let soon = tokio::time::Instant::now;
+            // An owed alert wakes the loop (its top begins it), not a claim.
+            let alert_due = self
+                .alerts
+                .next_due(&self.db)
+                .map(|at| deadline_for(at, now));
             tokio::select! {
                 // In this order when several are ready: a release is due at
                 // an exact instant; reaping and claiming come before
@@ -189,6 +198,8 @@ impl EventLoop {
                     self.stage_pass();
                 }
                 done = self.inflight.next(), if !self.inflight.is_empty() => self.on_done(done),
+                _ = tokio::time::sleep_until(alert_due.unwrap_or(deadline)), if alert_due.is_some_and(|a| a < deadline) => {}
+                Some(done) = self.alerts.outcome() => self.alerts.record(&self.db, done, self.clock.now()),
                 _ = watcher.changed() => {
                     if watcher.take_hermes_jobs_changed() {
                         self.sync_provider(true);
@@ -204,6 +215,7 @@ impl EventLoop {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
                     self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
+                    self.alerts.watch_late(&self.db, &self.config, self.zone, self.clock.now());
                     self.sync_provider(false);
                 }
             }
@@ -221,6 +233,13 @@ impl EventLoop {
     /// One claim pass; a failure is this pass's (logged, retried with backoff),
     /// never the gateway's.
     fn claim_pass(&mut self) {
+        // Stopping: a slot claimed now could only be recorded `missed`
+        // (gateway_stopped); leave it due for the next gateway. (select!
+        // picks among ready branches at random, so a stop request and a
+        // passed deadline seen together could claim first.)
+        if self.shared.stop_requested() {
+            return;
+        }
         self.shared.set_doing("claiming due occurrences");
         let now = self.clock.now();
         let ctx = ClaimContext {
@@ -367,6 +386,24 @@ impl EventLoop {
         self.shared
             .active_runs
             .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Begin the alert deliveries that are due; command alerts are runs.
+    async fn deliver_alerts(&mut self) {
+        let launch = Launch {
+            db: &self.db,
+            launcher: &self.launcher,
+            home: &self.home,
+            config: &self.config,
+            owner: self.owner,
+        };
+        let started = self.alerts.pump(&launch, self.clock.now()).await;
+        for run in started {
+            self.runs
+                .add_child(run.id, &run.job_name, run.child.id(), run.unit, run.mode);
+            // Reaped through SIGCHLD by pid; the handle must not wait.
+            drop(run.child);
+        }
     }
 
     /// Reap every exited child and settle its run.

@@ -354,6 +354,23 @@ async fn serve(
         heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
     let config_cron = config.cron.clone();
     let staging_max = staging_room(config_cron.staging_max_workers);
+    let alerts = crate::alerts::AlertDriver::new(clock.now());
+    alerts.startup(&db, clock.now());
+    let monitor = Monitor::new(period, notifier);
+    let deadman_stop = Arc::new(AtomicBool::new(false));
+    match crate::alerts::spawn_deadman(
+        &config.gateway,
+        shared.clone(),
+        monitor.period(),
+        deadman_stop.clone(),
+    ) {
+        Ok(true) => tracing::info!(
+            every_s = config.gateway.ping_interval_s,
+            "dead-man ping on while the gateway is healthy"
+        ),
+        Ok(false) => {}
+        Err(e) => tracing::error!("cannot start the dead-man ping thread: {e}"),
+    }
     let mut event_loop = EventLoop {
         home: home.clone(),
         config,
@@ -364,9 +381,10 @@ async fn serve(
         shared,
         owner,
         runs,
-        monitor: Monitor::new(period, notifier),
+        monitor,
         upkeep: Default::default(),
         provider: Default::default(),
+        alerts,
         queue,
         stage_queue: VecDeque::new(),
         stager: Stager::new(&config_cron, staging_max),
@@ -387,6 +405,7 @@ async fn serve(
         });
     }
     let exit = event_loop.run(signals, watcher).await;
+    deadman_stop.store(true, std::sync::atomic::Ordering::Relaxed);
     event_loop.monitor.notifier().stopping();
     event_loop.abandon_queue();
     Ok(exit)

@@ -119,7 +119,53 @@ ALTER TABLE jobs ADD COLUMN managed INTEGER NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX jobs_managed_hermes_id ON jobs(hermes_id) WHERE managed = 1;
 ";
 
-/// Migration 6: staging. A run may be prepared ahead of its instant: its
+/// Migration 6: alerts. A job's own alert settings (JSON, `JobAlerts`);
+/// each job's incident; the outbox of deliveries, written in the
+/// transaction of the move that causes them, and every attempt at one.
+const ALERTS: &str = "
+ALTER TABLE jobs ADD COLUMN alerts TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX jobs_with_alerts ON jobs(id) WHERE alerts != '{}';
+CREATE TABLE alert_incidents (
+    job_id     TEXT PRIMARY KEY,
+    failures   INTEGER NOT NULL DEFAULT 0,
+    alerted    TEXT,
+    since      INTEGER,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE alert_deliveries (
+    id              TEXT PRIMARY KEY,
+    job_id          TEXT,
+    job_name        TEXT NOT NULL,
+    execution_id    TEXT,
+    kind            TEXT NOT NULL,
+    destination     TEXT NOT NULL,
+    target          TEXT NOT NULL,
+    event           TEXT NOT NULL,
+    state           TEXT NOT NULL DEFAULT 'pending',
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    created_at      INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    delivered_at    INTEGER,
+    CHECK (destination IN ('command', 'webhook', 'ping')),
+    CHECK (state IN ('pending', 'sending', 'delivered', 'failed'))
+);
+CREATE INDEX alert_deliveries_due ON alert_deliveries(next_attempt_at) WHERE state = 'pending';
+CREATE INDEX alert_deliveries_by_created ON alert_deliveries(created_at);
+CREATE TABLE alert_attempts (
+    delivery_id  TEXT NOT NULL REFERENCES alert_deliveries(id) ON DELETE CASCADE,
+    attempt      INTEGER NOT NULL,
+    started_at   INTEGER NOT NULL,
+    ended_at     INTEGER,
+    ok           INTEGER,
+    result       TEXT,
+    execution_id TEXT,
+    PRIMARY KEY (delivery_id, attempt)
+);
+CREATE INDEX alert_attempts_by_execution ON alert_attempts(execution_id)
+    WHERE execution_id IS NOT NULL;
+";
+
+/// Migration 7: staging. A run may be prepared ahead of its instant: its
 /// worker holds the row in the new state `staged` until released. The
 /// state CHECK is widened in place (`writable_schema`: existing rows satisfy
 /// the wider constraint, so nothing is rewritten or copied; SQLite documents
@@ -169,6 +215,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     JOB_ORIGIN_AND_ENV,
     IDLE_TIMEOUT,
     MANAGED,
+    ALERTS,
     STAGING,
 ];
 

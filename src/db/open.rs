@@ -341,16 +341,16 @@ mod tests {
         assert_eq!(mode, 0o600);
     }
 
-    /// Migration 6 widens the state CHECK in place: a ledger written by the
+    /// Migration 7 widens the state CHECK in place: a ledger written by the
     /// previous schema keeps its rows, takes `staged`, still refuses unknown
     /// states, and still freezes terminal rows; a second connection that was
     /// open during the upgrade sees the new schema too.
     #[test]
-    fn a_version_5_ledger_learns_the_staged_state_in_place() {
+    fn a_version_6_ledger_learns_the_staged_state_in_place() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("cron.db");
         let old = Connection::open(&path).unwrap();
-        for (i, sql) in MIGRATIONS[..5].iter().enumerate() {
+        for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
             old.execute_batch(sql).unwrap();
             old.pragma_update(None, "user_version", i as i64 + 1)
                 .unwrap();

@@ -8,7 +8,7 @@ use crate::db::Db;
 use crate::home::Home;
 use crate::ids::ExecutionId;
 use crate::job::Env;
-use crate::ledger::{self, DispatchMode, NewClaim, Occurrence, RunSpec, Source};
+use crate::ledger::{self, DispatchMode, NewClaim, Occurrence, RunSpec};
 use crate::process::OwnerRole;
 use crate::tick::ClaimedRun;
 use std::path::PathBuf;
@@ -113,16 +113,7 @@ pub async fn spawn_worker(
     ledger::claim(
         db.conn(),
         &NewClaim {
-            occurrence: Occurrence {
-                id: &id,
-                job_id: None,
-                job_name: &req.name,
-                scheduled_for: None,
-                attempt: 1,
-                source: Source::Spawn,
-                spec: &spec,
-                at: now,
-            },
+            occurrence: Occurrence::spawned(&id, &req.name, &spec, now),
             owner,
             output_path: Some(
                 req.log_file
@@ -133,17 +124,7 @@ pub async fn spawn_worker(
             ),
         },
     )?;
-    let run = ClaimedRun {
-        id: id.clone(),
-        job_id: None,
-        job_name: req.name.clone(),
-        scheduled_for: None,
-        attempt: 1,
-        source: Source::Spawn,
-        spec,
-        owner,
-        replace: Vec::new(),
-    };
+    let run = ClaimedRun::spawned(id.clone(), req.name.clone(), spec, owner);
     let asked = if req.require_scope {
         Requirement::Spawn
     } else {

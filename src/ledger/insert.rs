@@ -27,6 +27,27 @@ pub struct Occurrence<'a> {
     pub at: Timestamp,
 }
 
+impl<'a> Occurrence<'a> {
+    /// A run of no job (`spawn`, a command alert): attempt 1, no slot.
+    pub fn spawned(
+        id: &'a ExecutionId,
+        job_name: &'a str,
+        spec: &'a RunSpec,
+        at: Timestamp,
+    ) -> Occurrence<'a> {
+        Occurrence {
+            id,
+            job_id: None,
+            job_name,
+            scheduled_for: None,
+            attempt: 1,
+            source: Source::Spawn,
+            spec,
+            at,
+        }
+    }
+}
+
 /// A claimed occurrence: `owner` claimed it; a worker will adopt it.
 #[derive(Clone, Debug)]
 pub struct NewClaim<'a> {
@@ -82,6 +103,13 @@ fn insert(
 pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
     let o = &c.occurrence;
     check(o.id, Move::Claim, None, ExecState::Claimed)?;
+    claim_in(conn, c).map_err(sql_err(o.id))
+}
+
+/// The claim's INSERT, inside a caller's transaction (a command alert's
+/// attempt, `outbox.rs`).
+pub(super) fn claim_in(conn: &Connection, c: &NewClaim<'_>) -> rusqlite::Result<bool> {
+    let o = &c.occurrence;
     let n = insert(
         conn,
         o,
@@ -89,8 +117,7 @@ pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
         None,
         Some(&c.owner),
         c.output_path.as_deref(),
-    )
-    .map_err(sql_err(o.id))?;
+    )?;
     Ok(n == 1)
 }
 
@@ -110,6 +137,7 @@ pub fn not_run(conn: &Connection, r: &NewNotRun<'_>) -> Result<bool, LedgerError
                     state: r.state,
                     reason_code: Some(r.reason_code),
                     at: o.at,
+                    retry_owed: false,
                 },
             )?;
         }

@@ -14,6 +14,10 @@
 mod error;
 mod insert;
 mod moves;
+mod outbox;
+mod outbox_read;
+#[cfg(test)]
+mod outbox_tests;
 mod read;
 mod retention;
 mod retry;
@@ -29,6 +33,12 @@ pub use hermes_cron_core::run::{
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
 pub use moves::{Taking, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
 pub(crate) use moves::{spawn_failed, unadopted};
+pub use outbox::{Delivery, record_gateway_failed, record_late};
+pub(crate) use outbox::{
+    begin_attempt, begin_command_attempt, due_deliveries, end_attempt, interrupted_attempts,
+    next_delivery_at,
+};
+pub use outbox_read::{AttemptView, DeliveryView, list_deliveries};
 pub use read::{RunFilter, active_runs, get_execution, list_executions};
 pub(crate) use read::{active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;

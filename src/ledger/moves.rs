@@ -17,6 +17,8 @@
 //! | [`abandoned`] | claimed | missed (`gateway_stopped`) | the gateway, stopping with claims undispatched |
 
 use super::error::{LedgerError, sql_err};
+use super::outbox;
+use super::savepoint::in_savepoint;
 use super::terminal::{Conclusion, conclude};
 use crate::db::to_ms;
 use crate::ids::ExecutionId;
@@ -46,23 +48,31 @@ fn stored(row: &Execution) -> Option<&str> {
 }
 
 /// `claimed -> running`: the worker adopts row `id`, still claimed by
-/// `claimer` (as the worker read it).
+/// `claimer` (as the worker read it). A job with a ping URL owes its
+/// `/start` ping, written in the same transaction.
 pub fn adopt(
     conn: &Connection,
     id: &ExecutionId,
     claimer: &RowOwner,
     a: &Taking<'_>,
 ) -> Result<bool, LedgerError> {
-    take_claimed(
-        conn,
-        id,
-        claimer,
-        "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
-             dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
-             heartbeat_at = ?9
-         WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
-        a,
-    )
+    in_savepoint(conn, |tx| {
+        let adopted = take_claimed(
+            tx,
+            id,
+            claimer,
+            "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
+                 dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
+                 heartbeat_at = ?9
+             WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
+            a,
+        )?;
+        if adopted {
+            outbox::on_adopt(tx, id, a.at)?;
+        }
+        Ok(adopted)
+    })
+    .map_err(sql_err(id))
 }
 
 /// The compare-and-set of a worker taking its claimed row: `sql` (`adopt`'s
@@ -73,23 +83,20 @@ pub(super) fn take_claimed(
     claimer: &RowOwner,
     sql: &str,
     t: &Taking<'_>,
-) -> Result<bool, LedgerError> {
-    let n = conn
-        .prepare_cached(sql)
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                id.as_str(),
-                claimer.as_stored(),
-                t.worker.to_string(),
-                t.worker.process.pid,
-                t.worker.process.start as i64,
-                t.mode.as_str(),
-                t.cause.map(|c| c.as_str()),
-                t.unit,
-                to_ms(t.at),
-            ])
-        })
-        .map_err(sql_err(id))?;
+) -> rusqlite::Result<bool> {
+    let n = conn.prepare_cached(sql).and_then(|mut stmt| {
+        stmt.execute(params![
+            id.as_str(),
+            claimer.as_stored(),
+            t.worker.to_string(),
+            t.worker.process.pid,
+            t.worker.process.start as i64,
+            t.mode.as_str(),
+            t.cause.map(|c| c.as_str()),
+            t.unit,
+            to_ms(t.at),
+        ])
+    })?;
     Ok(n == 1)
 }
 

@@ -1,5 +1,7 @@
 //! Retention of ledger rows: keep the newest `cron.ledger_retention` terminal
 //! rows per job (spawned runs count per name). Active rows are never touched.
+//! The alert outbox keeps as many finished deliveries per job (delivered or
+//! given up; their attempts go with them); owed ones are never touched.
 
 use crate::db::Db;
 
@@ -15,6 +17,14 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> rusqlite::Result<u64> {
              ) WHERE rn > ?1)",
         [i64::from(keep)],
     )? as u64;
+    tx.execute(
+        "DELETE FROM alert_deliveries WHERE id IN (
+             SELECT id FROM (
+                 SELECT id, ROW_NUMBER() OVER (PARTITION BY job_name ORDER BY id DESC) AS rn
+                 FROM alert_deliveries WHERE state IN ('delivered', 'failed')
+             ) WHERE rn > ?1)",
+        [i64::from(keep)],
+    )?;
     tx.commit()?;
     Ok(deleted)
 }

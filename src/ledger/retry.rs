@@ -18,14 +18,14 @@ pub(crate) struct DueRetry {
 }
 
 /// Queue the retry row `id` is owed after ending in `state` at `at`, if its
-/// policy (the spec snapshot on the row) owes one. Spawned runs (no job) are
-/// never retried.
+/// policy (the spec snapshot on the row) owes one; true when it does.
+/// Spawned runs (no job) are never retried.
 pub(super) fn queue(
     tx: &Connection,
     id: &ExecutionId,
     state: ExecState,
     at: Timestamp,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<bool> {
     let row: Option<(String, u32)> = tx
         .prepare_cached(
             "SELECT spec, attempt FROM executions WHERE id = ?1 AND job_id IS NOT NULL",
@@ -33,20 +33,20 @@ pub(super) fn queue(
         .query_row([id.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let Some((spec, attempt)) = row else {
-        return Ok(());
+        return Ok(false);
     };
     let Ok(spec) = serde_json::from_str::<RunSpec>(&spec) else {
-        return Ok(());
+        return Ok(false);
     };
     let Some(due) = spec.retry_policy().next_attempt_at(state, attempt, at) else {
-        return Ok(());
+        return Ok(false);
     };
     tx.prepare_cached(
         "INSERT OR IGNORE INTO retry_queue (execution_id, job_id, due_at)
              SELECT id, job_id, ?2 FROM executions WHERE id = ?1",
     )?
     .execute(params![id.as_str(), to_ms(due)])?;
-    Ok(())
+    Ok(true)
 }
 
 /// Take an owed retry off the queue (inside the claim that honours it).

@@ -21,6 +21,7 @@
 
 use super::error::{LedgerError, sql_err};
 use super::moves::{Taking, take_claimed};
+use super::outbox;
 use super::savepoint::in_savepoint;
 use super::terminal::{Conclusion, conclude};
 use super::{NewClaim, claim};
@@ -117,10 +118,12 @@ pub fn stage(
          WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
         s,
     )
+    .map_err(sql_err(id))
 }
 
 /// `staged -> running`: the released `worker` forked the command at
-/// `started_at`. The staging claim is done with.
+/// `started_at`. The staging claim is done with. A job with a ping URL owes
+/// its `/start` ping now (as `adopt` owes it), in the same transaction.
 pub fn start(
     conn: &Connection,
     id: &ExecutionId,
@@ -136,6 +139,7 @@ pub fn start(
             .execute(params![id.as_str(), worker.to_string(), to_ms(started_at)])?;
         if n == 1 {
             forget_claim(tx, id)?;
+            outbox::on_adopt(tx, id, started_at)?;
         }
         Ok(n == 1)
     })

@@ -11,12 +11,14 @@
 //! 3. a retry is queued when the job's policy owes one (`retry::queue`, the
 //!    only place that queues retries);
 //! 4. [`entered`] is called: the observation point for whatever must happen,
-//!    in the same transaction, whenever a row becomes terminal. Nothing
-//!    observes it yet.
+//!    in the same transaction, whenever a row becomes terminal. It feeds the
+//!    alert outbox (`outbox.rs`): the job's incident moves, and the alerts
+//!    and pings it owes are written with the row, so none is lost.
 //!
 //! Terminal rows are also frozen by a trigger (see `db::migrations`).
 
 use super::error::{LedgerError, sql_err};
+use super::outbox;
 use super::retry;
 use super::savepoint::in_savepoint;
 use crate::db::to_ms;
@@ -34,13 +36,24 @@ pub(crate) struct Entered<'a> {
     pub state: ExecState,
     pub reason_code: Option<ReasonCode>,
     pub at: Timestamp,
+    /// A retry of the occurrence was queued in the same transaction.
+    pub retry_owed: bool,
 }
 
 /// The observation point: called once for every row that becomes terminal,
 /// inside the transaction that makes it so (an error rolls the move back).
-/// Nothing observes it yet beyond a trace line.
+/// The alert outbox observes it.
 fn entered(tx: &Connection, event: &Entered<'_>) -> rusqlite::Result<()> {
-    let _ = tx;
+    outbox::on_terminal(
+        tx,
+        &outbox::Ended {
+            id: event.id,
+            state: event.state,
+            reason_code: event.reason_code,
+            retry_owed: event.retry_owed,
+            at: event.at,
+        },
+    )?;
     tracing::trace!(
         execution = %event.id,
         state = %event.state,
@@ -132,9 +145,7 @@ pub(super) fn conclude(conn: &Connection, c: &Conclusion<'_>) -> Result<bool, Le
         if !update(tx, c)? {
             return Ok(false);
         }
-        if c.state.is_retryable() {
-            retry::queue(tx, c.id, c.state, c.at)?;
-        }
+        let retry_owed = c.state.is_retryable() && retry::queue(tx, c.id, c.state, c.at)?;
         entered(
             tx,
             &Entered {
@@ -143,6 +154,7 @@ pub(super) fn conclude(conn: &Connection, c: &Conclusion<'_>) -> Result<bool, Le
                 state: c.state,
                 reason_code: c.reason_code,
                 at: c.at,
+                retry_owed,
             },
         )?;
         Ok(true)

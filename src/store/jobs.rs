@@ -42,7 +42,7 @@ pub(super) const COLUMNS: &str =
     "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
     state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
-    pass_env, idle_timeout_s, managed";
+    pass_env, idle_timeout_s, managed, alerts";
 
 fn corrupt(id: &str, field: &'static str, message: impl ToString) -> StoreError {
     StoreError::Corrupt {
@@ -74,6 +74,8 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         .map(|c| c.parse::<CatchUp>())
         .transpose()
         .map_err(|e| corrupt(&id, "catch_up", e.to_string()))?;
+    let alerts: crate::alert::JobAlerts = serde_json::from_str(&row.get::<_, String>("alerts")?)
+        .map_err(|e| corrupt(&id, "alerts", e))?;
     let state = match row.get::<_, String>("state")?.as_str() {
         "active" => JobState::Active,
         "paused" => JobState::Paused {
@@ -109,6 +111,7 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
         require_scope: row.get("require_scope")?,
         hermes_id: row.get("hermes_id")?,
         managed: row.get("managed")?,
+        alerts,
         state,
         anchor: from_ms(row.get("anchor")?),
         next_run_at: row.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
@@ -139,6 +142,7 @@ struct Encoded {
     pass_env: String,
     workdir: Option<String>,
     pause_reason: Option<String>,
+    alerts: String,
 }
 
 fn encode(job: &Job) -> Encoded {
@@ -155,10 +159,11 @@ fn encode(job: &Job) -> Encoded {
             JobState::Paused { reason } => reason.clone(),
             _ => None,
         },
+        alerts: serde_json::to_string(&job.alerts).unwrap_or_else(|_| "{}".into()),
     }
 }
 
-/// Insert or update: both statements take the same 29 parameters, in
+/// Insert or update: both statements take the same 30 parameters, in
 /// [`COLUMNS`] order (the update leaves `created_at`, ?23, alone).
 fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreError> {
     let e = encode(job);
@@ -192,6 +197,7 @@ fn write_job(conn: &Connection, sql: &str, job: &Job) -> Result<usize, StoreErro
         e.pass_env,
         job.idle_timeout.map(|d| d.as_secs() as i64),
         job.managed,
+        e.alerts,
     ])?)
 }
 
@@ -201,7 +207,7 @@ pub fn insert_job(conn: &Connection, job: &Job) -> Result<(), StoreError> {
         conn,
         &format!(
             "INSERT INTO jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)"
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
         ),
         job,
     )?;
@@ -217,7 +223,7 @@ pub fn update_job(conn: &Connection, job: &Job) -> Result<bool, StoreError> {
          retries = ?13, retry_backoff_s = ?14, memory_max = ?15, cpu_weight = ?16,
          tasks_max = ?17, require_scope = ?18, state = ?19, pause_reason = ?20, anchor = ?21,
          next_run_at = ?22, updated_at = ?24, hermes_id = ?25, env_files = ?26,
-         pass_env = ?27, idle_timeout_s = ?28, managed = ?29
+         pass_env = ?27, idle_timeout_s = ?28, managed = ?29, alerts = ?30
          WHERE id = ?1",
         job,
     )?;
@@ -345,5 +351,68 @@ pub(crate) fn managed_jobs(conn: &Connection) -> Result<Vec<Job>, StoreError> {
 /// Remove a job. Its ledger rows stay for history. Returns false when it was gone.
 pub fn delete_job(conn: &Connection, id: &JobId) -> Result<bool, StoreError> {
     conn.execute("DELETE FROM retry_queue WHERE job_id = ?1", [id.as_str()])?;
+    conn.execute(
+        "DELETE FROM alert_incidents WHERE job_id = ?1",
+        [id.as_str()],
+    )?;
     Ok(conn.execute("DELETE FROM jobs WHERE id = ?1", [id.as_str()])? == 1)
+}
+
+/// What the lateness watch reads of a job: its schedule unparsed (most
+/// checks hit a cache and never parse it).
+#[derive(Clone, Debug)]
+pub(crate) struct LateRow {
+    pub id: String,
+    pub name: String,
+    /// The stored (canonical) schedule.
+    pub schedule: String,
+    pub tz: Option<String>,
+    pub anchor: Timestamp,
+    pub updated_at: Timestamp,
+    pub alerts: crate::alert::JobAlerts,
+    /// When its newest run that started did.
+    pub last_start: Option<Timestamp>,
+}
+
+/// Each active job a lateness check may concern: all of them when
+/// `global` (the config sends alerts somewhere), else those with alert
+/// settings of their own.
+pub(crate) fn for_each_late_candidate(
+    conn: &Connection,
+    global: bool,
+    mut f: impl FnMut(LateRow),
+) -> Result<(), StoreError> {
+    let filter = if global { "" } else { "AND j.alerts != '{}'" };
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT j.id, j.name, j.schedule, j.tz, j.anchor, j.updated_at, j.alerts,
+             (SELECT e.started_at FROM executions e
+              WHERE e.job_id = j.id AND e.started_at IS NOT NULL
+              ORDER BY e.id DESC LIMIT 1)
+         FROM jobs j WHERE j.state = 'active' AND j.schedule != '@external' {filter}"
+    ))?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let id: String = r.get(0)?;
+        let alerts = match serde_json::from_str(&r.get::<_, String>(6)?) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(
+                    "lateness check skips job {id}: {}",
+                    corrupt(&id, "alerts", e)
+                );
+                continue;
+            }
+        };
+        f(LateRow {
+            name: r.get(1)?,
+            schedule: r.get(2)?,
+            tz: r.get(3)?,
+            anchor: from_ms(r.get(4)?),
+            updated_at: from_ms(r.get(5)?),
+            alerts,
+            last_start: r.get::<_, Option<i64>>(7)?.map(from_ms),
+            id,
+        });
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@ pub use jobs::{
 };
 
 pub(crate) use jobs::{
-    due_jobs, get_job, managed_jobs, next_due_at, reboot_jobs, update_job_schedule_state,
+    LateRow, due_jobs, for_each_late_candidate, get_job, managed_jobs, next_due_at, reboot_jobs,
+    update_job_schedule_state,
 };
 pub(crate) use upcoming::{job_now, stageable_jobs_at, upcoming_instants};

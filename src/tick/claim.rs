@@ -54,6 +54,24 @@ pub struct ClaimedRun {
     pub replace: Vec<Execution>,
 }
 
+impl ClaimedRun {
+    /// A claimed run of no job (`spawn`, a command alert), as
+    /// `Occurrence::spawned` inserted it.
+    pub fn spawned(id: ExecutionId, job_name: String, spec: RunSpec, owner: Owner) -> ClaimedRun {
+        ClaimedRun {
+            id,
+            job_id: None,
+            job_name,
+            scheduled_for: None,
+            attempt: 1,
+            source: Source::Spawn,
+            spec,
+            owner,
+            replace: Vec::new(),
+        }
+    }
+}
+
 /// A row that was recorded without running.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct NotRun {

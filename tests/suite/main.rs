@@ -11,6 +11,7 @@
 
 mod support;
 
+mod alerts;
 mod cli_config;
 mod cli_jobs;
 mod config_environment;

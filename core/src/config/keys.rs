@@ -344,6 +344,89 @@ pub(crate) static KEYS: &[KeySpec] = &[
         doc: "consecutive missed probes before the gateway exits 75 for a restart",
     },
     KeySpec {
+        name: "cron.alert_on",
+        field: Field::Text {
+            none: "all",
+            secret: false,
+            check: check_alert_kinds,
+            accepts: "alert kinds separated by commas (failed, timed_out, unknown, missed, \
+                      refused, stalled, recovered, late), or none",
+            get: |c| c.cron.alert_on.as_deref(),
+            set: |c, v| c.cron.alert_on = v,
+        },
+        doc: "what alerts, for jobs without --alert-on",
+    },
+    KeySpec {
+        name: "cron.alert_after",
+        field: Field::Int {
+            min: 1,
+            max: 1000,
+            default: 1,
+            get: |c| u64::from(c.cron.alert_after),
+            set: |c, v| c.cron.alert_after = narrow(v),
+        },
+        doc: "consecutive failures before an incident alerts, for jobs without --alert-after",
+    },
+    KeySpec {
+        name: "cron.alert_command",
+        field: Field::Text {
+            none: "none",
+            secret: false,
+            check: check_command,
+            accepts: "a shell command line",
+            get: |c| c.cron.alert_command.as_deref(),
+            set: |c, v| c.cron.alert_command = v,
+        },
+        doc: "run on every job's alerts (sh -c, run like a job, the event as JSON on stdin)",
+    },
+    KeySpec {
+        name: "cron.alert_webhook",
+        field: Field::Text {
+            none: "none",
+            secret: true,
+            check: check_url,
+            accepts: "an http:// or https:// URL",
+            get: |c| c.cron.alert_webhook.as_deref(),
+            set: |c, v| c.cron.alert_webhook = v,
+        },
+        doc: "POSTed every job's alerts as JSON",
+    },
+    KeySpec {
+        name: "gateway.ping_url",
+        field: Field::Text {
+            none: "none",
+            secret: true,
+            check: check_url,
+            accepts: "an http:// or https:// URL",
+            get: |c| c.gateway.ping_url.as_deref(),
+            set: |c, v| c.gateway.ping_url = v,
+        },
+        doc: "dead-man ping: fetched every gateway.ping_interval_s while the gateway is healthy",
+    },
+    KeySpec {
+        name: "gateway.ping_command",
+        field: Field::Text {
+            none: "none",
+            secret: false,
+            check: check_command,
+            accepts: "a shell command line",
+            get: |c| c.gateway.ping_command.as_deref(),
+            set: |c, v| c.gateway.ping_command = v,
+        },
+        doc: "dead-man ping: run (sh -c) every gateway.ping_interval_s while the gateway is healthy",
+    },
+    KeySpec {
+        name: "gateway.ping_interval_s",
+        field: Field::Int {
+            min: 1,
+            max: 86_400,
+            default: 60,
+            get: |c| c.gateway.ping_interval_s,
+            set: |c, v| c.gateway.ping_interval_s = v,
+        },
+        doc: "seconds between dead-man pings",
+    },
+    KeySpec {
         name: "gateway.http_listen",
         field: Field::Text {
             none: "off",
@@ -384,6 +467,26 @@ pub(crate) static KEYS: &[KeySpec] = &[
               starts (instead of gateway.http_token)",
     },
 ];
+
+/// `cron.alert_on`: a list of alert kinds, canonical.
+fn check_alert_kinds(text: &str) -> Result<String, &'static str> {
+    crate::alert::KindSet::parse(text)
+        .map(|set| set.text())
+        .map_err(|_| "is not a list of alert kinds")
+}
+
+/// An alert or ping URL, canonical.
+fn check_url(text: &str) -> Result<String, &'static str> {
+    crate::alert::check_url(text)
+}
+
+/// A shell command line: anything but NUL and line breaks at its ends.
+fn check_command(text: &str) -> Result<String, &'static str> {
+    if text.contains('\0') {
+        return Err("contains a NUL byte");
+    }
+    Ok(text.trim().to_string())
+}
 
 impl KeySpec {
     /// The nested section and the leaf: `("cron", "output_retention")`; None

@@ -49,12 +49,33 @@ pub struct CronConfig {
     /// `cron.staging_lead_max_s` (60 s; 1..3600 s, fractions allowed): the
     /// ceiling of the lead time.
     pub staging_lead_max: Duration,
+    /// `cron.alert_on` (all = None): the alert kinds jobs without
+    /// `--alert-on` alert on, canonical.
+    pub alert_on: Option<String>,
+    /// `cron.alert_after` (1; 1..1000)
+    pub alert_after: u32,
+    /// `cron.alert_command` (none): a shell command line.
+    pub alert_command: Option<String>,
+    /// `cron.alert_webhook` (none): an http(s) URL.
+    pub alert_webhook: Option<String>,
     /// `cron.path` (`/usr/local/bin:/usr/bin:/bin`): the `PATH` of every
     /// run's base environment; absolute directories separated by `:`.
     pub path: String,
     /// `cron.env` (none): variables added to every run's environment after
     /// the base and before the job's own; valid names and values only.
     pub env: Env,
+}
+
+impl CronConfig {
+    /// The alert keys, as a job's alert rules fall back to them.
+    pub fn alert_defaults(&self) -> crate::alert::AlertDefaults<'_> {
+        crate::alert::AlertDefaults {
+            on: self.alert_on.as_deref().unwrap_or("all"),
+            after: self.alert_after,
+            command: self.alert_command.as_deref().unwrap_or_default(),
+            webhook: self.alert_webhook.as_deref().unwrap_or_default(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +88,12 @@ pub struct GatewayConfig {
     pub loop_watchdog_probe_timeout: Duration,
     /// `gateway.loop_watchdog_max_strikes` (3; 1..1000)
     pub loop_watchdog_max_strikes: u32,
+    /// `gateway.ping_url` (none): the dead-man ping.
+    pub ping_url: Option<String>,
+    /// `gateway.ping_command` (none): the dead-man ping as a command.
+    pub ping_command: Option<String>,
+    /// `gateway.ping_interval_s` (60; 1..86400)
+    pub ping_interval_s: u64,
     /// `gateway.http_listen` (off = None): where the HTTP endpoint listens,
     /// in its canonical form (`127.0.0.1:9464`, `[::1]:9464`); see
     /// [`crate::http::listen`].
@@ -117,6 +144,10 @@ impl Default for Config {
                 staging_max_workers: 0,
                 staging_lead_min: Duration::ZERO,
                 staging_lead_max: Duration::ZERO,
+                alert_on: None,
+                alert_after: 0,
+                alert_command: None,
+                alert_webhook: None,
                 path: String::new(),
                 env: Env::default(),
             },
@@ -125,6 +156,9 @@ impl Default for Config {
                 loop_watchdog_probe_interval: Duration::ZERO,
                 loop_watchdog_probe_timeout: Duration::ZERO,
                 loop_watchdog_max_strikes: 0,
+                ping_url: None,
+                ping_command: None,
+                ping_interval_s: 0,
                 http_listen: None,
                 http_token: None,
                 http_token_file: None,

@@ -4,6 +4,7 @@
 
 use super::model::{Env, Job, JobState};
 use super::policy::{CatchUp, Overlap};
+use crate::alert::{JobAlerts, KindSet, check_url, parse_alert_after};
 use crate::ids::{JobId, looks_like_uuid};
 use crate::schedule::{self, Schedule, Timestamp, Tz};
 use std::path::PathBuf;
@@ -40,6 +41,16 @@ pub struct JobInput {
     pub shell: Option<bool>,
     pub require_scope: Option<bool>,
     pub argv: Option<Vec<String>>,
+    /// `--alert-on KINDS` (`default`: the config's).
+    pub alert_on: Option<String>,
+    /// `--alert-after N`.
+    pub alert_after: Option<u32>,
+    /// `--on-alert CMD` (empty: none of its own).
+    pub on_alert: Option<String>,
+    /// `--alert-webhook URL` (empty: none of its own).
+    pub alert_webhook: Option<String>,
+    /// `--alert-ping URL` (empty: none).
+    pub alert_ping: Option<String>,
 }
 
 /// Bad job input: names the flag and says what is accepted.
@@ -340,7 +351,40 @@ impl JobInput {
         if let Some(r) = self.require_scope {
             job.require_scope = r;
         }
+        self.apply_alerts(&mut job.alerts)?;
         job.updated_at = now;
+        Ok(())
+    }
+}
+
+impl JobInput {
+    fn apply_alerts(&self, a: &mut JobAlerts) -> Result<(), JobError> {
+        if let Some(on) = &self.alert_on {
+            a.on = match on.trim() {
+                "default" => None,
+                text => Some(KindSet::parse(text).map_err(|m| invalid("--alert-on", m))?),
+            };
+        }
+        if let Some(n) = self.alert_after {
+            a.after = Some(parse_alert_after(n).map_err(|m| invalid("--alert-after", m))?);
+        }
+        if let Some(cmd) = &self.on_alert {
+            if cmd.contains('\0') {
+                return Err(invalid("--on-alert", "the command contains a NUL byte"));
+            }
+            a.command = Some(cmd.trim().to_string()).filter(|c| !c.is_empty());
+        }
+        for (flag, given, slot) in [
+            ("--alert-webhook", &self.alert_webhook, &mut a.webhook),
+            ("--alert-ping", &self.alert_ping, &mut a.ping),
+        ] {
+            if let Some(url) = given {
+                *slot = match url.trim() {
+                    "" => None,
+                    u => Some(check_url(u).map_err(|m| invalid(flag, format!("{u:?} {m}")))?),
+                };
+            }
+        }
         Ok(())
     }
 }
@@ -361,6 +405,59 @@ mod tests {
         );
         let err = parse_env(&["1X=2".into()]).unwrap_err().to_string();
         assert!(err.starts_with("--env"), "{err}");
+    }
+
+    #[test]
+    fn alert_flags_are_checked_naming_the_flag() {
+        let mut a = JobAlerts::default();
+        let input = JobInput {
+            alert_on: Some("failed,recovered".into()),
+            alert_after: Some(3),
+            on_alert: Some("notify-send x".into()),
+            alert_ping: Some("https://hc-ping.com/u".into()),
+            ..JobInput::default()
+        };
+        input.apply_alerts(&mut a).unwrap();
+        assert_eq!(a.after, Some(3));
+        assert_eq!(a.on.unwrap().text(), "failed,recovered");
+        let clear = JobInput {
+            alert_on: Some("default".into()),
+            on_alert: Some(String::new()),
+            alert_ping: Some(String::new()),
+            ..JobInput::default()
+        };
+        clear.apply_alerts(&mut a).unwrap();
+        assert_eq!((a.on, a.command, a.ping), (None, None, None));
+        let bad = [
+            (
+                JobInput {
+                    alert_on: Some("sometimes".into()),
+                    ..JobInput::default()
+                },
+                "--alert-on",
+            ),
+            (
+                JobInput {
+                    alert_after: Some(0),
+                    ..JobInput::default()
+                },
+                "--alert-after",
+            ),
+            (
+                JobInput {
+                    alert_webhook: Some("mailto:x".into()),
+                    ..JobInput::default()
+                },
+                "--alert-webhook",
+            ),
+        ];
+        for (input, flag) in bad {
+            let err = input
+                .apply_alerts(&mut JobAlerts::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(flag), "{err}");
+        }
     }
 
     #[test]

@@ -101,6 +101,9 @@ pub struct Job {
     /// Kept by the Hermes provider sync: the Hermes job `hermes_id` is its
     /// source of truth, so `edit`, `rm`, `pause` and `resume` refuse it.
     pub managed: bool,
+    /// Its own alert rules and destinations (`--alert-on`, `--alert-after`,
+    /// `--on-alert`, `--alert-webhook`, `--alert-ping`); unset ones are the config's.
+    pub alerts: crate::alert::JobAlerts,
     pub state: JobState,
     /// Origin of `every` periods; moved by catch-up `skip`.
     pub anchor: Timestamp,
@@ -138,6 +141,7 @@ impl Job {
             retries: 0,
             retry_backoff: Duration::from_secs(30),
             resources: Resources::default(),
+            alerts: crate::alert::JobAlerts::default(),
             require_scope: false,
             hermes_id: None,
             managed: false,

@@ -45,6 +45,10 @@ pub struct RunSpec {
     /// (`declined`), not `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declined_exit: Option<i32>,
+    /// Where its alerts go and when (the job's settings over the config's);
+    /// None: nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alert: Option<crate::alert::AlertSpec>,
 }
 
 impl RunSpec {
@@ -75,6 +79,7 @@ impl RunSpec {
             resources: job.resources,
             require_scope: job.require_scope,
             declined_exit: job.managed.then_some(crate::provider::DECLINED_EXIT),
+            alert: crate::alert::AlertSpec::merge(&job.alerts, cfg.alert_defaults()),
         }
     }
 

@@ -28,6 +28,7 @@ pub mod fake_model;
 pub mod gateway;
 pub mod hermes;
 pub mod home;
+pub mod hook_server;
 pub mod http;
 pub mod invariants;
 pub mod mock_manager;

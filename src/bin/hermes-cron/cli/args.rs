@@ -120,6 +120,25 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Alert deliveries, newest first, with every attempt and its result.
+    Alerts {
+        /// Only this job's alerts (by name).
+        job: Option<String>,
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a gateway_failed alert to the config's alert command and webhook
+    /// (what the user unit's OnFailure= hook runs).
+    #[command(name = "gateway-failed")]
+    GatewayFailed {
+        /// The unit that failed (systemd's %i).
+        #[arg(long, value_name = "NAME")]
+        unit: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// hermes-cron as the Hermes Agent's cron provider: install, uninstall.
     Hermes {
         #[command(subcommand)]
@@ -214,6 +233,25 @@ pub struct JobFlags {
     /// Do not check that the program exists.
     #[arg(long = "no-check")]
     pub no_check: bool,
+    /// What alerts: kinds separated by commas (failed, timed_out, unknown,
+    /// missed, refused, stalled, recovered, late), all, none, or default
+    /// (cron.alert_on).
+    #[arg(long = "alert-on", value_name = "KINDS")]
+    pub alert_on: Option<String>,
+    /// Alert only after N consecutive failed occurrences (default cron.alert_after).
+    #[arg(long = "alert-after", value_name = "N")]
+    pub alert_after: Option<u32>,
+    /// Run this shell command line on an alert, like a job, with the event
+    /// as JSON on stdin and in HERMES_CRON_ALERT_* variables ('' for none).
+    #[arg(long = "on-alert", value_name = "CMD")]
+    pub on_alert: Option<String>,
+    /// POST each alert as JSON to this URL ('' for none).
+    #[arg(long = "alert-webhook", value_name = "URL")]
+    pub alert_webhook: Option<String>,
+    /// A Healthchecks-style check: URL/start when a run starts, URL on
+    /// success, URL/fail on failure ('' for none).
+    #[arg(long = "alert-ping", value_name = "URL")]
+    pub alert_ping: Option<String>,
 }
 
 #[derive(Debug, Args)]

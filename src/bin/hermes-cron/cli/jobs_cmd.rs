@@ -31,6 +31,11 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
         workdir: f.workdir.clone(),
         shell: f.shell.then_some(true),
         require_scope: f.require_scope.then_some(true),
+        alert_on: f.alert_on.clone(),
+        alert_after: f.alert_after,
+        on_alert: f.on_alert.clone(),
+        alert_webhook: f.alert_webhook.clone(),
+        alert_ping: f.alert_ping.clone(),
         ..JobInput::default()
     }
 }
@@ -291,6 +296,9 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
         ),
         ("require scope", job.require_scope.to_string()),
     ];
+    if !job.alerts.is_empty() {
+        lines.push(("alerts", super::render::alerts_line(&job.alerts)));
+    }
     if let Some(dir) = &job.workdir {
         lines.push(("workdir", dir.display().to_string()));
     }

@@ -1,6 +1,7 @@
 //! The `hermes-cron` command line: argument types, the router, and one file
 //! per command group. Only this layer (and `main.rs`) uses anyhow.
 
+mod alerts_cmd;
 mod args;
 mod config_cmd;
 mod context;

@@ -112,6 +112,39 @@ pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
         "updated_at": utc(job.updated_at),
         "last_outcome": last.map(|e| e.state.as_str()),
         "last_run_id": last.map(|e| e.id.to_string()),
+        "alerts": alerts_json(&job.alerts),
+    })
+}
+
+/// A job's own alert settings on one line for `show` (URLs by host only).
+pub fn alerts_line(a: &hermes_cron::alert::JobAlerts) -> String {
+    let mut parts = vec![
+        format!("on {}", a.on.map_or("default".into(), |k| k.text())),
+        format!(
+            "after {}",
+            a.after.map_or("default".into(), |n| n.to_string())
+        ),
+    ];
+    if let Some(c) = &a.command {
+        parts.push(format!("command {}", cell(c, 120)));
+    }
+    for (what, url) in [("webhook", &a.webhook), ("ping", &a.ping)] {
+        if let Some(u) = url {
+            parts.push(format!("{what} {}", hermes_cron::alert::redacted_url(u)));
+        }
+    }
+    parts.join("; ")
+}
+
+/// A job's own alert settings (null: the config's); URLs redacted to their host.
+fn alerts_json(a: &hermes_cron::alert::JobAlerts) -> Value {
+    let url = |u: &Option<String>| u.as_deref().map(hermes_cron::alert::redacted_url);
+    json!({
+        "on": a.on.map(|k| k.text()),
+        "after": a.after,
+        "command": a.command,
+        "webhook": url(&a.webhook),
+        "ping": url(&a.ping),
     })
 }
 

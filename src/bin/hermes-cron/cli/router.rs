@@ -3,8 +3,8 @@
 use super::args::{Cli, Command};
 use super::context::Ctx;
 use super::{
-    config_cmd, hermes_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd, tick_cmd,
-    wait_cmd,
+    alerts_cmd, config_cmd, hermes_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd,
+    tick_cmd, wait_cmd,
 };
 use hermes_cron::home::Home;
 
@@ -44,5 +44,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         } => import_cmd::import(&mut ctx, &file, dry_run, json),
         Command::Config { action } => config_cmd::config(&mut ctx, action),
         Command::Hermes { action } => hermes_cmd::hermes(&mut ctx, action),
+        Command::GatewayFailed { unit, json } => {
+            alerts_cmd::gateway_failed(&mut ctx, unit.as_deref(), json)
+        }
+        Command::Alerts { job, limit, json } => {
+            alerts_cmd::alerts(&mut ctx, job.as_deref(), limit, json)
+        }
     }
 }

@@ -1,0 +1,19 @@
+//! Telling people: delivering the alerts the ledger's outbox holds
+//! (`ledger/outbox.rs` writes them in the transaction of the move that
+//! causes them), watching for `late` jobs, and the gateway's own dead-man
+//! ping. `driver.rs` is the event loop's part (pick due deliveries, hand
+//! them off, record results; never waits on a delivery); `http.rs` the one
+//! thread that makes HTTP requests (webhooks, pings), `command.rs` a command
+//! alert launched like a job (a `spawn` row, scoped when possible),
+//! `late.rs` the lateness watch, `deadman.rs` the gateway's ping thread.
+
+mod command;
+mod deadman;
+mod driver;
+mod gateway_failed;
+mod http;
+mod late;
+
+pub(crate) use deadman::spawn as spawn_deadman;
+pub(crate) use driver::{AlertDriver, Launch};
+pub use gateway_failed::{GatewayFailedReport, gateway_failed};
