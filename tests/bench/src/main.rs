@@ -134,7 +134,7 @@ fn real_main() -> i32 {
         machine::load()
     );
     println!(
-        "- \"running\": the launched worker executes its own `main` after `exec` and, when held, after its go line (rows 1, 2, peers of 3); row `started_at` (3, 4); service `main` (timers)\n"
+        "- \"running\": the launched worker executes its own `main` after `exec` and, when held, after its go line (rows 1, 2, peers of 3); the job's command's `main` (3, 4); service `main` (timers)\n"
     );
     print!("{}", table::render(&rows));
     let failed = rows.iter().any(|r| r.ours.starts_with("failed"));

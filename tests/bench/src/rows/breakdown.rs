@@ -51,15 +51,18 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
-fn bus_daemon_pid() -> Option<u32> {
-    let out = std::process::Command::new("busctl")
-        .args(["--user", "status", "org.freedesktop.DBus"])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("PID="))
-        .and_then(|p| p.trim().parse().ok())
+/// The session bus daemon: the `dbus-daemon` child of the user manager
+/// `manager`. (Asking the bus who owns `org.freedesktop.DBus` answers with
+/// the manager's pid when it made the bus socket, socket activation.)
+fn bus_daemon_pid(manager: Option<u32>) -> Option<u32> {
+    let manager = manager?;
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        let parent: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (name == "dbus-daemon" && parent == manager).then_some(pid)
+    })
 }
 
 /// The clients one variant needs.
@@ -222,7 +225,7 @@ pub async fn run(setup: &Setup, ready: &Ready) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let clients = Clients { manager, own };
     let reps = setup.reps(300, 40);
-    let (systemd, bus) = (setup.manager.pid(), bus_daemon_pid());
+    let (systemd, bus) = (setup.manager.pid(), bus_daemon_pid(setup.manager.pid()));
     let ticks = |pid: Option<u32>| pid.and_then(cpu_ticks).unwrap_or(0);
     let mut s = vec![vec![Samples::new(); PARTS.len()]; VARIANTS.len()];
     let mut rtt = Samples::new();
