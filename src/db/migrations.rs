@@ -165,6 +165,49 @@ CREATE INDEX alert_attempts_by_execution ON alert_attempts(execution_id)
     WHERE execution_id IS NOT NULL;
 ";
 
+/// Migration 7: staging. A run may be prepared ahead of its instant: its
+/// worker holds the row in the new state `staged` until released. The
+/// state CHECK is widened in place (`writable_schema`: existing rows satisfy
+/// the wider constraint, so nothing is rewritten or copied; SQLite documents
+/// this way for relaxing a CHECK), and the trigger that freezes terminal rows
+/// and the index of active rows learn the new state (their DDL also bumps
+/// the schema cookie, so every connection reloads the schema). `staged_claims`
+/// keeps, for each run claimed ahead and not yet started, what its claim did
+/// to its job, so taking it back (`withdraw`) can undo exactly that.
+const STAGING: &str = "
+PRAGMA writable_schema = ON;
+UPDATE sqlite_schema
+   SET sql = replace(sql, '''missed'', ''refused'')', '''missed'', ''refused'', ''staged'')')
+ WHERE type = 'table' AND name = 'executions';
+PRAGMA writable_schema = RESET;
+
+DROP TRIGGER executions_terminal_rows_are_final;
+CREATE TRIGGER executions_terminal_rows_are_final
+BEFORE UPDATE ON executions
+WHEN OLD.state NOT IN ('claimed', 'staged', 'running')
+BEGIN
+    SELECT RAISE(ABORT, 'terminal execution rows never change');
+END;
+
+DROP INDEX executions_active;
+CREATE INDEX executions_active ON executions(state)
+    WHERE state IN ('claimed', 'staged', 'running');
+
+CREATE TABLE staged_claims (
+    execution_id   TEXT PRIMARY KEY REFERENCES executions(id) ON DELETE CASCADE,
+    job_id         TEXT NOT NULL,
+    -- the slot: the job's next_run_at before the claim
+    slot           INTEGER NOT NULL,
+    -- what the claim left on the job: its next slot and anchor, and whether
+    -- it completed a one-shot
+    next_run_at    INTEGER,
+    anchor         INTEGER NOT NULL,
+    completed      INTEGER NOT NULL,
+    -- the job's updated_at at the claim: edit, pause and resume change it
+    job_updated_at INTEGER NOT NULL
+);
+";
+
 /// Every migration, in order. Index + 1 is the `user_version` it produces.
 pub(crate) const MIGRATIONS: &[&str] = &[
     JOBS,
@@ -173,6 +216,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     IDLE_TIMEOUT,
     MANAGED,
     ALERTS,
+    STAGING,
 ];
 
 /// The schema version this build writes.

@@ -1,7 +1,9 @@
 //! The execution ledger: one row per occurrence, and the only code that
 //! changes one. Each change is a named move (`insert.rs`: [`claim`],
 //! [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
-//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`])
+//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`];
+//! `staging.rs`, runs prepared ahead of their instant: [`claim_ahead`],
+//! [`stage`], [`start`], [`overlapped`], [`withdraw`])
 //! that fixes the states it starts from and compare-and-sets on the state and
 //! owner the caller last saw. Every move into a terminal state passes
 //! `terminal.rs`, which also queues owed retries (`retry.rs`) and is the one
@@ -20,6 +22,7 @@ mod read;
 mod retention;
 mod retry;
 mod savepoint;
+mod staging;
 mod terminal;
 
 pub use error::LedgerError;
@@ -28,7 +31,7 @@ pub use hermes_cron_core::run::{
     RunSpec, Source,
 };
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
-pub use moves::{Adoption, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
+pub use moves::{Taking, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
 pub(crate) use moves::{spawn_failed, unadopted};
 pub use outbox::{Delivery, record_gateway_failed, record_late};
 pub(crate) use outbox::{
@@ -41,3 +44,4 @@ pub(crate) use read::{active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};
+pub use staging::{StagedClaim, claim_ahead, overlapped, stage, staged_claim, start, withdraw};

@@ -150,18 +150,18 @@ pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec
     )
 }
 
-/// Every claimed or running row.
+/// Every claimed, staged or running row.
 pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<Execution>> {
     collect(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM executions WHERE state IN ('claimed', 'running') ORDER BY id"
+            "SELECT {COLUMNS} FROM executions WHERE state IN ('claimed', 'staged', 'running') ORDER BY id"
         ),
         [],
     )
 }
 
-/// Claimed or running rows of one job.
+/// Claimed, staged or running rows of one job.
 pub(crate) fn active_runs_for_job(
     conn: &Connection,
     job: &JobId,
@@ -170,7 +170,7 @@ pub(crate) fn active_runs_for_job(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions
-             WHERE state IN ('claimed', 'running') AND job_id = ?1 ORDER BY id"
+             WHERE state IN ('claimed', 'staged', 'running') AND job_id = ?1 ORDER BY id"
         ),
         [job.as_str()],
     )

@@ -133,7 +133,9 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Connection) -> rusqlite::R
         })
         .optional()?;
     report.running = conn
-        .prepare_cached("SELECT COUNT(*) FROM executions WHERE state IN ('claimed', 'running')")?
+        .prepare_cached(
+            "SELECT COUNT(*) FROM executions WHERE state IN ('claimed', 'staged', 'running')",
+        )?
         .query_row([], |r| r.get::<_, i64>(0))?
         .max(0) as u64;
     Ok(())

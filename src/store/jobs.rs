@@ -38,7 +38,8 @@ pub enum JobLookupError {
     Store(#[from] StoreError),
 }
 
-const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
+pub(super) const COLUMNS: &str =
+    "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
     state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
     pass_env, idle_timeout_s, managed, alerts";
@@ -120,7 +121,7 @@ fn job_from_row(row: &Row<'_>) -> Result<Job, StoreError> {
     })
 }
 
-fn query_jobs(
+pub(super) fn query_jobs(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,

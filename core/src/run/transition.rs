@@ -6,13 +6,24 @@
 //! ```text
 //!            claim                adopt                  finish
 //!   (none) --------> claimed --------------> running --------------> succeeded | failed
-//!     |                 |  refuse -> refused    |  stalled -> timed_out         | timed_out | cancelled
-//!     |                 |  spawn_failed -> failed
-//!     |                 |  unadopted -> failed  |
-//!     |                 |  abandoned -> missed  |
-//!     |                 +--- orphaned ----------+---> unknown
+//!     |               |  |  refuse -> refused   ^  |  stalled -> timed_out    | timed_out | cancelled
+//!     |               |  |  spawn_failed -> failed |
+//!     |               |  |  unadopted -> failed |  |
+//!     |               |  |  abandoned -> missed |  |
+//!     |               |  +--- orphaned ---------|--+---> unknown
+//!     |         stage |                   start |
+//!     |               +----> staged ------------+
+//!     |                        |  overlapped -> skipped
+//!     |                        |  unadopted -> failed,  orphaned -> unknown
+//!     |                        |  withdraw (also from claimed): the row is removed
 //!     +--- not_run --> skipped | missed
 //! ```
+//!
+//! `withdraw` is the one move that ends in no state: a run claimed ahead of
+//! its instant that never started (its job paused, edited or removed before
+//! the instant; its gateway gone before releasing it) is taken back, as if
+//! it had never been claimed, and its job's next slot set back to it when
+//! the job has not been rescheduled since.
 
 use super::state::ExecState;
 
@@ -41,13 +52,21 @@ pub enum Move {
     Stalled,
     /// The gateway stopped with the claim not yet dispatched.
     Abandoned,
+    /// The worker takes over its row ahead of the instant and holds.
+    Stage,
+    /// The released worker started the command (right after forking it).
+    Start,
+    /// At the instant, a previous run of the job was still going (overlap skip).
+    Overlapped,
+    /// A run claimed ahead that never started is taken back: the row is removed.
+    Withdraw,
 }
 
 use ExecState::*;
 
 impl Move {
     /// Every move, in the order of a row's life.
-    pub const ALL: [Move; 11] = [
+    pub const ALL: [Move; 15] = [
         Move::Claim,
         Move::NotRun,
         Move::Adopt,
@@ -59,6 +78,10 @@ impl Move {
         Move::Orphaned,
         Move::Stalled,
         Move::Abandoned,
+        Move::Stage,
+        Move::Start,
+        Move::Overlapped,
+        Move::Withdraw,
     ];
 
     /// The move's name, as the ledger's functions are named.
@@ -75,6 +98,10 @@ impl Move {
             Move::Orphaned => "orphaned",
             Move::Stalled => "stalled",
             Move::Abandoned => "abandoned",
+            Move::Stage => "stage",
+            Move::Start => "start",
+            Move::Overlapped => "overlapped",
+            Move::Withdraw => "withdraw",
         }
     }
 
@@ -82,17 +109,23 @@ impl Move {
     pub fn from(self) -> &'static [ExecState] {
         match self {
             Move::Claim | Move::NotRun => &[],
-            Move::Adopt | Move::Refuse | Move::SpawnFailed | Move::Unadopted | Move::Abandoned => {
+            Move::Adopt | Move::Refuse | Move::SpawnFailed | Move::Abandoned | Move::Stage => {
                 &[Claimed]
             }
+            Move::Unadopted | Move::Overlapped | Move::Withdraw => &[Claimed, Staged],
+            Move::Start => &[Staged],
             Move::Heartbeat | Move::Finish | Move::Stalled => &[Running],
-            Move::Orphaned => &[Claimed, Running],
+            Move::Orphaned => &[Claimed, Staged, Running],
         }
     }
 
-    /// The states the move may leave the row in.
+    /// The states the move may leave the row in (empty: the move removes it).
     pub fn to(self) -> &'static [ExecState] {
         match self {
+            Move::Withdraw => &[],
+            Move::Stage => &[Staged],
+            Move::Start => &[Running],
+            Move::Overlapped => &[Skipped],
             Move::Claim => &[Claimed],
             Move::NotRun => &[Skipped, Missed],
             Move::Adopt | Move::Heartbeat => &[Running],
@@ -103,6 +136,11 @@ impl Move {
             Move::Stalled => &[TimedOut],
             Move::Abandoned => &[Missed],
         }
+    }
+
+    /// Whether the move removes the row instead of moving it.
+    pub fn removes(self) -> bool {
+        self.to().is_empty()
     }
 
     /// Whether the move may take a row from `from` to `to`.
@@ -132,6 +170,21 @@ mod tests {
         assert!(!Move::Refuse.allows(Some(Running), Refused));
         assert!(Move::Claim.allows(None, Claimed));
         assert!(!Move::Claim.allows(Some(Claimed), Claimed));
+    }
+
+    #[test]
+    fn a_staged_row_starts_only_through_start_and_is_withdrawn_only_before_it() {
+        assert!(Move::Stage.allows(Some(Claimed), Staged));
+        assert!(Move::Start.allows(Some(Staged), Running));
+        assert!(!Move::Adopt.allows(Some(Staged), Running));
+        assert!(!Move::Heartbeat.allows(Some(Staged), Running));
+        assert!(Move::Overlapped.allows(Some(Staged), Skipped));
+        assert!(Move::Withdraw.removes() && Move::ALL.iter().filter(|m| m.removes()).count() == 1);
+        assert!(Move::Withdraw.from().contains(&Staged));
+        assert!(
+            !Move::Withdraw.from().contains(&Running),
+            "a started run is never taken back"
+        );
     }
 
     #[test]

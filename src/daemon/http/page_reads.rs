@@ -57,7 +57,7 @@ fn chosen_jobs(conn: &Connection, since: Timestamp, cap: usize) -> rusqlite::Res
         "SELECT id, name, schedule_text, tz, state, pause_reason, next_run_at, managed FROM jobs
          ORDER BY id IN (SELECT job_id FROM executions
                          WHERE job_id IS NOT NULL
-                           AND (finished_at >= ?1 OR state IN ('claimed', 'running'))) DESC,
+                           AND (finished_at >= ?1 OR state IN ('claimed', 'staged', 'running'))) DESC,
                   lower(name), id
          LIMIT ?2",
     )?;
@@ -87,7 +87,7 @@ fn chosen_jobs(conn: &Connection, since: Timestamp, cap: usize) -> rusqlite::Res
 fn window_runs(conn: &Connection, now: Timestamp) -> rusqlite::Result<(Vec<PageRun>, bool)> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
-         WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'running')
+         WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'staged', 'running')
          ORDER BY +e.id DESC LIMIT ?2"
     ))?;
     let mut runs = stmt

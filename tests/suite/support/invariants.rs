@@ -60,7 +60,7 @@ impl std::fmt::Display for Row {
 
 const RAN: &[&str] = &["succeeded", "failed", "timed_out", "cancelled"];
 const NEVER_RAN: &[&str] = &["missed", "skipped", "refused"];
-const ACTIVE: &[&str] = &["claimed", "running"];
+const ACTIVE: &[&str] = &["claimed", "staged", "running"];
 
 /// A read-only connection to the ledger.
 pub fn open_read_only(db: &Path) -> Connection {
@@ -128,7 +128,7 @@ pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
     let conn = open_read_only(db);
     let mut stmt = conn
         .prepare(
-            "SELECT id FROM executions WHERE state IN ('claimed', 'running')
+            "SELECT id FROM executions WHERE state IN ('claimed', 'staged', 'running')
                 AND claimed_at < ?1",
         )
         .expect("prepare");
