@@ -23,5 +23,6 @@ pub mod reconcile;
 pub mod run;
 pub mod schedule;
 pub mod scope;
+pub mod staging;
 pub mod text;
 pub mod text_enum;

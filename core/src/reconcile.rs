@@ -8,15 +8,24 @@
 //! The rules, in order:
 //! 1. A terminal row is [`Judgement::Ended`].
 //! 2. A row still `claimed` by the launcher that reaped its worker: the worker
-//!    ended before adopting it, the command never started: `unadopted`.
+//!    ended before adopting it, the command never started: `unadopted`. A
+//!    `staged` row whose worker its launcher reaped: `unadopted` when the
+//!    launcher never released it (the command never started), else
+//!    `worker_died` (it may have forked the command before recording it).
 //! 3. At a gateway's start, a `running` row with a scope: the scope's process
 //!    list decides when it can (adopt, or `worker_died`).
 //! 4. An owner that cannot be read: `no_owner`.
 //! 5. A live owner: the row is left to it (a `running` row is watched), unless
 //!    it has been silent for [`STALL_INTERVALS`] heartbeat intervals: `stalled`.
 //! 6. A dead claimer of a `claimed` row: left alone while a worker started
-//!    for the row lives (it will adopt it, or exit on EOF), else `claimer_died`.
-//! 7. A dead worker of a `running` row: `gateway_restart` when it ran degraded
+//!    for the row lives (it will adopt it, or exit on EOF); else a claim made
+//!    ahead of its instant for staging is withdrawn (no worker ever held it,
+//!    so its command never started: the slot is claimed again), any other
+//!    `claimer_died`.
+//! 7. A dead worker of a `staged` row: `worker_died` (its launcher may have
+//!    released it, and it may have forked the command before recording it;
+//!    a worker whose launcher went away first withdraws its row itself).
+//! 8. A dead worker of a `running` row: `gateway_restart` when it ran degraded
 //!    under a gateway that is gone too, else `worker_died`.
 //!
 //! Rows of another host are never judged by the processes of this one (a
@@ -52,6 +61,9 @@ pub struct Reaped {
     pub pid: u32,
     /// How it ended, in words (`exit 3`, `SIGKILL`).
     pub how: String,
+    /// Its launcher released it (wrote the go) before it ended: a staged
+    /// worker may have started the command.
+    pub released: bool,
 }
 
 /// What the user manager says about a row's scope.
@@ -82,6 +94,9 @@ pub struct Evidence {
     pub scope: Option<ScopeSeen>,
     /// Check for a stall.
     pub silence: Option<Silence>,
+    /// The row was claimed ahead of its instant for staging and not yet
+    /// released (the ledger's `staged_claims` has it).
+    pub staging: bool,
 }
 
 /// What to do with a row.
@@ -98,6 +113,9 @@ pub enum Judgement {
     Orphaned { code: ReasonCode, reason: String },
     /// `stalled`: timed out (`stalled`); the caller stops the worker.
     Stalled { reason: String },
+    /// `withdraw`: a claim made ahead that no worker ever held is taken
+    /// back (the row removed, the job's slot restored).
+    Withdraw { reason: String },
 }
 
 impl Judgement {
@@ -105,7 +123,7 @@ impl Judgement {
     /// for one that moves nothing).
     pub fn recorded(&self) -> Option<(ExecState, ReasonCode, &str)> {
         match self {
-            Judgement::Ended | Judgement::Alive { .. } => None,
+            Judgement::Ended | Judgement::Alive { .. } | Judgement::Withdraw { .. } => None,
             Judgement::Unadopted { reason } => {
                 Some((ExecState::Failed, ReasonCode::WorkerExited, reason))
             }
@@ -125,19 +143,28 @@ pub enum LostRowFate {
     Ended,
     /// Claimed, never started: the survivor takes it over and dispatches it.
     TakeOver,
+    /// Claimed ahead of its instant (staging), or staged by a worker there,
+    /// never started: taken back as if never claimed (`withdraw`); the job's
+    /// slot is set back, and the survivors claim it at its instant. (Taken
+    /// over, it would run before its instant.)
+    Withdraw,
     /// Started: `unknown` (`host_lost`), never re-run.
     Unknown { reason: String },
 }
 
 /// Judge an active row of `lost` (a host whose lease ran out at
-/// `lease_until`), for the survivor `me`.
+/// `lease_until`), for the survivor `me`; `claimed_ahead`: the row was
+/// claimed ahead of its instant for staging.
 pub fn judge_lost_row(
     row: &Execution,
+    claimed_ahead: bool,
     lost: &str,
     lease_until: Timestamp,
     me: &str,
 ) -> LostRowFate {
     match row.state {
+        ExecState::Staged => LostRowFate::Withdraw,
+        ExecState::Claimed if claimed_ahead => LostRowFate::Withdraw,
         ExecState::Claimed => LostRowFate::TakeOver,
         ExecState::Running => {
             let started = row
@@ -197,6 +224,12 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
             ),
         };
     }
+    if let Some(r) = &ev.reaped
+        && row.state == ExecState::Staged
+        && row.claimed_by.as_ref().and_then(|c| c.owner()) == Some(r.by)
+    {
+        return reaped_staged(r);
+    }
     if let (ExecState::Running, Some(unit), Some(worker), Some(scope)) =
         (row.state, row.unit.as_deref(), owner, &ev.scope)
         && let Some(j) = by_scope(unit, &worker, live.alive(&worker), scope)
@@ -221,6 +254,7 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
         return Judgement::Alive {
             note: match row.state {
                 ExecState::Claimed => format!("claimed by live {owner}"),
+                ExecState::Staged => format!("staged by live worker {owner}"),
                 _ => format!("worker {owner} alive with the same start time"),
             },
         };
@@ -231,6 +265,13 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
             // row on, or exits on EOF and a later look resolves it.
             Some(worker) => Judgement::Alive {
                 note: format!("worker pid {} started for it lives", worker.pid),
+            },
+            None if ev.staging => Judgement::Withdraw {
+                reason: format!(
+                    "claimed ahead of its instant by the {} pid {}, which ended before a worker staged it; the command never started",
+                    owner.role.describe(),
+                    owner.process.pid
+                ),
             },
             None => Judgement::Orphaned {
                 code: ReasonCode::ClaimerDied,
@@ -243,7 +284,34 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
                 ),
             },
         },
+        ExecState::Staged => Judgement::Orphaned {
+            code: ReasonCode::WorkerDied,
+            reason: format!(
+                "worker pid {} (start time {}) staged the row and is gone without a word; it may have been released and started the command",
+                owner.process.pid, owner.process.start
+            ),
+        },
         _ => worker_gone(row, &owner, live),
+    }
+}
+
+/// A staged row whose worker its launcher reaped.
+fn reaped_staged(r: &Reaped) -> Judgement {
+    if r.released {
+        Judgement::Orphaned {
+            code: ReasonCode::WorkerDied,
+            reason: format!(
+                "worker pid {} ended ({}) after its release without recording the start; the command may have started",
+                r.pid, r.how
+            ),
+        }
+    } else {
+        Judgement::Unadopted {
+            reason: format!(
+                "worker pid {} ended ({}) while staged, before its release; the command never started",
+                r.pid, r.how
+            ),
+        }
     }
 }
 
@@ -389,7 +457,7 @@ mod tests {
         let claimed = row(ExecState::Claimed, gw, gw, None);
         let until = chrono::Utc.timestamp_opt(1_800_000_000, 0).unwrap();
         assert_eq!(
-            judge_lost_row(&claimed, "b", until, "a"),
+            judge_lost_row(&claimed, false, "b", until, "a"),
             LostRowFate::TakeOver
         );
         let worker = owner(OwnerRole::Worker, 11);
@@ -397,7 +465,20 @@ mod tests {
             pid: Some(11),
             ..row(ExecState::Running, worker, gw, Some(DispatchMode::Scoped))
         };
-        match judge_lost_row(&running, "b", until, "a") {
+        assert_eq!(
+            judge_lost_row(&claimed, true, "b", until, "a"),
+            LostRowFate::Withdraw,
+            "a claim made ahead of its instant"
+        );
+        let staged = Execution {
+            state: ExecState::Staged,
+            ..claimed.clone()
+        };
+        assert_eq!(
+            judge_lost_row(&staged, true, "b", until, "a"),
+            LostRowFate::Withdraw
+        );
+        match judge_lost_row(&running, false, "b", until, "a") {
             LostRowFate::Unknown { reason } => {
                 assert!(
                     reason.contains("host b") && reason.contains("never re-run"),
@@ -411,7 +492,10 @@ mod tests {
             state: ExecState::Succeeded,
             ..running.clone()
         };
-        assert_eq!(judge_lost_row(&done, "b", until, "a"), LostRowFate::Ended);
+        assert_eq!(
+            judge_lost_row(&done, false, "b", until, "a"),
+            LostRowFate::Ended
+        );
 
         let lost = Execution {
             state: ExecState::Unknown,
@@ -489,6 +573,7 @@ mod tests {
                 by,
                 pid: 42,
                 how: "exit 3".into(),
+                released: false,
             }),
             ..Evidence::default()
         };
@@ -502,6 +587,62 @@ mod tests {
             judge(&claimed, &Alive, &reaped(other)),
             Judgement::Alive { .. }
         ));
+    }
+
+    #[test]
+    fn a_staged_row_is_failed_when_never_released_and_unknown_once_released() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let w = owner(OwnerRole::Worker, 11);
+        let staged = row(ExecState::Staged, w, gw, Some(DispatchMode::Scoped));
+        let reaped = |released| Evidence {
+            reaped: Some(Reaped {
+                by: gw,
+                pid: 11,
+                how: "SIGKILL".into(),
+                released,
+            }),
+            ..Evidence::default()
+        };
+        assert!(matches!(
+            judge(&staged, &Dead, &reaped(false)),
+            Judgement::Unadopted { reason } if reason.contains("before its release")
+        ));
+        assert_eq!(
+            code(judge(&staged, &Dead, &reaped(true))),
+            ReasonCode::WorkerDied
+        );
+        // Nobody knows whether it was released: unknown, never retried.
+        assert_eq!(
+            code(judge(&staged, &Dead, &Evidence::default())),
+            ReasonCode::WorkerDied
+        );
+        assert!(matches!(
+            judge(&staged, &Alive, &Evidence::default()),
+            Judgement::Alive { note } if note.starts_with("staged by live worker")
+        ));
+    }
+
+    #[test]
+    fn a_claim_made_for_staging_that_no_worker_held_is_withdrawn() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let claimed = row(ExecState::Claimed, gw, gw, None);
+        let staging = Evidence {
+            staging: true,
+            ..Evidence::default()
+        };
+        assert!(matches!(
+            judge(&claimed, &Dead, &staging),
+            Judgement::Withdraw { .. }
+        ));
+        // A worker started for it still lives: it stages or withdraws it itself.
+        assert!(matches!(
+            judge(&claimed, &Released, &staging),
+            Judgement::Alive { .. }
+        ));
+        assert_eq!(
+            code(judge(&claimed, &Dead, &Evidence::default())),
+            ReasonCode::ClaimerDied
+        );
     }
 
     #[test]

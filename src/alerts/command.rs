@@ -106,7 +106,7 @@ pub(crate) async fn launch(
             unit,
             mode,
         })),
-        Ok(Dispatched::Refused { message, .. }) | Ok(Dispatched::NotSpawned { message }) => {
+        Ok(Dispatched::Refused { message, .. }) | Ok(Dispatched::NotSpawned { message, .. }) => {
             Err(NotLaunched::Launcher(message))
         }
         Err(e) => Err(NotLaunched::Launcher(crate::text::Chain(&e).to_string())),

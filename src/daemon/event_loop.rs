@@ -1,17 +1,24 @@
 //! The gateway's event loop: sleep until the next due instant (no polling
 //! interval for due work), wake early when the database changes or a child
 //! exits, claim under the tick lock, dispatch up to `cron.max_parallel_jobs`,
-//! reap, and watch running work.
+//! reap, and watch running work. Ahead of an instant it stages the runs due
+//! then (`staging.rs`) and releases them at the instant (`release.rs`).
+//! Dispatches and stagings are in flight inside the `select!`
+//! (`inflight.rs`): a burst never keeps the loop from a release, a claim or
+//! a reap.
 //!
 //! ## Locking
-//! The tick lock is held only inside `claim_due` (the claim transaction).
-//! Nothing here holds a lock across an await, IO or logging: the shared-state
-//! mutexes are set and released in one statement.
+//! The tick lock is held only inside `claim_due` and `claim_ahead` (the
+//! claim transactions). Nothing here holds a lock across an await, IO or
+//! logging: the shared-state mutexes are set and released in one statement.
 
 use super::fatal::{Fatal, dispatch_failure};
+use super::inflight::{Done, InFlight};
 use super::monitor::Monitor;
 use super::provider_sync::ProviderSync;
+use super::release;
 use super::runs::{Runs, reap_children};
+use super::staging::Stager;
 use super::state::Shared;
 use super::supervision::stop_signals::StopRequests;
 use super::upkeep::Upkeep;
@@ -20,7 +27,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
 use crate::db::{DbWatcher, RECHECK_AFTER_CHANGE};
-use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use crate::dispatch::{Dispatched, Launcher};
 use crate::home::Home;
 use crate::ledger::{self, ExecState};
 use crate::logging::run_span;
@@ -29,14 +36,12 @@ use crate::reconcile::{self, Settled};
 use crate::schedule::{Timestamp, Tz};
 use crate::store;
 use crate::text::Chain;
-use crate::tick::{ClaimContext, ClaimReport, ClaimedRun, claim_due};
-use futures_util::StreamExt;
+use crate::tick::{ClaimContext, ClaimReport, ClaimedAhead, ClaimedRun, claim_due};
 use hermes_cron_core::health::{TickResult, TickSummary};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tracing::Instrument;
 
 /// The longest sleep without looking again, even with nothing due.
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
@@ -74,7 +79,7 @@ pub(crate) struct EventLoop {
     pub zone: Tz,
     pub clock: Arc<dyn Clock>,
     pub db: Db,
-    pub launcher: Launcher,
+    pub launcher: Arc<Launcher>,
     pub shared: Arc<Shared>,
     pub owner: Owner,
     pub runs: Runs,
@@ -84,6 +89,10 @@ pub(crate) struct EventLoop {
     /// Alert deliveries and the lateness watch (`alerts/`).
     pub alerts: AlertDriver,
     pub queue: VecDeque<ClaimedRun>,
+    /// Runs claimed ahead, waiting for room in flight to be staged.
+    pub stage_queue: VecDeque<ClaimedAhead>,
+    pub stager: Stager,
+    pub inflight: InFlight,
     /// After a failed or contended claim, do not claim again before this.
     pub claim_backoff_until: Option<tokio::time::Instant>,
     pub claim_failures: u32,
@@ -102,9 +111,12 @@ fn deadline_for(at: Timestamp, now: Timestamp) -> tokio::time::Instant {
 }
 
 impl EventLoop {
-    fn capacity_left(&self) -> usize {
+    /// Runs that may still start under `cron.max_parallel_jobs`.
+    pub(super) fn capacity_left(&self) -> usize {
         match self.config.cron.max_parallel_jobs {
-            Some(max) => (max as usize).saturating_sub(self.runs.len()),
+            Some(max) => {
+                (max as usize).saturating_sub(self.runs.len() + self.inflight.dispatches())
+            }
             None => usize::MAX,
         }
     }
@@ -120,6 +132,17 @@ impl EventLoop {
         })
     }
 
+    /// When to wake for the next release, a little before its instant
+    /// (None: nothing held, or no capacity to release into).
+    fn release_deadline(&self, now: Timestamp) -> Option<tokio::time::Instant> {
+        let (at, runs) = self.stager.next_release()?;
+        if self.capacity_left() == 0 {
+            return None;
+        }
+        let margin = chrono::Duration::from_std(release::margin(runs)).unwrap_or_default();
+        Some(deadline_for(at - margin, now))
+    }
+
     /// Run until a signal or a fatal error.
     pub async fn run(&mut self, mut sig: Signals, mut watcher: DbWatcher) -> LoopExit {
         let mut monitor_tick = tokio::time::interval(self.monitor.period());
@@ -128,7 +151,7 @@ impl EventLoop {
         self.sync_provider(true);
         loop {
             self.shared.bump();
-            self.dispatch_queued().await;
+            self.start_in_flight();
             self.deliver_alerts().await;
             if let Some(fatal) = self.fatal.take() {
                 return LoopExit::Fatal(fatal);
@@ -154,15 +177,32 @@ impl EventLoop {
                 Some(b) if b > deadline => b,
                 _ => deadline,
             };
+            let stage_at = self
+                .stager
+                .next_pass(&self.db, now)
+                .map(|at| deadline_for(at, now));
+            let release_at = self.release_deadline(now);
+            let soon = tokio::time::Instant::now;
             // An owed alert wakes the loop (its top begins it), not a claim.
             let alert_due = self
                 .alerts
                 .next_due(&self.db)
                 .map(|at| deadline_for(at, now));
             tokio::select! {
+                // In this order when several are ready: a release is due at
+                // an exact instant; reaping and claiming come before
+                // finishing in-flight work, which can come in long bursts.
+                biased;
                 Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
+                _ = tokio::time::sleep_until(release_at.unwrap_or_else(soon)), if release_at.is_some() => {
+                    self.release_due();
+                }
                 _ = sig.child.recv() => self.on_children_exited().await,
                 _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
+                _ = tokio::time::sleep_until(stage_at.unwrap_or_else(soon)), if stage_at.is_some() => {
+                    self.stage_pass();
+                }
+                done = self.inflight.next(), if !self.inflight.is_empty() => self.on_done(done),
                 _ = tokio::time::sleep_until(alert_due.unwrap_or(deadline)), if alert_due.is_some_and(|a| a < deadline) => {}
                 Some(done) = self.alerts.outcome() => self.alerts.record(&self.db, done, self.clock.now()),
                 _ = watcher.changed() => {
@@ -179,7 +219,7 @@ impl EventLoop {
                         None => std::future::pending().await,
                     }
                 } => {}
-                _ = tokio::time::sleep_until(recheck.unwrap_or_else(tokio::time::Instant::now)), if recheck.is_some() => {
+                _ = tokio::time::sleep_until(recheck.unwrap_or_else(soon)), if recheck.is_some() => {
                     recheck = None;
                 }
                 _ = monitor_tick.tick() => {
@@ -329,76 +369,83 @@ impl EventLoop {
         }
     }
 
-    /// Dispatch queued claims while capacity lasts.
-    async fn dispatch_queued(&mut self) {
-        let n = self.queue.len().min(self.capacity_left());
-        if n == 0 {
-            return;
-        }
-        self.shared.set_doing(format!("dispatching {n} runs"));
-        let batch: Vec<ClaimedRun> = self.queue.drain(..n).collect();
-        let (db, launcher, clock, shared) = (&self.db, &self.launcher, &self.clock, &self.shared);
-        let results: Vec<_> = futures_util::stream::iter(batch)
-            .map(|run| {
-                let span = run_span(&run.job_name, &run.id);
-                async move {
-                    // A stop request ends the batch: what is not started yet
-                    // stays queued, and is recorded as not run on the way out.
-                    if shared.stop_requested() {
-                        return (run, None);
-                    }
-                    let d = launcher
-                        .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
-                        .await;
-                    // A long batch is progress, not a frozen loop.
-                    shared.bump();
-                    (run, Some(d))
-                }
-                .instrument(span)
-            })
-            .buffer_unordered(DISPATCH_CONCURRENCY)
-            .collect()
-            .await;
-        for (run, result) in results {
-            let Some(result) = result else {
-                self.queue.push_back(run);
-                continue;
-            };
-            let _span = run_span(&run.job_name, &run.id).entered();
-            match result {
-                Ok(Dispatched::Started {
-                    mode,
-                    cause,
-                    unit,
-                    child,
-                }) => {
-                    tracing::info!(
-                        mode = %mode,
-                        unit = unit.as_deref().unwrap_or("-"),
-                        cause = cause.as_ref().map_or("-", |c| c.code.as_str()),
-                        pid = child.id(), "started"
-                    );
-                    self.runs
-                        .add_child(run.id.clone(), &run.job_name, child.id(), unit, mode);
-                    // Reaped through SIGCHLD by pid; the handle must not wait.
-                    drop(child);
-                }
-                Ok(Dispatched::Refused { cause, message }) => {
-                    tracing::warn!(cause = %cause.code, "{message}");
-                }
-                Ok(Dispatched::NotSpawned { message }) => {
-                    tracing::error!("{message}");
-                }
-                Err(e) => match dispatch_failure(&run.id, e) {
-                    Ok(fatal) => {
-                        self.fatal.get_or_insert(fatal);
-                    }
-                    Err(e) => {
-                        tracing::error!("dispatch failed: {}", Chain(&e))
-                    }
-                },
+    /// Put queued work in flight while there is room: claims due now first
+    /// (while capacity lasts), then runs to stage.
+    fn start_in_flight(&mut self) {
+        // A stop request: what is not in flight yet stays queued, and is
+        // recorded on the way out.
+        while self.inflight.len() < DISPATCH_CONCURRENCY && !self.shared.stop_requested() {
+            if self.capacity_left() > 0
+                && let Some(run) = self.queue.pop_front()
+            {
+                self.shared
+                    .set_doing(format!("dispatching {}", run.job_name));
+                let db = self.db.path().to_path_buf();
+                self.inflight.dispatch(self.launcher.clone(), db, run);
+            } else if let Some(ahead) = self.stage_queue.pop_front() {
+                self.inflight.stage(self.launcher.clone(), ahead);
+            } else {
+                break;
             }
         }
+    }
+
+    /// A piece of in-flight work is done: record it.
+    fn on_done(&mut self, done: Done) {
+        // A long burst is progress, not a frozen loop.
+        self.shared.bump();
+        match done {
+            Done::Dispatched { run, prepared } => self.dispatched(run, prepared),
+            Done::Staged { ahead, staged } => {
+                self.stager.staged(&self.db, ahead, staged, self.owner);
+            }
+            Done::Replaced { held } => self.release(vec![held]),
+        }
+    }
+
+    /// Record what a dispatch came to.
+    fn dispatched(&mut self, run: ClaimedRun, prepared: Dispatched) {
+        let result = self
+            .launcher
+            .record(&self.db, &run, prepared, self.clock.now());
+        let _span = run_span(&run.job_name, &run.id).entered();
+        match result {
+            Ok(Dispatched::Started {
+                mode,
+                cause,
+                unit,
+                child,
+            }) => {
+                tracing::info!(
+                    mode = %mode,
+                    unit = unit.as_deref().unwrap_or("-"),
+                    cause = cause.as_ref().map_or("-", |c| c.code.as_str()),
+                    pid = child.id(), "started"
+                );
+                self.runs
+                    .add_child(run.id.clone(), &run.job_name, child.id(), unit, mode);
+                // Reaped through SIGCHLD by pid; the handle must not wait.
+                drop(child);
+            }
+            Ok(Dispatched::Refused { cause, message }) => {
+                tracing::warn!(cause = %cause.code, "{message}");
+            }
+            Ok(Dispatched::NotSpawned { message, .. }) => {
+                tracing::error!("{message}");
+            }
+            Err(e) => match dispatch_failure(&run.id, e) {
+                Ok(fatal) => {
+                    self.fatal.get_or_insert(fatal);
+                }
+                Err(e) => {
+                    tracing::error!("dispatch failed: {}", Chain(&e))
+                }
+            },
+        }
+        self.publish_active();
+    }
+
+    pub(super) fn publish_active(&self) {
         self.shared
             .active_runs
             .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
@@ -427,10 +474,19 @@ impl EventLoop {
         self.shared.set_doing("reaping workers");
         for (pid, status) in reap_children() {
             let Some(t) = self.runs.reaped(pid) else {
+                if let Some(h) = self.stager.take_pid(pid) {
+                    self.staged_worker_died(&h, pid, status);
+                }
                 continue;
             };
             let _span = run_span(&t.job_name, &t.id).entered();
-            match reconcile::reaped(&self.db, &t.id, self.owner, pid, status, self.clock.now()) {
+            let w = reconcile::ReapedWorker {
+                by: self.owner,
+                pid,
+                status: Some(status),
+                released: true,
+            };
+            match reconcile::reaped(&self.db, &t.id, w, self.clock.now()) {
                 Ok(Settled::Finished(r)) => {
                     tracing::info!(
                         state = %r.state,
@@ -457,11 +513,23 @@ impl EventLoop {
             .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// On shutdown: claims never dispatched are recorded as not run.
+    /// On shutdown: claims never dispatched are recorded as not run, claims
+    /// made ahead and not staged are taken back. Held workers are let go:
+    /// their gates close with this process, and they withdraw their rows.
     pub(crate) fn abandon_queue(&mut self) {
         let now = self.clock.now();
         for run in self.queue.drain(..) {
             let _ = ledger::abandoned(self.db.conn(), &run.id, &run.owner, now);
         }
+        let stored = self.owner.to_string();
+        for ahead in self.stage_queue.drain(..) {
+            let _ = ledger::withdraw(
+                self.db.conn(),
+                &ahead.run.id,
+                ExecState::Claimed,
+                Some(&stored),
+            );
+        }
+        self.inflight.abandon(&self.db, now);
     }
 }

@@ -13,8 +13,10 @@
 use super::event_loop::{EventLoop, LoopExit, Signals};
 use super::fatal::Fatal;
 use super::http;
+use super::inflight::InFlight;
 use super::monitor::{Monitor, probe};
 use super::runs::Runs;
+use super::staging::Stager;
 use super::state::Shared;
 use super::supervision::notify::Notifier;
 use super::supervision::stop_signals as signals;
@@ -322,6 +324,8 @@ async fn serve(
             Judgement::Alive { note } => {
                 run_span(&row.job_name, &row.id).in_scope(|| tracing::info!("left alone: {note}"))
             }
+            Judgement::Withdraw { reason } => run_span(&row.job_name, &row.id)
+                .in_scope(|| tracing::info!("withdrawn, to be claimed again: {reason}")),
             j => {
                 if let Some((_, code, reason)) = j.recorded() {
                     run_span(&row.job_name, &row.id)
@@ -372,6 +376,8 @@ async fn serve(
     });
     let period =
         heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
+    let config_cron = config.cron.clone();
+    let staging_max = staging_room(config_cron.staging_max_workers);
     let alerts = crate::alerts::AlertDriver::new(clock.now());
     alerts.startup(&db, clock.now());
     let monitor = Monitor::new(period, notifier);
@@ -395,7 +401,7 @@ async fn serve(
         zone,
         clock,
         db,
-        launcher,
+        launcher: Arc::new(launcher),
         shared,
         owner,
         runs,
@@ -404,6 +410,9 @@ async fn serve(
         provider: Default::default(),
         alerts,
         queue,
+        stage_queue: VecDeque::new(),
+        stager: Stager::new(&config_cron, staging_max),
+        inflight: InFlight::default(),
         claim_backoff_until: None,
         claim_failures: 0,
         fatal: None,
@@ -429,4 +438,19 @@ async fn serve(
         cluster.stop();
     }
     Ok(exit)
+}
+
+/// How many staged workers fit: the configured bound, or fewer when the
+/// descriptor limit (raised as far as the hard limit allows) holds fewer
+/// gates.
+fn staging_room(configured: u32) -> usize {
+    let fits = crate::process::fd_limit::raise_for(u64::from(configured));
+    if fits < u64::from(configured) {
+        tracing::warn!(
+            configured,
+            fits,
+            "cron.staging_max_workers is more than the descriptor limit allows (one pipe per staged worker); raise LimitNOFILE= of the gateway's unit to stage more"
+        );
+    }
+    fits as usize
 }

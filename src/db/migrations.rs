@@ -192,7 +192,67 @@ CREATE INDEX alert_attempts_by_execution ON alert_attempts(execution_id)
     WHERE execution_id IS NOT NULL;
 ";
 
-/// Migration 7: several hosts on one ledger (PostgreSQL; on SQLite the one
+/// Migration 7: staging. A run may be prepared ahead of its instant: its
+/// worker holds the row in the new state `staged` until released. The
+/// state CHECK is widened in place (`writable_schema`: existing rows satisfy
+/// the wider constraint, so nothing is rewritten or copied; SQLite documents
+/// this way for relaxing a CHECK), and the trigger that freezes terminal rows
+/// and the index of active rows learn the new state (their DDL also bumps
+/// the schema cookie, so every connection reloads the schema). `staged_claims`
+/// keeps, for each run claimed ahead and not yet started, what its claim did
+/// to its job, so taking it back (`withdraw`) can undo exactly that.
+const STAGING_SQLITE: &str = "
+PRAGMA writable_schema = ON;
+UPDATE sqlite_schema
+   SET sql = replace(sql, '''missed'', ''refused'')', '''missed'', ''refused'', ''staged'')')
+ WHERE type = 'table' AND name = 'executions';
+PRAGMA writable_schema = RESET;
+
+DROP TRIGGER executions_terminal_rows_are_final;
+CREATE TRIGGER executions_terminal_rows_are_final
+BEFORE UPDATE ON executions
+WHEN OLD.state NOT IN ('claimed', 'staged', 'running')
+BEGIN
+    SELECT RAISE(ABORT, 'terminal execution rows never change');
+END;
+";
+
+/// Migration 7, PostgreSQL: the same, with its own DDL (a named CHECK
+/// constraint replaced in the same transaction; the trigger's condition).
+const STAGING_POSTGRES: &str = "
+ALTER TABLE executions DROP CONSTRAINT executions_state_check;
+ALTER TABLE executions ADD CONSTRAINT executions_state_check
+    CHECK (state IN ('claimed', 'running', 'succeeded', 'failed', 'timed_out',
+                     'cancelled', 'unknown', 'skipped', 'missed', 'refused', 'staged'));
+DROP TRIGGER executions_terminal_rows_are_final ON executions;
+CREATE TRIGGER executions_terminal_rows_are_final
+BEFORE UPDATE ON executions
+FOR EACH ROW WHEN (OLD.state NOT IN ('claimed', 'staged', 'running'))
+EXECUTE FUNCTION executions_terminal_rows_are_final();
+";
+
+/// Migration 7, both: the active index and `staged_claims`.
+const STAGING: &str = "
+DROP INDEX executions_active;
+CREATE INDEX executions_active ON executions(state)
+    WHERE state IN ('claimed', 'staged', 'running');
+
+CREATE TABLE staged_claims (
+    execution_id   TEXT PRIMARY KEY REFERENCES executions(id) ON DELETE CASCADE,
+    job_id         TEXT NOT NULL,
+    -- the slot: the job's next_run_at before the claim
+    slot           INTEGER NOT NULL,
+    -- what the claim left on the job: its next slot and anchor, and whether
+    -- it completed a one-shot
+    next_run_at    INTEGER,
+    anchor         INTEGER NOT NULL,
+    completed      INTEGER NOT NULL,
+    -- the job's updated_at at the claim: edit, pause and resume change it
+    job_updated_at INTEGER NOT NULL
+);
+";
+
+/// Migration 8: several hosts on one ledger (PostgreSQL; on SQLite the one
 /// host fills the same columns). `executions.host` names the host that
 /// claimed a row (its worker runs there and writes the outcome); `jobs.run_on`
 /// pins a job to a host name or host label (NULL: any host). `hosts` holds
@@ -206,7 +266,8 @@ CREATE INDEX alert_attempts_by_execution ON alert_attempts(execution_id)
 const HOSTS: &str = "
 ALTER TABLE executions ADD COLUMN host TEXT;
 ALTER TABLE jobs ADD COLUMN run_on TEXT;
-CREATE INDEX executions_active_by_host ON executions(host) WHERE state IN ('claimed', 'running');
+CREATE INDEX executions_active_by_host ON executions(host)
+    WHERE state IN ('claimed', 'staged', 'running');
 CREATE TABLE hosts (
     host        TEXT PRIMARY KEY,
     labels      TEXT NOT NULL DEFAULT '',
@@ -271,6 +332,11 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
     &[Step::Both(IDLE_TIMEOUT)],
     &[Step::Both(MANAGED)],
     &[Step::Both(ALERTS)],
+    &[
+        Step::Sqlite(STAGING_SQLITE),
+        Step::Postgres(STAGING_POSTGRES),
+        Step::Both(STAGING),
+    ],
     &[Step::Both(HOSTS)],
 ];
 

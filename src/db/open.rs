@@ -642,6 +642,71 @@ mod tests {
         assert_eq!(mode, 0o600);
     }
 
+    /// Migration 7 widens the state CHECK in place: a ledger written by the
+    /// previous schema keeps its rows, takes `staged`, still refuses unknown
+    /// states, and still freezes terminal rows; a second connection that was
+    /// open during the upgrade sees the new schema too.
+    #[test]
+    fn a_version_6_ledger_learns_the_staged_state_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cron.db");
+        let old = Connection::open(&path).unwrap();
+        for (i, steps) in MIGRATIONS[..6].iter().enumerate() {
+            for sql in steps.iter().filter_map(|s| s.sql_for(Dialect::Sqlite)) {
+                old.execute_batch(&sql).unwrap();
+            }
+            old.pragma_update(None, "user_version", i as i64 + 1)
+                .unwrap();
+        }
+        old.execute_batch(
+            "INSERT INTO executions (id, job_name, source, state, spec, claimed_at)
+                 VALUES ('done', 'n', 'manual', 'succeeded', '{}', 0),
+                        ('live', 'n', 'manual', 'claimed', '{}', 0);",
+        )
+        .unwrap();
+        let db = Db::open(&path).unwrap();
+        let conn = db.conn().sqlite().expect("a SQLite ledger");
+        let rows: i64 = conn
+            .query_row("SELECT COUNT(*) FROM executions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 2);
+        // The connection opened before the upgrade reloads the schema too.
+        old.execute(
+            "UPDATE executions SET state = 'staged' WHERE id = 'live'",
+            [],
+        )
+        .expect("staged is a state now");
+        assert!(
+            conn.execute("UPDATE executions SET state = 'held' WHERE id = 'live'", [])
+                .is_err()
+        );
+        assert!(
+            conn.execute(
+                "UPDATE executions SET state = 'failed' WHERE id = 'done'",
+                []
+            )
+            .is_err(),
+            "terminal rows stay frozen"
+        );
+        conn.execute(
+            "UPDATE executions SET state = 'running' WHERE id = 'live'",
+            [],
+        )
+        .expect("a staged row moves on");
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+        let plan: String = conn
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT id FROM executions WHERE state IN ('claimed', 'staged', 'running')",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("executions_active"), "{plan}");
+    }
+
     #[test]
     fn refuses_a_newer_schema() {
         let tmp = tempfile::tempdir().unwrap();

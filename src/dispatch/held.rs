@@ -5,9 +5,12 @@
 //! and reaps it. Scoped dispatch moves the held pid into its scope between
 //! the two.
 //!
-//! Nothing blocks in `pre_exec` (only `setsid` and unblocking signals, both
-//! async-signal-safe):
-//! `spawn()` waits for the exec, so a blocking hook would deadlock us.
+//! A detached worker is started with no `pre_exec` hook, so std starts it
+//! with `posix_spawn` (glibc's is a `vfork`: no copy of the launcher's page
+//! tables, cheaper the bigger the gateway) instead of `fork`. What a hook
+//! used to do in the child the worker does first thing itself, told by
+//! `--detach` ([`DETACH_ARG`]): `setsid`, and unblocking the signals the
+//! gateway blocks for its signal thread (a spawned child keeps the mask).
 //!
 //! A detached worker keeps none of the launcher's stdio: its stdout is
 //! /dev/null and its own diagnostics are appended to `logs/hermes-cron-worker.log` in the
@@ -16,14 +19,17 @@
 //! job runs (for a kanban worker: hours).
 
 use crate::home::Home;
-use crate::worker::Go;
+use crate::worker::{Go, RELEASE};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+
+/// The worker argument that makes it `setsid` and unblock every signal
+/// before anything else.
+pub const DETACH_ARG: &str = "--detach";
 
 /// A spawned worker waiting for its go byte.
 #[derive(Debug)]
@@ -67,6 +73,10 @@ impl HeldWorker {
         let (read, write): (OwnedFd, OwnedFd) =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
         let mut cmd = Command::new(bin);
+        if let Some(soft) = crate::process::fd_limit::original() {
+            // Our raised limit is for the gates we hold, not for jobs.
+            cmd.env(crate::process::fd_limit::ORIGINAL_ENV, soft.to_string());
+        }
         cmd.arg("--home")
             .arg(call.home)
             .arg("--execution")
@@ -74,18 +84,11 @@ impl HeldWorker {
             .stdin(Stdio::from(read));
         match attach {
             Attach::Detached => {
-                cmd.stdout(Stdio::null()).stderr(worker_log(call.home));
-                // SAFETY: setsid and pthread_sigmask are async-signal-safe
-                // and touch no memory of ours. The mask: the gateway blocks
-                // SIGTERM/SIGINT for its signal thread; a worker starts clean.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        nix::unistd::setsid()
-                            .map(|_| ())
-                            .map_err(std::io::Error::from)?;
-                        crate::process::unblock_all_signals()
-                    });
-                }
+                // No pre_exec hook: std uses posix_spawn. The worker calls
+                // setsid and clears its signal mask itself (DETACH_ARG).
+                cmd.arg(DETACH_ARG)
+                    .stdout(Stdio::null())
+                    .stderr(worker_log(call.home));
             }
             Attach::Foreground => {
                 cmd.arg("--tee");
@@ -109,18 +112,52 @@ impl HeldWorker {
             && let Err(e) = pipe.write_all(go.line().as_bytes())
         {
             drop(pipe);
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.end();
             return Err(e);
         }
         Ok(self.child)
+    }
+
+    /// Write the stage line: the worker holds its row, placed as `go` says,
+    /// and waits for [`HeldWorker::release_staged`]. The gate stays open.
+    pub fn stage(&mut self, go: &Go) -> std::io::Result<()> {
+        match self.go.as_mut() {
+            Some(pipe) => pipe.write_all(go.stage_line().as_bytes()),
+            None => Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+        }
+    }
+
+    /// Release a staged worker: one byte, its command starts. On an error
+    /// (the worker is gone) it is reaped.
+    pub fn release_staged(mut self) -> std::io::Result<Child> {
+        let result = match self.go.as_mut() {
+            Some(pipe) => pipe.write_all(&[RELEASE]),
+            None => Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+        };
+        drop(self.go.take());
+        match result {
+            Ok(()) => Ok(self.child),
+            Err(e) => {
+                self.end();
+                Err(e)
+            }
+        }
     }
 
     /// Close the gate (the worker sees EOF and exits untouched), make sure it
     /// is gone, and reap it.
     pub(crate) fn abandon(mut self) {
         drop(self.go.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.end();
+    }
+
+    /// Kill and reap the worker, unless it was reaped already (a gateway
+    /// reaps every child on SIGCHLD, also one whose dispatch is in flight):
+    /// never signal a pid that is no longer ours.
+    fn end(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -91,8 +91,8 @@ pub enum Dispatched {
     },
     /// Not started; the row is `refused`.
     Refused { cause: Cause, message: String },
-    /// The worker could not be spawned; the row is `failed`.
-    NotSpawned { message: String },
+    /// The worker for `mode` could not be spawned; the row is `failed`.
+    NotSpawned { mode: DispatchMode, message: String },
 }
 
 /// A dispatch that could not record its outcome: the ledger failed.
@@ -104,9 +104,9 @@ pub enum DispatchError {
 
 /// Why no scope: the cause, and whether the held worker may be inside a
 /// scope anyway (a start that timed out can still succeed late).
-struct NoScope {
-    cause: Cause,
-    maybe_moved: bool,
+pub(super) struct NoScope {
+    pub cause: Cause,
+    pub maybe_moved: bool,
 }
 
 /// Turns claimed rows into running workers.
@@ -163,10 +163,24 @@ impl Launcher {
         now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         if !run.replace.is_empty() {
-            replace::stop_previous(db, self.manager(), &run.replace).await;
+            replace::stop_previous(db.path(), self.manager(), &run.replace).await;
         }
+        let prepared = self.prepare(run, asked, attach).await;
+        self.record(db, run, prepared, now)
+    }
+
+    /// The part of a dispatch that touches no ledger (the gateway runs it in
+    /// flight): spawn, scope, placement, and the go line or the gate closed.
+    /// Overlap `replace` is the caller's, before; a refusal or a worker that
+    /// could not be spawned is recorded by [`Launcher::record`], after.
+    pub async fn prepare(
+        &self,
+        run: &ClaimedRun,
+        asked: Requirement,
+        attach: Attach,
+    ) -> Dispatched {
         if attach == Attach::Foreground {
-            return self.start_plain(db, run, DispatchMode::InProcess, None, attach, now);
+            return self.start_plain(run, DispatchMode::InProcess, None, attach);
         }
         let required = self.requirement(run, asked);
         let held = match self.spawn_held(run, Attach::Detached) {
@@ -177,10 +191,8 @@ impl Launcher {
                     format!("cannot spawn the worker: {e}"),
                 );
                 return match place::<Infallible>(Err(failure), required) {
-                    Placement::Refused { cause, message } => {
-                        self.refuse(db, run, cause, message, now)
-                    }
-                    _ => self.not_spawned(db, run, DispatchMode::Degraded, &e, now),
+                    Placement::Refused { cause, message } => Dispatched::Refused { cause, message },
+                    _ => self.not_spawned(DispatchMode::Degraded, &e),
                 };
             }
         };
@@ -191,15 +203,11 @@ impl Launcher {
         match place(scope, required) {
             Placement::Scoped(unit) => {
                 crate::crash::point("after_scope_created");
-                let go = Go {
-                    mode: DispatchMode::Scoped,
-                    unit: Some(unit),
-                    cause: None,
-                };
+                let go = Go::scoped(unit);
                 match held.release(&go) {
                     Ok(child) => {
                         crate::crash::point("after_go");
-                        Ok(started(go, None, child))
+                        started(go, None, child)
                     }
                     // The worker died at its gate: as if no scope were possible.
                     Err(e) => {
@@ -207,56 +215,70 @@ impl Launcher {
                             CauseCode::ReleaseFailed,
                             format!("cannot release the worker: {e}"),
                         );
-                        self.without_scope(db, run, failure, required, now)
+                        self.without_scope(run, failure, required)
                     }
                 }
             }
             Placement::Degraded(cause) if maybe_moved => {
                 held.abandon();
-                self.degraded(db, run, None, cause, now)
+                self.degraded(run, None, cause)
             }
-            Placement::Degraded(cause) => self.degraded(db, run, Some(held), cause, now),
+            Placement::Degraded(cause) => self.degraded(run, Some(held), cause),
             Placement::Refused { cause, message } => {
                 held.abandon();
-                self.refuse(db, run, cause, message, now)
+                Dispatched::Refused { cause, message }
             }
         }
     }
 
-    /// Place and start a run for which no scope can be had.
-    fn without_scope(
+    /// Record what [`Launcher::prepare`] came to: a refusal or a worker that
+    /// could not be started is a terminal row; a started one records itself.
+    pub fn record(
         &self,
         db: &Db,
         run: &ClaimedRun,
-        failure: Cause,
-        required: Requirement,
+        d: Dispatched,
         now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
+        match &d {
+            Dispatched::Started { .. } => {}
+            Dispatched::Refused { cause, message } => {
+                ledger::refuse(
+                    db.conn(),
+                    &run.id,
+                    &run.owner,
+                    cause.code,
+                    message.clone(),
+                    now,
+                )?;
+            }
+            Dispatched::NotSpawned { mode, message } => {
+                ledger::spawn_failed(db.conn(), &run.id, &run.owner, *mode, message.clone(), now)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// Place and start a run for which no scope can be had.
+    fn without_scope(&self, run: &ClaimedRun, failure: Cause, required: Requirement) -> Dispatched {
         match place::<Infallible>(Err(failure), required) {
             Placement::Scoped(never) => match never {},
-            Placement::Degraded(cause) => self.degraded(db, run, None, cause, now),
-            Placement::Refused { cause, message } => self.refuse(db, run, cause, message, now),
+            Placement::Degraded(cause) => self.degraded(run, None, cause),
+            Placement::Refused { cause, message } => Dispatched::Refused { cause, message },
         }
     }
 
     /// Start the run degraded: release `held`, or a fresh worker.
-    fn degraded(
-        &self,
-        db: &Db,
-        run: &ClaimedRun,
-        held: Option<HeldWorker>,
-        cause: Cause,
-        now: Timestamp,
-    ) -> Result<Dispatched, DispatchError> {
+    fn degraded(&self, run: &ClaimedRun, held: Option<HeldWorker>, cause: Cause) -> Dispatched {
         warn_degraded_once(&cause);
         let mode = DispatchMode::Degraded;
         match held {
-            Some(held) => self.release_plain(db, run, held, mode, Some(cause), now),
-            None => self.start_plain(db, run, mode, Some(cause), Attach::Detached, now),
+            Some(held) => self.release_plain(held, mode, Some(cause)),
+            None => self.start_plain(run, mode, Some(cause), Attach::Detached),
         }
     }
 
-    fn requirement(&self, run: &ClaimedRun, asked: Requirement) -> Requirement {
+    pub(super) fn requirement(&self, run: &ClaimedRun, asked: Requirement) -> Requirement {
         if asked != Requirement::None {
             asked
         } else if run.spec.require_scope {
@@ -268,7 +290,11 @@ impl Launcher {
         }
     }
 
-    fn spawn_held(&self, run: &ClaimedRun, attach: Attach) -> std::io::Result<HeldWorker> {
+    pub(super) fn spawn_held(
+        &self,
+        run: &ClaimedRun,
+        attach: Attach,
+    ) -> std::io::Result<HeldWorker> {
         let call = WorkerCall {
             home: self.home.root(),
             execution: run.id.as_str(),
@@ -279,7 +305,11 @@ impl Launcher {
     }
 
     /// Create the scope around the held worker; its unit name when made.
-    async fn try_scope(&self, held: &HeldWorker, run: &ClaimedRun) -> Result<String, NoScope> {
+    pub(super) async fn try_scope(
+        &self,
+        held: &HeldWorker,
+        run: &ClaimedRun,
+    ) -> Result<String, NoScope> {
         let not_moved = |cause| NoScope {
             cause,
             maybe_moved: false,
@@ -328,13 +358,10 @@ impl Launcher {
     /// Release a held worker without a scope.
     fn release_plain(
         &self,
-        db: &Db,
-        run: &ClaimedRun,
         held: HeldWorker,
         mode: DispatchMode,
         cause: Option<Cause>,
-        now: Timestamp,
-    ) -> Result<Dispatched, DispatchError> {
+    ) -> Dispatched {
         let go = Go {
             mode,
             unit: None,
@@ -343,9 +370,9 @@ impl Launcher {
         match held.release(&go) {
             Ok(child) => {
                 crate::crash::point("after_go");
-                Ok(started(go, cause, child))
+                started(go, cause, child)
             }
-            Err(e) => self.not_spawned(db, run, mode, &e, now),
+            Err(e) => self.not_spawned(mode, &e),
         }
     }
 
@@ -353,49 +380,22 @@ impl Launcher {
     /// after a scope attempt that may have moved the first one).
     fn start_plain(
         &self,
-        db: &Db,
         run: &ClaimedRun,
         mode: DispatchMode,
         cause: Option<Cause>,
         attach: Attach,
-        now: Timestamp,
-    ) -> Result<Dispatched, DispatchError> {
+    ) -> Dispatched {
         match self.spawn_held(run, attach) {
-            Ok(held) => self.release_plain(db, run, held, mode, cause, now),
-            Err(e) => self.not_spawned(db, run, mode, &e, now),
+            Ok(held) => self.release_plain(held, mode, cause),
+            Err(e) => self.not_spawned(mode, &e),
         }
     }
 
-    fn refuse(
-        &self,
-        db: &Db,
-        run: &ClaimedRun,
-        cause: Cause,
-        message: String,
-        now: Timestamp,
-    ) -> Result<Dispatched, DispatchError> {
-        ledger::refuse(
-            db.conn(),
-            &run.id,
-            &run.owner,
-            cause.code,
-            message.clone(),
-            now,
-        )?;
-        Ok(Dispatched::Refused { cause, message })
-    }
-
-    fn not_spawned(
-        &self,
-        db: &Db,
-        run: &ClaimedRun,
-        mode: DispatchMode,
-        e: &std::io::Error,
-        now: Timestamp,
-    ) -> Result<Dispatched, DispatchError> {
-        let message = format!("cannot start the worker {}: {e}", self.worker.display());
-        ledger::spawn_failed(db.conn(), &run.id, &run.owner, mode, message.clone(), now)?;
-        Ok(Dispatched::NotSpawned { message })
+    pub(super) fn not_spawned(&self, mode: DispatchMode, e: &std::io::Error) -> Dispatched {
+        Dispatched::NotSpawned {
+            mode,
+            message: format!("cannot start the worker {}: {e}", self.worker.display()),
+        }
     }
 
     fn known_unavailable(&self) -> Option<Cause> {
@@ -425,7 +425,7 @@ fn started(go: Go, cause: Option<Cause>, child: Child) -> Dispatched {
 }
 
 /// The one degraded warning of this process.
-fn warn_degraded_once(cause: &Cause) {
+pub(super) fn warn_degraded_once(cause: &Cause) {
     if !DEGRADED_WARNED.swap(true, Ordering::SeqCst) {
         tracing::warn!(
             cause = %cause.code,

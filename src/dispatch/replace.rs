@@ -11,12 +11,15 @@ use crate::logging::run_span;
 use crate::process::{identity_of, signal_pid};
 use crate::systemd::UnitManager;
 use nix::sys::signal::Signal;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Stop `old` and wait for them to end.
+/// Stop `old` and wait for them to end, watching the ledger at `db` through
+/// a read-only connection of its own (so a gateway can run this in flight
+/// while its own connection claims and records).
 pub(crate) async fn stop_previous(
-    db: &Db,
+    db: &Path,
     manager: Option<&Arc<dyn UnitManager>>,
     old: &[Execution],
 ) {
@@ -34,14 +37,16 @@ pub(crate) async fn stop_previous(
     // Woken by the rows' writes; looked at again on a period for a worker
     // that died without writing.
     let mut changes = db
-        .path()
         .parent()
         .and_then(|dir| DbWatcher::new(dir).ok())
         .unwrap_or_else(DbWatcher::disabled);
+    let Ok(reader) = Db::open_read_only(db) else {
+        return;
+    };
     let deadline = monotonic() + crate::process::kill_grace() + Duration::from_secs(5);
     for run in old {
         while monotonic() < deadline {
-            let row = ledger::get_execution(db.conn(), &run.id).ok().flatten();
+            let row = ledger::get_execution(reader.conn(), &run.id).ok().flatten();
             let done = row.is_none_or(|(r, _)| {
                 r.state.is_terminal()
                     || (r.state == ExecState::Running

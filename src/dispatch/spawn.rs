@@ -157,6 +157,6 @@ pub async fn spawn_worker(
             cause,
             message,
         }),
-        Dispatched::NotSpawned { message } => Err(SpawnError::NotSpawned(message)),
+        Dispatched::NotSpawned { message, .. } => Err(SpawnError::NotSpawned(message)),
     }
 }

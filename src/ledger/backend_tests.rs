@@ -4,7 +4,7 @@
 use crate::db::test_backends::{TEST_PG_ENV, on_both, postgres};
 use crate::db::{Db, Dialect, from_ms};
 use crate::ids::{ExecutionId, JobId};
-use crate::ledger::{self, Adoption, NewClaim, Occurrence};
+use crate::ledger::{self, NewClaim, Occurrence, Taking};
 use crate::params;
 use crate::process::{self, Owner};
 use hermes_cron_core::run::{
@@ -56,13 +56,13 @@ fn claim(
     (id, fresh)
 }
 
-fn adoption(worker: Owner) -> Adoption<'static> {
-    Adoption {
+fn adoption(worker: Owner) -> Taking<'static> {
+    Taking {
         worker,
         mode: DispatchMode::Degraded,
         cause: None,
         unit: None,
-        started_at: from_ms(1_000),
+        at: from_ms(1_000),
     }
 }
 

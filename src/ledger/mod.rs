@@ -2,7 +2,8 @@
 //! changes one. Each change is a named move (`insert.rs`: [`claim`],
 //! [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
 //! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`],
-//! [`take_over`])
+//! [`take_over`]; `staging.rs`, runs prepared ahead of their instant:
+//! [`claim_ahead`], [`stage`], [`start`], [`overlapped`], [`withdraw`])
 //! that fixes the states it starts from and compare-and-sets on the state and
 //! owner the caller last saw. Every move into a terminal state passes
 //! `terminal.rs`, which also queues owed retries (`retry.rs`) and is the one
@@ -22,6 +23,7 @@ mod outbox_tests;
 mod read;
 mod retention;
 mod retry;
+mod staging;
 mod terminal;
 
 pub use error::LedgerError;
@@ -31,8 +33,7 @@ pub use hermes_cron_core::run::{
 };
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
 pub use moves::{
-    Adoption, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled,
-    take_over,
+    Taking, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled, take_over,
 };
 pub(crate) use moves::{spawn_failed, unadopted};
 pub use outbox::{Delivery, record_gateway_failed, record_late};
@@ -48,3 +49,4 @@ pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, slot_has_row}
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};
+pub use staging::{StagedClaim, claim_ahead, overlapped, stage, staged_claim, start, withdraw};

@@ -35,15 +35,18 @@ use hermes_cron_core::run::{
     DispatchMode, ExecState, Execution, Finished, Move, Owner, ReasonCode, RowOwner,
 };
 
-/// A worker taking over its claimed row.
+/// A worker taking over its claimed row (`adopt`, or `stage` ahead of its
+/// instant): who it is and how it was placed.
 #[derive(Clone, Debug)]
-pub struct Adoption<'a> {
+pub struct Taking<'a> {
     pub worker: Owner,
     pub mode: DispatchMode,
     /// Why the mode is not `scoped`.
     pub cause: Option<CauseCode>,
     pub unit: Option<&'a str>,
-    pub started_at: Timestamp,
+    /// When: `adopt` records it as the start, `stage` as the first
+    /// heartbeat (the run starts at its release).
+    pub at: Timestamp,
 }
 
 fn stored(row: &Execution) -> Option<&str> {
@@ -57,39 +60,48 @@ pub fn adopt(
     conn: &Conn,
     id: &ExecutionId,
     claimer: &RowOwner,
-    a: &Adoption<'_>,
+    a: &Taking<'_>,
 ) -> Result<bool, LedgerError> {
     conn.savepoint(|tx| {
-        let adopted = adopt_row(tx, id, claimer, a)?;
+        let adopted = take_claimed(
+            tx,
+            id,
+            claimer,
+            "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
+                 dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
+                 heartbeat_at = ?9
+             WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
+            a,
+        )?;
         if adopted {
-            outbox::on_adopt(tx, id, a.started_at)?;
+            outbox::on_adopt(tx, id, a.at)?;
         }
         Ok(adopted)
     })
     .map_err(sql_err(id))
 }
 
-fn adopt_row(
+/// The compare-and-set of a worker taking its claimed row: `sql` (`adopt`'s
+/// or `stage`'s) with the row as ?1, the claimer as ?2, and `t` as ?3..?9.
+pub(super) fn take_claimed(
     conn: &Conn,
     id: &ExecutionId,
     claimer: &RowOwner,
-    a: &Adoption<'_>,
+    sql: &str,
+    t: &Taking<'_>,
 ) -> SqlResult<bool> {
     let n = conn.execute(
-        "UPDATE executions SET state = 'running', owner = ?3, pid = ?4, pid_start = ?5,
-                 dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, started_at = ?9,
-                 heartbeat_at = ?9
-             WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
+        sql,
         params![
             id.as_str(),
             claimer.as_stored(),
-            a.worker.to_string(),
-            a.worker.process.pid,
-            a.worker.process.start as i64,
-            a.mode.as_str(),
-            a.cause.map(|c| c.as_str()),
-            a.unit,
-            to_ms(a.started_at),
+            t.worker.to_string(),
+            t.worker.process.pid,
+            t.worker.process.start as i64,
+            t.mode.as_str(),
+            t.cause.map(|c| c.as_str()),
+            t.unit,
+            to_ms(t.at),
         ],
     )?;
     Ok(n == 1)

@@ -54,12 +54,12 @@ fn claimed(db: &Db, spec: &RunSpec, claimer: Owner) -> ExecutionId {
 }
 
 fn adopted(db: &Db, id: &ExecutionId, claimer: Owner, worker: Owner) {
-    let a = Adoption {
+    let a = Taking {
         worker,
         mode: DispatchMode::Degraded,
         cause: None,
         unit: None,
-        started_at: now(),
+        at: now(),
     };
     assert!(adopt(db.conn(), id, &claimer.into(), &a).unwrap());
 }

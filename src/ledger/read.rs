@@ -141,49 +141,50 @@ pub fn list_executions(conn: &Conn, f: &RunFilter) -> SqlResult<Vec<Execution>> 
     )
 }
 
-/// Every claimed or running row.
+/// Every claimed, staged or running row.
 pub fn active_runs(conn: &Conn) -> SqlResult<Vec<Execution>> {
     collect(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM executions WHERE state IN ('claimed', 'running') ORDER BY id"
+            "SELECT {COLUMNS} FROM executions WHERE state IN ('claimed', 'staged', 'running') ORDER BY id"
         ),
         params![],
     )
 }
 
-/// Claimed or running rows claimed on `host` (and rows that name no host:
+/// Claimed, staged or running rows claimed on `host` (and rows that name no host:
 /// written before hosts were recorded, so by this one).
 pub fn active_runs_on(conn: &Conn, host: &str) -> SqlResult<Vec<Execution>> {
     collect(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions
-             WHERE state IN ('claimed', 'running') AND (host = ?1 OR host IS NULL) ORDER BY id"
+             WHERE state IN ('claimed', 'staged', 'running') AND (host = ?1 OR host IS NULL)
+             ORDER BY id"
         ),
         params![host],
     )
 }
 
-/// Claimed or running rows that name `host` (exactly).
+/// Claimed, staged or running rows that name `host` (exactly).
 pub(crate) fn active_runs_claimed_on(conn: &Conn, host: &str) -> SqlResult<Vec<Execution>> {
     collect(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions
-             WHERE state IN ('claimed', 'running') AND host = ?1 ORDER BY id"
+             WHERE state IN ('claimed', 'staged', 'running') AND host = ?1 ORDER BY id"
         ),
         params![host],
     )
 }
 
-/// Claimed or running rows of one job.
+/// Claimed, staged or running rows of one job.
 pub(crate) fn active_runs_for_job(conn: &Conn, job: &JobId) -> SqlResult<Vec<Execution>> {
     collect(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions
-             WHERE state IN ('claimed', 'running') AND job_id = ?1 ORDER BY id"
+             WHERE state IN ('claimed', 'staged', 'running') AND job_id = ?1 ORDER BY id"
         ),
         params![job.as_str()],
     )

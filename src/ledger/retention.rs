@@ -13,7 +13,7 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
              SELECT id FROM (
                  SELECT id, ROW_NUMBER() OVER (
                      PARTITION BY COALESCE(job_id, 'spawn:' || job_name) ORDER BY id DESC) AS rn
-                 FROM executions WHERE state NOT IN ('claimed', 'running')
+                 FROM executions WHERE state NOT IN ('claimed', 'staged', 'running')
              ) AS ranked WHERE rn > ?1)",
         crate::params![i64::from(keep)],
     )? as u64;

@@ -30,7 +30,8 @@ pub struct HostStatus {
     pub lost_by: Option<String>,
     pub gateway: Option<String>,
     pub version: String,
-    /// Its rows now `claimed` and `running`.
+    /// Its rows now `claimed` (or `staged`: a worker holds it, not started)
+    /// and `running`.
     pub claimed: u64,
     pub running: u64,
 }
@@ -68,7 +69,8 @@ pub fn hosts(conn: &Conn, ours: Timestamp) -> SqlResult<Vec<HostStatus>> {
     let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
     for (host, state, n) in conn.query_map(
         "SELECT host, state, COUNT(*) FROM executions
-         WHERE state IN ('claimed', 'running') AND host IS NOT NULL GROUP BY host, state",
+         WHERE state IN ('claimed', 'staged', 'running') AND host IS NOT NULL
+         GROUP BY host, state",
         params![],
         |r| {
             Ok((
@@ -88,7 +90,8 @@ pub fn hosts(conn: &Conn, ours: Timestamp) -> SqlResult<Vec<HostStatus>> {
             HostStatus {
                 lease: view.word(),
                 lease_detail: view.describe(),
-                claimed: count(&l.host, "claimed").unwrap_or(0),
+                claimed: count(&l.host, "claimed").unwrap_or(0)
+                    + count(&l.host, "staged").unwrap_or(0),
                 running: count(&l.host, "running").unwrap_or(0),
                 host: l.host,
                 labels: l.labels,

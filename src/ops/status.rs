@@ -140,7 +140,7 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
     )?;
     report.running = conn
         .query_row(
-            "SELECT COUNT(*) AS n FROM executions WHERE state IN ('claimed', 'running')",
+            "SELECT COUNT(*) AS n FROM executions WHERE state IN ('claimed', 'staged', 'running')",
             params![],
             |r| r.get::<_, i64>("n"),
         )?

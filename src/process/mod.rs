@@ -1,6 +1,7 @@
 //! Processes on this host: identity by pid and start time, liveness,
-//! signals, sessions.
+//! signals, sessions, and the descriptor limit staging needs.
 
+pub mod fd_limit;
 mod identity;
 mod session;
 mod signal;

@@ -8,7 +8,9 @@
 //! its active rows (`hermes_cron_core::reconcile::judge_lost_row`) and apply
 //! the named move: `take_over` for a row it claimed but never started (this
 //! gateway now owns it, on this host, and dispatches it), `orphaned` with
-//! `host_lost` for a run that had started (never re-run). A crash half way
+//! `host_lost` for a run that had started (never re-run), `withdraw` for a
+//! run claimed ahead of its instant or staged there (taken back; the job's
+//! slot is claimed again at its instant). A crash half way
 //! rolls everything back, the lease included, so the next look does it all.
 //!
 //! ## Locking
@@ -19,7 +21,7 @@
 use crate::cluster::{Host, database_now, read_leases};
 use crate::db::Db;
 use crate::home::Home;
-use crate::ledger::{self, Execution, LedgerError, ReasonCode, RunSpec};
+use crate::ledger::{self, ExecState, Execution, LedgerError, ReasonCode, RunSpec};
 use crate::process::Owner;
 use crate::schedule::Timestamp;
 use hermes_cron_core::cluster::expired_hosts;
@@ -35,6 +37,8 @@ pub struct LostReport {
     pub taken: Vec<(Execution, RunSpec)>,
     /// Runs recorded `unknown` (`host_lost`), as they were before.
     pub unknown: Vec<Execution>,
+    /// Runs claimed ahead of their instant (staging) taken back.
+    pub withdrawn: usize,
 }
 
 fn read_err(what: &'static str) -> impl FnOnce(crate::db::SqlError) -> LedgerError {
@@ -64,8 +68,18 @@ pub fn lost_hosts(
         let rows = ledger::active_runs_claimed_on(&tx, &lease.host)
             .map_err(read_err("the lost host's rows"))?;
         for row in rows {
-            match judge_lost_row(&row, &lease.host, lease.lease_until, me) {
+            let ahead = row.state == ExecState::Claimed
+                && ledger::staged_claim(&tx, &row.id)
+                    .map_err(read_err("a staging claim"))?
+                    .is_some();
+            match judge_lost_row(&row, ahead, &lease.host, lease.lease_until, me) {
                 LostRowFate::Ended => {}
+                LostRowFate::Withdraw => {
+                    let owner = row.owner.as_ref().map(|o| o.as_stored());
+                    if ledger::withdraw(&tx, &row.id, row.state, owner)? {
+                        report.withdrawn += 1;
+                    }
+                }
                 LostRowFate::TakeOver => {
                     let output = row.job_id.as_ref().map(|job| {
                         home.output_file(job.as_str(), row.id.as_str())

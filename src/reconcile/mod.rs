@@ -18,5 +18,5 @@ pub use hermes_cron_core::reconcile::{
     Evidence, Judgement, Liveness, Reaped, STALL_INTERVALS, ScopeSeen, Silence, is_stalled, judge,
 };
 pub use lost::{LostReport, lost_hosts};
-pub use passes::{Resolved, Settled, Watch, reaped, stalled, sweep};
+pub use passes::{ReapedWorker, Resolved, Settled, Watch, reaped, stalled, sweep};
 pub(crate) use passes::{startup_sweep, watched};

@@ -47,7 +47,28 @@ pub(crate) fn apply(
             ledger::orphaned(conn, row, *code, reason.clone(), now)
         }
         Judgement::Stalled { reason } => ledger::stalled(conn, row, reason.clone(), now),
+        Judgement::Withdraw { .. } => {
+            crate::crash::point("sweep_before_resolve");
+            let owner = row.owner.as_ref().map(|o| o.as_stored());
+            ledger::withdraw(conn, &row.id, row.state, owner)
+        }
     }
+}
+
+/// The evidence every pass starts from: whether `row` is a claim made ahead
+/// for staging, not yet started.
+fn base_evidence(db: &Db, row: &Execution) -> Result<Evidence, LedgerError> {
+    let staging = row.state == ExecState::Claimed
+        && ledger::staged_claim(db.conn(), &row.id)
+            .map_err(|source| LedgerError::Read {
+                what: "a staging claim",
+                source,
+            })?
+            .is_some();
+    Ok(Evidence {
+        staging,
+        ..Evidence::default()
+    })
 }
 
 /// The active rows of this host: a row another host claimed is never judged
@@ -74,7 +95,7 @@ pub fn sweep(db: &Db, now: Timestamp) -> Result<Vec<Resolved>, LedgerError> {
     let live = ProcLiveness::default();
     let mut out = Vec::new();
     for row in active(db)? {
-        let j = judge(&row, &live, &Evidence::default());
+        let j = judge(&row, &live, &base_evidence(db, &row)?);
         if apply(db, &row, &j, now)? {
             out.push(Resolved { row, judgement: j });
         }
@@ -130,7 +151,7 @@ pub(crate) async fn startup_sweep(
     let mut report = SweepReport::default();
     let mut manager = manager;
     for row in active(db)? {
-        let mut ev = Evidence::default();
+        let mut ev = base_evidence(db, &row)?;
         if let (ExecState::Running, Some(unit), Some(m)) = (row.state, row.unit.as_deref(), manager)
             && row.owner.as_ref().and_then(|o| o.owner()).is_some()
         {
@@ -147,7 +168,10 @@ pub(crate) async fn startup_sweep(
         let j = judge(&row, &live, &ev);
         let moves = matches!(
             j,
-            Judgement::Orphaned { .. } | Judgement::Unadopted { .. } | Judgement::Stalled { .. }
+            Judgement::Orphaned { .. }
+                | Judgement::Unadopted { .. }
+                | Judgement::Stalled { .. }
+                | Judgement::Withdraw { .. }
         );
         if moves && !apply(db, &row, &j, now)? {
             continue;
@@ -168,16 +192,26 @@ pub enum Settled {
     Untouched,
 }
 
-/// Settle the run `id` of worker `pid`, launched by `by` and reaped by it
-/// with wait status `status`. A worker writes its own terminal row before
-/// it exits, so normally there is nothing to do; a row it never adopted
-/// becomes `failed` (`worker_exited`), one it adopted and left `unknown`.
+/// How a launcher's worker ended, as the launcher saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct ReapedWorker {
+    /// The launcher (the row's claimer).
+    pub by: Owner,
+    pub pid: u32,
+    /// Its wait status (None: reaped elsewhere, not known).
+    pub status: Option<i32>,
+    /// The launcher wrote its go: a staged worker may have started the command.
+    pub released: bool,
+}
+
+/// Settle the run `id` of a worker its launcher reaped. A worker writes its
+/// own terminal row before it exits, so normally there is nothing to do; a
+/// row it never adopted (or held staged and was never released) becomes
+/// `failed` (`worker_exited`), one it adopted or was released for `unknown`.
 pub fn reaped(
     db: &Db,
     id: &ExecutionId,
-    by: Owner,
-    pid: u32,
-    status: i32,
+    w: ReapedWorker,
     now: Timestamp,
 ) -> Result<Settled, LedgerError> {
     let Some(row) = row_of(db, id)? else {
@@ -185,11 +219,14 @@ pub fn reaped(
     };
     let ev = Evidence {
         reaped: Some(Reaped {
-            by,
-            pid,
-            how: describe_wait_status(status),
+            by: w.by,
+            pid: w.pid,
+            how: w
+                .status
+                .map_or_else(|| "gone".to_string(), describe_wait_status),
+            released: w.released,
         }),
-        ..Evidence::default()
+        ..base_evidence(db, &row)?
     };
     let j = judge(&row, &ProcLiveness::default(), &ev);
     if j == Judgement::Ended {
@@ -217,7 +254,7 @@ pub(crate) fn watched(db: &Db, id: &ExecutionId, now: Timestamp) -> Result<Watch
     let Some(row) = row_of(db, id)? else {
         return Ok(Watch::Ended(None));
     };
-    let j = judge(&row, &ProcLiveness::default(), &Evidence::default());
+    let j = judge(&row, &ProcLiveness::default(), &base_evidence(db, &row)?);
     Ok(match j {
         Judgement::Alive { .. } => Watch::Running,
         Judgement::Ended => Watch::Ended(Some(row)),
@@ -272,7 +309,7 @@ pub fn stalled(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{Adoption, DispatchMode, NewClaim, Occurrence, RunSpec, Source};
+    use crate::ledger::{DispatchMode, NewClaim, Occurrence, RunSpec, Source, Taking};
     use crate::process;
     use crate::systemd::{ScopeSpec, UnitFuture, UnitProcess};
     use hermes_cron_core::run::OwnerRole;
@@ -349,12 +386,12 @@ mod tests {
                     db.conn(),
                     &id,
                     &claimer.into(),
-                    &Adoption {
+                    &Taking {
                         worker,
                         mode: DispatchMode::Scoped,
                         cause: None,
                         unit: Some(&unit),
-                        started_at: now,
+                        at: now,
                     },
                 )
                 .unwrap()

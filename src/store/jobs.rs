@@ -39,7 +39,8 @@ pub enum JobLookupError {
     Store(#[from] StoreError),
 }
 
-const COLUMNS: &str = "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
+pub(super) const COLUMNS: &str =
+    "id, name, schedule_text, schedule, tz, argv, shell, env, workdir, timeout_s,
     overlap, catch_up, retries, retry_backoff_s, memory_max, cpu_weight, tasks_max, require_scope,
     state, pause_reason, anchor, next_run_at, created_at, updated_at, hermes_id, env_files,
     pass_env, idle_timeout_s, managed, alerts, run_on";
@@ -122,7 +123,11 @@ fn job_from_row(row: &Row) -> Result<Job, StoreError> {
     })
 }
 
-fn query_jobs(conn: &Conn, sql: &str, params: Params<'_>) -> Result<Vec<Job>, StoreError> {
+pub(super) fn query_jobs(
+    conn: &Conn,
+    sql: &str,
+    params: Params<'_>,
+) -> Result<Vec<Job>, StoreError> {
     conn.query(sql, params)?.iter().map(job_from_row).collect()
 }
 

@@ -11,6 +11,7 @@
 //! | `proxy.rs` | the hand-written `org.freedesktop.systemd1.Manager` proxy (crate-private) |
 //! | `manager.rs` | [`UnitManager`], the seam the dispatcher sees |
 //! | `map_error.rs` | zbus errors to [`BusCause`] (the table is there) |
+//! | `job_watch.rs` | one `JobRemoved` subscription per connection, routed to waiters by unit name |
 //! | `zbus_manager.rs` | [`ZbusUnitManager`]: connection reuse, timeouts, `JobRemoved` matching |
 //!
 //! One start, as the dispatcher drives it: fork the worker blocked on a pipe,
@@ -21,6 +22,7 @@
 mod bus;
 mod cause;
 mod cgroups;
+mod job_watch;
 mod manager;
 mod map_error;
 mod proxy;

@@ -11,9 +11,10 @@
 //!   `start_scope` only if the drop is seen while subscribing to `JobRemoved`, i.e. before
 //!   `StartTransientUnit` was sent (a resent start could report `UnitExists` for our own
 //!   scope).
-//! - `start_scope` subscribes to `JobRemoved` (filtered on the unit name, server side)
-//!   before calling `StartTransientUnit`, matches the signal by the returned job path, and
-//!   so also sees a signal that arrives before the method reply (it waits in the stream).
+//! - `start_scope` registers for its unit's `JobRemoved` on the connection's one
+//!   subscription (`job_watch.rs`, opened by the first start on a connection) before
+//!   calling `StartTransientUnit`, matches the signal by the returned job path, and so also
+//!   sees a signal that arrives before the method reply (it waits in the waiter's channel).
 //!   The whole operation is bounded by [`ZbusTimeouts::job`].
 //!
 //! ## Locking
@@ -24,17 +25,17 @@
 
 use super::bus::{BusAddress, BusEnv, locate_bus};
 use super::cause::BusCause;
+use super::job_watch::{JobWaiter, JobWatch};
 use super::manager::{UnitFuture, UnitManager, UnitProcess};
 use super::map_error::{NO_SUCH_UNIT, NOT_REFERENCED, cause_from_zbus, error_name, is_disconnect};
-use super::proxy::{JobRemovedStream, ManagerProxy};
+use super::proxy::ManagerProxy;
 use crate::clock::monotonic;
-use futures_util::StreamExt;
 use hermes_cron_core::scope::ScopeSpec;
 use hermes_cron_core::scope::{PropValue, scope_properties};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OnceCell};
 use tokio::time::{Instant as TokioInstant, timeout, timeout_at};
 use zbus::Variant;
 use zbus::proxy::CacheProperties;
@@ -60,13 +61,15 @@ impl Default for ZbusTimeouts {
     }
 }
 
-/// A live connection and the manager proxy on it.
+/// A live connection, the manager proxy on it, and its one `JobRemoved`
+/// subscription (opened by the first scope start).
 #[derive(Clone)]
 struct Session {
     generation: u64,
     address: Arc<BusAddress>,
     conn: Connection,
     proxy: ManagerProxy<'static>,
+    jobs: Arc<OnceCell<Arc<JobWatch>>>,
 }
 
 /// The D-Bus implementation of [`UnitManager`]. Cheap to share: put it in an `Arc`.
@@ -121,7 +124,7 @@ impl ZbusUnitManager {
     /// See [`UnitManager::start_scope`].
     pub async fn start_scope(&self, spec: &ScopeSpec) -> Result<(), BusCause> {
         let deadline = TokioInstant::from_std(monotonic() + self.timeouts.job);
-        let (session, mut jobs) = timeout_at(deadline, self.job_stream(&spec.name))
+        let (session, mut jobs) = timeout_at(deadline, self.job_waiter(&spec.name))
             .await
             .map_err(|_| BusCause::Timeout {
                 what: format!("subscribing to JobRemoved for {}", spec.name),
@@ -148,7 +151,7 @@ impl ZbusUnitManager {
 
     /// Waits on `jobs` for the `JobRemoved` of `job`, until `deadline`.
     async fn await_job(
-        jobs: &mut JobRemovedStream,
+        jobs: &mut JobWaiter,
         job: &OwnedObjectPath,
         deadline: TokioInstant,
         spec: &ScopeSpec,
@@ -171,11 +174,11 @@ impl ZbusUnitManager {
                 }
                 Ok(Some(signal)) => signal,
             };
-            let Ok(args) = signal.args() else { continue };
-            if args.job().as_str() != job.as_str() {
+            let (path, result) = signal;
+            if path.as_str() != job.as_str() {
                 continue;
             }
-            return match *args.result() {
+            return match result.as_str() {
                 "done" => Ok(()),
                 other => Err(BusCause::JobFailed {
                     unit: spec.name.clone(),
@@ -252,22 +255,38 @@ impl ZbusUnitManager {
         }
     }
 
-    /// A session and a `JobRemoved` stream for `unit`, reconnecting once if the cached
-    /// connection turns out to be dead. No call that changes anything has been made yet.
-    async fn job_stream(&self, unit: &str) -> Result<(Session, JobRemovedStream), BusCause> {
+    /// A session and a registration for the `JobRemoved` signals of `unit` on its
+    /// connection's subscription (opened now if this is the connection's first start),
+    /// reconnecting once if the cached connection turns out to be dead. No call that
+    /// changes anything has been made yet.
+    async fn job_waiter(&self, unit: &str) -> Result<(Session, JobWaiter), BusCause> {
         let mut retried = false;
         loop {
             let session = self.session().await?;
-            // arg2 of JobRemoved is the unit name: the bus only forwards our unit's jobs.
-            match session
-                .proxy
-                .receive_job_removed_with_args(&[(2, unit)])
-                .await
-            {
-                Ok(stream) => return Ok((session, stream)),
+            let watch = session
+                .jobs
+                .get_or_try_init(|| JobWatch::start(&session.proxy))
+                .await;
+            match watch {
+                Ok(watch) if !watch.is_closed() => {
+                    let waiter = watch.register(unit);
+                    return Ok((session, waiter));
+                }
+                Ok(_) if !retried => {
+                    // The subscription ended with its connection: start over.
+                    self.forget(session.generation).await;
+                    retried = true;
+                }
                 Err(e) if is_disconnect(&e) && !retried => {
                     self.forget(session.generation).await;
                     retried = true;
+                }
+                Ok(_) => {
+                    return Err(BusCause::Disconnected {
+                        detail: format!(
+                            "the bus connection closed while subscribing to JobRemoved for {unit}"
+                        ),
+                    });
                 }
                 Err(e) => {
                     let what = format!("subscribing to JobRemoved for {unit}");
@@ -321,6 +340,7 @@ impl ZbusUnitManager {
             address,
             conn,
             proxy,
+            jobs: Arc::new(OnceCell::new()),
         })
     }
 }

@@ -142,7 +142,7 @@ pub enum ClaimError {
     Ledger(#[from] ledger::LedgerError),
 }
 
-fn zone_of(job: &Job, fallback: Tz) -> Tz {
+pub(super) fn zone_of(job: &Job, fallback: Tz) -> Tz {
     job.tz
         .as_deref()
         .and_then(|name| crate::schedule::parse_zone(name).ok())
@@ -168,6 +168,13 @@ pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimRepo
     drop(lock);
     crate::crash::point("after_claim_commit");
     Ok(Some(report))
+}
+
+/// Whether `run` is a previous run still going, as overlap sees it at
+/// `now`: a run claimed ahead of a later instant (staged, not started) is
+/// not one yet; its own instant decides (the gateway, at its release).
+fn going(run: &Execution, now: Timestamp) -> bool {
+    run.state == ExecState::Running || run.scheduled_for.is_none_or(|at| at <= now)
 }
 
 /// The runs overlap `replace` stops before this one starts (none otherwise).
@@ -307,7 +314,10 @@ impl Writer<'_> {
 fn claim_in(tx: &Conn, ctx: &ClaimContext<'_>, limit: usize) -> Result<ClaimReport, ClaimError> {
     let host = ctx.host.filter();
     let mut active: HashMap<JobId, Vec<Execution>> = HashMap::new();
-    for run in ledger::active_runs(tx)? {
+    for run in ledger::active_runs(tx)?
+        .into_iter()
+        .filter(|r| going(r, ctx.now))
+    {
         if let Some(job) = run.job_id.clone() {
             active.entry(job).or_default().push(run);
         }
@@ -377,7 +387,8 @@ pub fn claim_manual(
     job: &Job,
 ) -> Result<ClaimReport, ClaimError> {
     let tx = db.immediate()?;
-    let running = ledger::active_runs_for_job(&tx, &job.id)?;
+    let mut running = ledger::active_runs_for_job(&tx, &job.id)?;
+    running.retain(|r| going(r, ctx.now));
     let mut w = Writer {
         tx: &tx,
         ctx,
@@ -400,7 +411,8 @@ pub(crate) fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimR
         report: ClaimReport::default(),
     };
     for job in store::reboot_jobs(&tx, &ctx.host.filter())? {
-        let running = ledger::active_runs_for_job(&tx, &job.id)?;
+        let mut running = ledger::active_runs_for_job(&tx, &job.id)?;
+        running.retain(|r| going(r, ctx.now));
         w.single(&job, running, Some(ctx.now), 1, Source::Reboot)?;
     }
     let report = w.report;

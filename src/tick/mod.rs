@@ -2,9 +2,11 @@
 //! their rows in one transaction; dispatch happens after the lock is released.
 //! The planning is pure (`hermes_cron_core::plan`).
 
+mod ahead;
 mod claim;
 mod lock;
 
+pub use ahead::{ClaimedAhead, claim_ahead};
 pub use claim::{ClaimContext, ClaimError, ClaimReport, ClaimedRun, claim_due, claim_manual};
 
 pub(crate) use claim::claim_reboot;

@@ -13,6 +13,12 @@
 //! EOF) is a go whose placement the command line gave (`--mode`, `--unit`,
 //! `--cause`), for launchers that only write one byte.
 //!
+//! A run prepared ahead of its instant (staging) gets a stage line instead,
+//! `s scoped <unit>` or `s degraded <cause>`: the worker holds its row
+//! (`staged`) and prepares everything, then waits for one more byte, `g`,
+//! written at the instant ([`wait_for_release`]); EOF instead means the run
+//! is not to start (its gateway went away, or took it back).
+//!
 //! The placement is decided after the worker is spawned (the scope is made
 //! around the held worker), which is why it comes on the pipe and not on the
 //! command line.
@@ -38,13 +44,42 @@ pub enum Heard {
     Go,
     /// Go, placed as this says.
     GoPlaced(Go),
+    /// Stage, placed as this says: hold the row, then wait for the release.
+    Stage(Go),
     GiveUp,
 }
 
 impl Go {
+    /// Placed in the scope `unit`.
+    pub fn scoped(unit: String) -> Go {
+        Go {
+            mode: DispatchMode::Scoped,
+            unit: Some(unit),
+            cause: None,
+        }
+    }
+
+    /// Placed without a scope, because of `cause`.
+    pub fn degraded(cause: CauseCode) -> Go {
+        Go {
+            mode: DispatchMode::Degraded,
+            unit: None,
+            cause: Some(cause),
+        }
+    }
+
     /// The line the launcher writes.
     pub fn line(&self) -> String {
-        let mut line = format!("g {}", self.mode);
+        self.line_of('g')
+    }
+
+    /// The stage line: the same placement, for a run released later.
+    pub fn stage_line(&self) -> String {
+        self.line_of('s')
+    }
+
+    fn line_of(&self, verb: char) -> String {
+        let mut line = format!("{verb} {}", self.mode);
         if let Some(detail) = self.unit.as_deref().or(self.cause.map(|c| c.as_str())) {
             line.push(' ');
             line.push_str(detail);
@@ -53,14 +88,16 @@ impl Go {
         line
     }
 
-    /// Read a go line (without its newline); None when it is not one.
+    /// Read a go or stage line (without its newline); None when it is not one.
     pub fn parse(line: &str) -> Option<Heard> {
         let mut words = line.split(' ');
-        if words.next()? != "g" {
-            return None;
-        }
+        let stage = match words.next()? {
+            "g" => false,
+            "s" => true,
+            _ => return None,
+        };
         let Some(mode) = words.next() else {
-            return Some(Heard::Go);
+            return (!stage).then_some(Heard::Go);
         };
         let mode: DispatchMode = mode.parse().ok()?;
         let detail = words.next().map(str::to_string);
@@ -71,7 +108,28 @@ impl Go {
             DispatchMode::Scoped => (detail, None),
             _ => (None, detail.map(|d| d.parse().ok()).unwrap_or(None)),
         };
-        Some(Heard::GoPlaced(Go { mode, unit, cause }))
+        let go = Go { mode, unit, cause };
+        Some(if stage {
+            Heard::Stage(go)
+        } else {
+            Heard::GoPlaced(go)
+        })
+    }
+}
+
+/// The release byte of a staged run.
+pub const RELEASE: u8 = b'g';
+
+/// Staged: block until the release byte (true) or EOF (false: do not start).
+pub(crate) fn wait_for_release() -> bool {
+    let mut byte = [0u8; 1];
+    loop {
+        match std::io::stdin().lock().read(&mut byte) {
+            Ok(1) => return byte[0] == RELEASE,
+            Ok(_) => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        }
     }
 }
 
@@ -89,10 +147,18 @@ pub(crate) fn wait_for_go() -> Heard {
             Err(_) => break None,
         }
     };
+    // A staged worker keeps the pipe: its release comes on it.
+    if !matches!(heard, Some(Heard::Stage(_))) {
+        stdin_to_null();
+    }
+    heard.unwrap_or(Heard::GiveUp)
+}
+
+/// Point stdin at /dev/null: the job must not read the launcher's pipe.
+pub(crate) fn stdin_to_null() {
     if let Ok(null) = std::fs::File::open("/dev/null") {
         let _ = nix::unistd::dup2_stdin(&null);
     }
-    heard.unwrap_or(Heard::GiveUp)
 }
 
 #[cfg(test)]
@@ -128,5 +194,15 @@ mod tests {
         assert_eq!(Go::parse("g"), Some(Heard::Go));
         assert_eq!(Go::parse("x scoped"), None);
         assert_eq!(Go::parse("g sideways"), None);
+        assert_eq!(Go::parse("s"), None, "a stage line says where");
+        let staged = Go {
+            mode: DispatchMode::Scoped,
+            unit: Some("hermes-cron-a-1.scope".into()),
+            cause: None,
+        };
+        assert_eq!(
+            Go::parse(staged.stage_line().trim_end_matches('\n')),
+            Some(Heard::Stage(staged))
+        );
     }
 }

@@ -3,12 +3,15 @@
 //! wrapper around [`run`].
 
 mod capture;
+mod detach;
 mod environment;
 mod go;
 mod patience;
 mod run;
+mod staged;
 mod supervise;
 
-pub use go::{Go, Heard};
+pub use detach::detach;
+pub use go::{Go, Heard, RELEASE};
 
 pub use run::{WorkerArgs, run};

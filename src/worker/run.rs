@@ -1,5 +1,7 @@
 //! One worker's life: wait for go, adopt the row, run the command under
-//! supervision with its output captured, write the terminal row.
+//! supervision with its output captured, write the terminal row. A worker
+//! given a stage line instead holds its row ahead of the instant and starts
+//! at its release (`staged.rs`); both share the rest of this file.
 //!
 //! The worker exits 0 when the job succeeded and 1 when its outcome (failed,
 //! timed out, cancelled) was recorded; its own failures use the 12x codes in
@@ -16,7 +18,7 @@ use crate::exit;
 use crate::home::{Home, ensure_private_dir};
 use crate::ids::ExecutionId;
 use crate::ledger::{
-    self, Adoption, DispatchMode, ExecState, Execution, Finished, RowOwner, RunSpec,
+    self, DispatchMode, ExecState, Execution, Finished, RowOwner, RunSpec, Taking,
 };
 use crate::process::{Owner, OwnerRole, kill_grace};
 use crate::text::Chain;
@@ -47,7 +49,7 @@ pub struct WorkerArgs {
 
 /// Say something about this run in the worker's log (`logs/hermes-cron-worker.log` for
 /// detached workers), inside the run's span.
-fn say(msg: impl std::fmt::Display) {
+pub(super) fn say(msg: impl std::fmt::Display) {
     tracing::warn!("{msg}");
 }
 
@@ -59,66 +61,59 @@ pub fn run(args: WorkerArgs) -> i32 {
 }
 
 fn run_in(mut args: WorkerArgs) -> i32 {
-    match wait_for_go() {
+    let staged = match wait_for_go() {
         Heard::GiveUp => return exit::OK,
-        Heard::Go => {}
+        Heard::Go => false,
         Heard::GoPlaced(go) => {
-            args.mode = go.mode;
-            args.cause = go.cause;
-            args.unit = go.unit;
+            args.place(go);
+            false
         }
-    }
+        Heard::Stage(go) => {
+            args.place(go);
+            true
+        }
+    };
     // Our launcher may have ignored these (a foreground `run` ignores Ctrl-C
-    // while it waits); ignored signals are never delivered, so take them back,
-    // then block them to wait for them synchronously, before any thread exists.
+    // while it waits); ignored signals are never delivered, so take them back.
     for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         // SAFETY: restoring the default disposition installs no handler code.
         let _ = unsafe { signal(sig, SigHandler::SigDfl) };
     }
-    if handled_signals().thread_block().is_err() {
-        say("cannot block signals");
+    if !staged {
+        // Blocked to be waited for synchronously, before any thread exists.
+        // A staged worker blocks them at its release: until then a signal
+        // ends it like any process, before its command started.
+        block_handled_signals();
     }
-    let clock = match SystemClock::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            say(e);
-            return exit::WORKER_USAGE;
-        }
+    let opened = match open_run(&args) {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    let home = Home::at(&args.home);
-    let db = match Db::open_home(&home) {
-        Ok(db) => db,
-        Err(e) => {
-            say(Chain(&e).to_string());
-            return exit::WORKER_LEDGER;
-        }
-    };
-    let id = ExecutionId::from_string(args.execution.clone());
-    let (row, spec) = match ledger::get_execution(db.conn(), &id) {
-        Ok(Some(found)) => found,
-        Ok(None) => {
-            say("no such execution in the ledger");
-            return exit::WORKER_NOT_OURS;
-        }
-        Err(e) => {
-            say(format!("cannot read the ledger: {e}"));
-            return exit::WORKER_LEDGER;
-        }
-    };
-    let me = crate::process::owner(OwnerRole::Worker);
+    if staged {
+        return super::staged::run_staged(&opened, &args);
+    }
+    let Opened {
+        clock,
+        home,
+        db,
+        id,
+        row,
+        spec,
+        me,
+    } = &opened;
     crate::crash::point("worker_before_adopt");
     let claimer = row.owner.clone().unwrap_or_else(|| RowOwner::stored(""));
     let adopt = |_attempt| {
         ledger::adopt(
             db.conn(),
-            &id,
+            id,
             &claimer,
-            &Adoption {
-                worker: me,
+            &Taking {
+                worker: *me,
                 mode: args.mode,
                 cause: args.cause,
                 unit: args.unit.as_deref(),
-                started_at: clock.now(),
+                at: clock.now(),
             },
         )
     };
@@ -136,15 +131,76 @@ fn run_in(mut args: WorkerArgs) -> i32 {
     }
     crate::crash::point("worker_after_adopt");
     let adopted = Adopted {
-        db: &db,
-        clock: &clock,
-        home: &home,
-        id: &id,
-        row: &row,
-        spec: &spec,
-        me,
+        db,
+        clock,
+        home,
+        id,
+        row,
+        spec,
+        me: *me,
     };
     execute(&adopted, args.tee)
+}
+
+/// Block the signals the worker takes with `sigtimedwait`.
+pub(super) fn block_handled_signals() {
+    if handled_signals().thread_block().is_err() {
+        say("cannot block signals");
+    }
+}
+
+/// What a worker opened and read before it touches its row.
+pub(super) struct Opened {
+    pub clock: SystemClock,
+    pub home: Home,
+    pub db: Db,
+    pub id: ExecutionId,
+    pub row: Execution,
+    pub spec: RunSpec,
+    pub me: Owner,
+}
+
+/// Open the ledger and read the row; `Err` is the worker's exit code.
+fn open_run(args: &WorkerArgs) -> Result<Opened, i32> {
+    let clock = SystemClock::from_env().map_err(|e| {
+        say(e);
+        exit::WORKER_USAGE
+    })?;
+    let home = Home::at(&args.home);
+    let db = Db::open(&home.db_file()).map_err(|e| {
+        say(Chain(&e).to_string());
+        exit::WORKER_LEDGER
+    })?;
+    let id = ExecutionId::from_string(args.execution.clone());
+    let (row, spec) = match ledger::get_execution(db.conn(), &id) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            say("no such execution in the ledger");
+            return Err(exit::WORKER_NOT_OURS);
+        }
+        Err(e) => {
+            say(format!("cannot read the ledger: {e}"));
+            return Err(exit::WORKER_LEDGER);
+        }
+    };
+    Ok(Opened {
+        clock,
+        home,
+        db,
+        id,
+        row,
+        spec,
+        me: crate::process::owner(OwnerRole::Worker),
+    })
+}
+
+impl WorkerArgs {
+    /// Take the placement the launcher's line gave.
+    fn place(&mut self, go: crate::worker::Go) {
+        self.mode = go.mode;
+        self.cause = go.cause;
+        self.unit = go.unit;
+    }
 }
 
 fn open_output(row: &Execution, append: bool) -> Result<Option<File>, String> {
@@ -165,19 +221,19 @@ fn open_output(row: &Execution, append: bool) -> Result<Option<File>, String> {
         .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
-/// A run this worker adopted, and what it runs with.
-struct Adopted<'a> {
-    db: &'a Db,
-    clock: &'a SystemClock,
-    home: &'a Home,
-    id: &'a ExecutionId,
-    row: &'a Execution,
-    spec: &'a RunSpec,
-    me: Owner,
+/// A run this worker adopted (or staged), and what it runs with.
+pub(super) struct Adopted<'a> {
+    pub db: &'a Db,
+    pub clock: &'a SystemClock,
+    pub home: &'a Home,
+    pub id: &'a ExecutionId,
+    pub row: &'a Execution,
+    pub spec: &'a RunSpec,
+    pub me: Owner,
 }
 
 /// Record a run whose command never started.
-fn not_started(a: &Adopted<'_>, why: String) -> i32 {
+pub(super) fn not_started(a: &Adopted<'_>, why: String) -> i32 {
     let finished = Finished::not_started(why);
     let record = |_attempt| ledger::finish(a.db.conn(), a.id, &a.me, &finished, a.clock.now());
     if let Err(e) = patience::retry("record the outcome", say, record) {
@@ -187,7 +243,51 @@ fn not_started(a: &Adopted<'_>, why: String) -> i32 {
     exit::WORKER_EXEC
 }
 
+/// What a run needs before its command can start: its environment and its
+/// output file (a file that cannot be opened is a note, not a failure).
+pub(super) struct Prepared {
+    pub env: Vec<(String, String)>,
+    pub file: Option<File>,
+    pub notes: Vec<String>,
+}
+
+/// Prepare `a`'s command; `Err` says why it cannot start.
+pub(super) fn prepare(a: &Adopted<'_>) -> Result<Prepared, String> {
+    let env = job_environment(a.home, a.row, a.spec)?;
+    let mut notes = Vec::new();
+    let file = open_output(a.row, a.spec.output_append).unwrap_or_else(|e| {
+        notes.push(format!("output not captured: {e}"));
+        None
+    });
+    Ok(Prepared { env, file, notes })
+}
+
+/// Why `spawn_job` failed, as recorded.
+pub(super) fn cannot_start(spec: &RunSpec, e: &std::io::Error) -> String {
+    let program = spec.command().first().cloned().unwrap_or_default();
+    format!("cannot start {program:?}: {e}")
+}
+
 fn execute(a: &Adopted<'_>, tee: bool) -> i32 {
+    let prepared = match prepare(a) {
+        Ok(p) => p,
+        Err(why) => return not_started(a, why),
+    };
+    let (child, reader) = match spawn_job(a.spec, &prepared.env) {
+        Ok(pair) => pair,
+        Err(e) => return not_started(a, cannot_start(a.spec, &e)),
+    };
+    supervise_and_record(a, child, reader, prepared, tee)
+}
+
+/// Watch the started command to its end and write the terminal row.
+pub(super) fn supervise_and_record(
+    a: &Adopted<'_>,
+    child: std::process::Child,
+    reader: std::os::fd::OwnedFd,
+    prepared: Prepared,
+    tee: bool,
+) -> i32 {
     let Adopted {
         db,
         clock,
@@ -197,22 +297,9 @@ fn execute(a: &Adopted<'_>, tee: bool) -> i32 {
         me,
         ..
     } = *a;
-    let env = match job_environment(a.home, row, spec) {
-        Ok(env) => env,
-        Err(why) => return not_started(a, why),
-    };
-    let mut notes = Vec::new();
-    let file = open_output(row, spec.output_append).unwrap_or_else(|e| {
-        notes.push(format!("output not captured: {e}"));
-        None
-    });
-    let (child, reader) = match spawn_job(spec, &env) {
-        Ok(pair) => pair,
-        Err(e) => {
-            let program = spec.command().first().cloned().unwrap_or_default();
-            return not_started(a, format!("cannot start {program:?}: {e}"));
-        }
-    };
+    let Prepared {
+        file, mut notes, ..
+    } = prepared;
     let activity = Activity::starting_now();
     let capture = spawn_capture(reader, file, spec.output_max_bytes, tee, activity.clone());
     let knobs = Knobs {
@@ -341,7 +428,7 @@ fn join_capture(
     }
 }
 
-fn spawn_job(
+pub(super) fn spawn_job(
     spec: &RunSpec,
     env: &[(String, String)],
 ) -> std::io::Result<(std::process::Child, std::os::fd::OwnedFd)> {

@@ -9,6 +9,7 @@
 use crate::support::TestHome;
 use crate::support::cli::{warnings_about, worker_bin};
 use crate::support::rows::execution_id_in;
+use crate::support::waiting::SETTLE_TIMEOUT;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
@@ -85,10 +86,15 @@ fn cron_env_reaches_a_manual_a_scheduled_and_a_spawned_run_before_the_jobs_own()
     h.add("every-second", "every 1s", &job_flags, &["env"]);
     let mut gw = h.gateway(&[]);
     gw.wait_ready();
-    let rows = h.settle(Some("every-second"), 1);
+    // The first run that ends (the next is already staged by then).
+    let row = h.wait_until("a finished run of every-second", SETTLE_TIMEOUT, || {
+        h.runs(Some("every-second"))
+            .into_iter()
+            .find(|r| r["terminal"] == true)
+    });
     gw.stop();
-    assert_eq!(rows[0]["source"], "schedule", "{:#}", rows[0]);
-    check(&h.output_of(&rows[0]), "scheduled");
+    assert_eq!(row["source"], "schedule", "{row:#}");
+    check(&h.output_of(&row), "scheduled");
 
     let mut spawn_args = vec!["spawn", "--name", "kanban"];
     spawn_args.extend(job_flags);

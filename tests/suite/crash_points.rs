@@ -10,7 +10,10 @@
 //!
 //! Each point runs scoped (the real systemd user manager at
 //! `XDG_RUNTIME_DIR`/`DBUS_SESSION_BUS_ADDRESS`, default `/run/user/$UID`)
-//! and, where the dispatch path differs, degraded (no bus).
+//! and, where the dispatch path differs, degraded (no bus); and on each path
+//! a run takes: claimed and dispatched at its instant ([`Path::Instant`],
+//! staging off: what catch-up, retries and manual runs always do), or
+//! claimed ahead, staged and released at its instant ([`Path::Staged`]).
 
 use crate::support::gateway::count;
 use crate::support::invariants::{self, Row};
@@ -22,6 +25,15 @@ use std::time::Duration;
 
 /// A monitor period short enough for the regression tests (default 5 s).
 const QUICK_MONITOR: (&str, &str) = ("HERMES_CRON_HEARTBEAT_PERIOD_MS", "300");
+
+/// Which way the runs go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    /// Staging off: claimed and dispatched at the instant.
+    Instant,
+    /// Staging on (the default): claimed ahead, staged, released.
+    Staged,
+}
 
 /// Where the crash happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,9 +57,13 @@ fn who(point: &str) -> Who {
     }
 }
 
-/// The whole scenario for `point` in `mode`; returns the scene, checked.
-fn crash_at(point: &str, bus: Bus) -> Scene {
+/// The whole scenario for `point` in `mode` on `path`; returns the scene, checked.
+fn crash_at(point: &str, bus: Bus, path: Path) -> Scene {
     let scene = Scene::new(bus.clone(), TWO_JOBS);
+    let scene = match path {
+        Path::Instant => scene.without_staging(),
+        Path::Staged => scene,
+    };
     let home = &scene.home;
     let hook = [(CRASH_ENV, point)];
     match who(point) {
@@ -56,8 +72,12 @@ fn crash_at(point: &str, bus: Bus) -> Scene {
             gw.wait_killed(point, SETTLE_TIMEOUT);
         }
         Who::Sweep => {
-            let mut first = home.gateway(&[(CRASH_ENV, "after_claim_commit")]);
-            first.wait_killed("after_claim_commit", SETTLE_TIMEOUT);
+            let first_point = match path {
+                Path::Instant => "after_claim_commit",
+                Path::Staged => "after_stage_claim",
+            };
+            let mut first = home.gateway(&[(CRASH_ENV, first_point)]);
+            first.wait_killed(first_point, SETTLE_TIMEOUT);
             let mut second = home.gateway(&hook);
             second.wait_killed(point, SETTLE_TIMEOUT);
         }
@@ -137,29 +157,29 @@ fn claimer_died_rows(scene: &Scene) {
 
 #[test]
 fn claim_before_commit_scoped() {
-    let scene = crash_at("claim_before_commit", Bus::Real);
+    let scene = crash_at("claim_before_commit", Bus::Real, Path::Instant);
     // The transaction rolled back: nothing was half-claimed, nothing to resolve.
     assert!(reasons(&scene).is_empty(), "{:?}", reasons(&scene));
 }
 
 #[test]
 fn after_claim_commit_scoped() {
-    claimer_died_rows(&crash_at("after_claim_commit", Bus::Real));
+    claimer_died_rows(&crash_at("after_claim_commit", Bus::Real, Path::Instant));
 }
 
 #[test]
 fn after_worker_spawn_scoped() {
-    claimer_died_rows(&crash_at("after_worker_spawn", Bus::Real));
+    claimer_died_rows(&crash_at("after_worker_spawn", Bus::Real, Path::Instant));
 }
 
 #[test]
 fn after_worker_spawn_degraded() {
-    claimer_died_rows(&crash_at("after_worker_spawn", Bus::None));
+    claimer_died_rows(&crash_at("after_worker_spawn", Bus::None, Path::Instant));
 }
 
 #[test]
 fn after_scope_created_scoped() {
-    claimer_died_rows(&crash_at("after_scope_created", Bus::Real));
+    claimer_died_rows(&crash_at("after_scope_created", Bus::Real, Path::Instant));
 }
 
 /// A released worker outlives its gateway: it adopts and finishes its run.
@@ -169,52 +189,211 @@ fn released_worker_finished(scene: &Scene) {
 
 #[test]
 fn after_go_scoped() {
-    released_worker_finished(&crash_at("after_go", Bus::Real));
+    released_worker_finished(&crash_at("after_go", Bus::Real, Path::Instant));
 }
 
 #[test]
 fn after_go_degraded() {
-    released_worker_finished(&crash_at("after_go", Bus::None));
+    released_worker_finished(&crash_at("after_go", Bus::None, Path::Instant));
 }
 
 #[test]
 fn worker_before_adopt_scoped() {
-    crash_at("worker_before_adopt", Bus::Real);
+    crash_at("worker_before_adopt", Bus::Real, Path::Instant);
 }
 
 #[test]
 fn worker_before_adopt_degraded() {
-    crash_at("worker_before_adopt", Bus::None);
+    crash_at("worker_before_adopt", Bus::None, Path::Instant);
 }
 
 #[test]
 fn worker_after_adopt_scoped() {
-    crash_at("worker_after_adopt", Bus::Real);
+    crash_at("worker_after_adopt", Bus::Real, Path::Instant);
 }
 
 #[test]
 fn worker_after_adopt_degraded() {
-    crash_at("worker_after_adopt", Bus::None);
+    crash_at("worker_after_adopt", Bus::None, Path::Instant);
 }
 
 #[test]
 fn worker_before_finish_scoped() {
-    ran_but_unrecorded(&crash_at("worker_before_finish", Bus::Real));
+    ran_but_unrecorded(&crash_at("worker_before_finish", Bus::Real, Path::Instant));
 }
 
 #[test]
 fn worker_before_finish_degraded() {
-    ran_but_unrecorded(&crash_at("worker_before_finish", Bus::None));
+    ran_but_unrecorded(&crash_at("worker_before_finish", Bus::None, Path::Instant));
 }
 
 #[test]
 fn worker_after_finish_scoped() {
-    released_worker_finished(&crash_at("worker_after_finish", Bus::Real));
+    released_worker_finished(&crash_at("worker_after_finish", Bus::Real, Path::Instant));
 }
 
 #[test]
 fn sweep_before_resolve_scoped() {
-    claimer_died_rows(&crash_at("sweep_before_resolve", Bus::Real));
+    claimer_died_rows(&crash_at("sweep_before_resolve", Bus::Real, Path::Instant));
+}
+
+// Staged: the same home with staging on (the default).
+
+/// A gateway that dies before any worker held a run leaves claims made
+/// ahead that no worker ever held: the next gateway takes them back and
+/// stages the slots again. Nothing is `unknown`, nothing is lost.
+fn taken_back(scene: &Scene) {
+    assert!(reasons(scene).is_empty(), "{:?}", reasons(scene));
+    let said = format!("{}{}", scene.home.logs(), scene.home.worker_log());
+    assert!(
+        said.contains("withdrawn"),
+        "no claim made ahead was taken back:\n{said}"
+    );
+}
+
+#[test]
+fn after_stage_claim_staged_scoped() {
+    taken_back(&crash_at("after_stage_claim", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn after_worker_spawn_staged_scoped() {
+    taken_back(&crash_at("after_worker_spawn", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn after_worker_spawn_staged_degraded() {
+    taken_back(&crash_at("after_worker_spawn", Bus::None, Path::Staged));
+}
+
+#[test]
+fn after_scope_created_staged_scoped() {
+    taken_back(&crash_at("after_scope_created", Bus::Real, Path::Staged));
+}
+
+/// A gateway that dies with workers staged: they see their gate close,
+/// withdraw their rows and exit without running; the next gateway stages
+/// the slots again.
+#[test]
+fn after_stage_line_staged_scoped() {
+    let scene = crash_at("after_stage_line", Bus::Real, Path::Staged);
+    taken_back(&scene);
+    assert!(
+        scene.home.worker_log().contains("not released"),
+        "no staged worker withdrew its row itself:\n{}",
+        scene.home.worker_log()
+    );
+}
+
+#[test]
+fn after_stage_line_staged_degraded() {
+    taken_back(&crash_at("after_stage_line", Bus::None, Path::Staged));
+}
+
+/// Released workers outlive their gateway and record their runs.
+#[test]
+fn after_release_staged_scoped() {
+    released_worker_finished(&crash_at("after_release", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn after_release_staged_degraded() {
+    released_worker_finished(&crash_at("after_release", Bus::None, Path::Staged));
+}
+
+/// A worker that dies before its release never started the command: its
+/// live gateway records it `failed` (`worker_exited`), retried per policy.
+fn failed_before_release(scene: &Scene) {
+    let rows = scene.rows();
+    let exited: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.reason_code.as_deref() == Some("worker_exited"))
+        .collect();
+    assert!(exited.len() >= 2, "{:?}", reasons(scene));
+    let text = std::fs::read_to_string(&scene.side_effects).unwrap_or_default();
+    for r in exited {
+        assert_eq!(count(&text, &r.id), 0, "{r} never started its command");
+    }
+}
+
+#[test]
+fn worker_before_stage_staged_scoped() {
+    failed_before_release(&crash_at("worker_before_stage", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn worker_after_stage_staged_scoped() {
+    failed_before_release(&crash_at("worker_after_stage", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn worker_after_stage_staged_degraded() {
+    failed_before_release(&crash_at("worker_after_stage", Bus::None, Path::Staged));
+}
+
+/// A worker that dies right after forking its command, before recording
+/// the start: its command may run, so its row is `unknown` and never retried.
+#[test]
+fn worker_after_fork_staged_scoped() {
+    ran_or_may_have(&crash_at("worker_after_fork", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn worker_after_fork_staged_degraded() {
+    ran_or_may_have(&crash_at("worker_after_fork", Bus::None, Path::Staged));
+}
+
+#[test]
+fn worker_after_start_staged_scoped() {
+    ran_or_may_have(&crash_at("worker_after_start", Bus::Real, Path::Staged));
+}
+
+#[test]
+fn sweep_before_resolve_staged_scoped() {
+    taken_back(&crash_at("sweep_before_resolve", Bus::Real, Path::Staged));
+}
+
+/// Staged workers whose gateway died die themselves on their way to
+/// withdrawing: nobody can tell whether they were released, so their rows
+/// are `unknown` (`worker_died`), never retried, and no command ran.
+#[test]
+fn worker_before_withdraw_staged_scoped() {
+    let scene = Scene::new(Bus::Real, TWO_JOBS);
+    let home = &scene.home;
+    let mut gw = home.gateway(&[(CRASH_ENV, "after_stage_line,worker_before_withdraw")]);
+    gw.wait_killed("after_stage_line", SETTLE_TIMEOUT);
+    wait_for(
+        "a staged worker to die on its way to withdrawing",
+        SETTLE_TIMEOUT,
+        || {
+            (count(
+                &home.worker_log(),
+                "crash point worker_before_withdraw reached",
+            ) >= 1)
+                .then_some(())
+        },
+    );
+    scene.restart_and_run();
+    scene.check();
+    let text = std::fs::read_to_string(&scene.side_effects).unwrap_or_default();
+    let rows = scene.rows();
+    let unknown: Vec<&Row> = rows.iter().filter(|r| r.state == "unknown").collect();
+    assert!(!unknown.is_empty(), "{:?}", reasons(&scene));
+    for r in unknown {
+        assert_eq!(r.reason_code.as_deref(), Some("worker_died"), "{r}");
+        assert_eq!(count(&text, &r.id), 0, "{r} was never released");
+    }
+}
+
+/// Rows of workers that died after their command started (or may have):
+/// `unknown` (`worker_died`), each side effect at most once (checked).
+fn ran_or_may_have(scene: &Scene) {
+    let rows = scene.rows();
+    let unknown: Vec<&Row> = rows.iter().filter(|r| r.state == "unknown").collect();
+    assert!(unknown.len() >= 2, "{:?}", reasons(scene));
+    for r in unknown {
+        assert_eq!(r.reason_code.as_deref(), Some("worker_died"), "{r}");
+    }
 }
 
 /// A worker that died at `worker_before_finish` had run its job: its row is
@@ -275,7 +454,7 @@ fn regression_a_claimed_row_left_to_a_live_worker_is_resolved_when_that_worker_d
     // The startup sweep leaves a `claimed` row alone while a process carries
     // its `--execution` (a released worker about to adopt it). If that
     // process then died without adopting, nobody looked at the row again.
-    let scene = Scene::new(Bus::None, TWO_JOBS);
+    let scene = Scene::new(Bus::None, TWO_JOBS).without_staging();
     let home = &scene.home;
     let mut first = home.gateway(&[(CRASH_ENV, "after_claim_commit")]);
     first.wait_killed("after_claim_commit", SETTLE_TIMEOUT);

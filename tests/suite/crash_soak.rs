@@ -1,9 +1,10 @@
 //! Crash soak (issue 8, item 1, randomized): gateways started one after the
 //! other on one home, each SIGKILLed (now and then SIGTERMed) at a random
 //! instant, sometimes with a random crash point armed, while random workers
-//! are SIGKILLed too; scoped and degraded gateways alternate at random. At
-//! the end a clean gateway runs, stops, and the invariants of
-//! [`crate::support::invariants`] must hold.
+//! are SIGKILLed too; scoped and degraded gateways alternate at random, and
+//! so do gateways that stage runs ahead of their instant (the default) and
+//! gateways that do not. At the end a clean gateway runs, stops, and the
+//! invariants of [`crate::support::invariants`] must hold.
 //!
 //! Seeded: the seed is printed; `HERMES_CRON_SOAK_SEED=<n>` replays it (the
 //! kill instants, not the machine's timing). `HERMES_CRON_SOAK_SECS` sets
@@ -61,6 +62,14 @@ const POINTS: &[&str] = &[
     "worker_before_finish",
     "worker_after_finish",
     "sweep_before_resolve",
+    "after_stage_claim",
+    "after_stage_line",
+    "after_release",
+    "worker_before_stage",
+    "worker_after_stage",
+    "worker_after_fork",
+    "worker_after_start",
+    "worker_before_withdraw",
 ];
 
 /// SplitMix64: small, seedable, good enough to pick kill instants.
@@ -101,6 +110,7 @@ struct Figures {
     gateway_sigterms: u64,
     hooks_fired: u64,
     worker_sigkills: u64,
+    unstaged_gateways: u64,
 }
 
 #[test]
@@ -138,6 +148,10 @@ fn soak_random_kills() {
             .then(|| Duration::from_millis(rng.below(life.as_millis() as u64 + 1)));
         let pick = rng.next();
         let sigterm = rng.chance(15);
+        // A third of the gateways claim at the instant only (staging off).
+        let staging = if rng.chance(33) { "0" } else { "1000" };
+        home.write_config(&format!("cron:\n  staging_max_workers: {staging}\n"));
+        figures.unstaged_gateways += u64::from(staging == "0");
 
         let mut gw = home.gateway(&env);
         figures.gateways += 1;
@@ -198,9 +212,10 @@ fn soak_random_kills() {
     scene.restart_and_run();
     let tally = scene.check();
     eprintln!(
-        "crash soak: seed {seed}, {secs} s: {} gateways, {} SIGKILLed at random, {} SIGTERMed, \
+        "crash soak: seed {seed}, {secs} s: {} gateways ({} without staging), {} SIGKILLed at random, {} SIGTERMed, \
          {} died at a crash point, {} workers SIGKILLed; {tally}",
         figures.gateways,
+        figures.unstaged_gateways,
         figures.gateway_sigkills,
         figures.gateway_sigterms,
         figures.hooks_fired,

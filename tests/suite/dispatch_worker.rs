@@ -2,8 +2,8 @@
 //! manager): output cap, timeout, exit codes, exec failures, env, workdir, shell, and
 //! arguments that stay arguments.
 
-use crate::support::TestHome;
 use crate::support::rows::execution_id_in;
+use crate::support::{TestHome, wait_for};
 use serde_json::Value;
 
 /// `run JOB --wait`: the exit code of the CLI and the row of the run.
@@ -221,4 +221,60 @@ fn a_job_silent_for_its_idle_timeout_is_stopped_as_idle_and_a_chatty_one_is_not(
     );
     let shown = h.run(&["show", "chatty", "--json"]).ok().json();
     assert_eq!(shown["idle_timeout_s"], 1, "{shown:#}");
+}
+
+/// Field `n` (1-based, after the command) of `/proc/<pid>/stat`.
+fn stat_field(pid: u32, n: usize) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    rest.split(' ').nth(n - 3).map(str::to_string)
+}
+
+/// Held workers are started with `posix_spawn` (no `pre_exec` hook), so the
+/// worker itself must leave the launcher's session and clear the signal
+/// mask it inherits (the gateway blocks SIGTERM for its signal thread).
+#[test]
+fn a_held_worker_starts_its_own_session_and_dies_of_sigterm_at_its_gate() {
+    use hermes_cron::dispatch::{Attach, HeldWorker, WorkerCall};
+    let h = TestHome::new();
+    // Block SIGTERM here, as the gateway does, so the child inherits the mask.
+    let mut set = nix::sys::signal::SigSet::empty();
+    set.add(nix::sys::signal::Signal::SIGTERM);
+    let old = set
+        .thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK)
+        .unwrap();
+    let held = HeldWorker::spawn(
+        crate::support::cli::worker_bin(),
+        &WorkerCall {
+            home: h.path(),
+            execution: "0190f5d2-7c4e-7b3a-9c1d-2e4f6a8b0c1d",
+        },
+        Attach::Detached,
+    );
+    old.thread_set_mask().unwrap();
+    let mut held = held.expect("spawn the worker");
+    let pid = held.pid();
+    wait_for(
+        "the held worker to lead a session of its own with no signal blocked",
+        crate::support::PATIENCE,
+        || {
+            let sid = stat_field(pid, 6)?;
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let unblocked = status.lines().any(|l| l == "SigBlk:\t0000000000000000");
+            (sid == pid.to_string() && unblocked).then_some(())
+        },
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = wait_for("the held worker to die", crate::support::PATIENCE, || {
+        held.child.try_wait().ok().flatten()
+    });
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "{status}"
+    );
 }

@@ -6,6 +6,7 @@
 
 use crate::support::TestHome;
 use crate::support::rows::execution_id_in;
+use crate::support::waiting::SETTLE_TIMEOUT;
 use std::time::Duration;
 
 /// A job that prints its whole environment.
@@ -45,10 +46,15 @@ fn a_secret_of_the_caller_reaches_neither_a_manual_nor_a_scheduled_run() {
     add_env_printer(&h, "every-second", "every 1s", &[]);
     let mut gw = h.gateway(&[("MY_SECRET_TOKEN", "abc")]);
     gw.wait_ready();
-    let rows = h.settle(Some("every-second"), 1);
+    // The first run that ends (the next is already staged by then).
+    let run = h.wait_until("a finished run of every-second", SETTLE_TIMEOUT, || {
+        h.runs(Some("every-second"))
+            .into_iter()
+            .find(|r| r["terminal"] == true)
+    });
     gw.stop();
-    let scheduled = h.output_of(&rows[0]);
-    assert_eq!(rows[0]["source"], "schedule", "{:#}", rows[0]);
+    let scheduled = h.output_of(&run);
+    assert_eq!(run["source"], "schedule", "{run:#}");
     assert_eq!(value(&scheduled, "MY_SECRET_TOKEN"), None, "{scheduled}");
 
     // The same names, in both: the environment does not depend on who started the run.

@@ -42,6 +42,7 @@ mod properties;
 mod security;
 mod shared_home;
 mod spawn_workers;
+mod staging;
 mod systemd_scope;
 mod tick_claims;
 mod tick_policies;

@@ -325,6 +325,60 @@ async fn mock_records_properties_and_reuses_the_connection() {
     );
 }
 
+/// The bus daemon's own count of match rules a connection ever held at once
+/// (`org.freedesktop.DBus.Debug.Stats.GetConnectionStats`, `PeakMatchRules`).
+async fn peak_match_rules(address: &str, unique_name: &str) -> u32 {
+    let conn = zbus::connection::Builder::address(address)
+        .build()
+        .await
+        .unwrap();
+    let reply = conn
+        .call_method(
+            Some("org.freedesktop.DBus"),
+            "/org/freedesktop/DBus",
+            Some("org.freedesktop.DBus.Debug.Stats"),
+            "GetConnectionStats",
+            &(unique_name,),
+        )
+        .await
+        .expect("the test bus keeps statistics");
+    let stats: std::collections::HashMap<String, OwnedVariant> =
+        reply.body().deserialize().unwrap();
+    u32::try_from(stats["PeakMatchRules"].clone()).unwrap()
+}
+
+#[tokio::test]
+async fn mock_starts_share_one_job_removed_subscription_per_connection() {
+    let (_dir, daemon, mock, client) = mock_setup(Behavior::Done, ZbusTimeouts::default()).await;
+    let client = Arc::new(client);
+    // Eight starts at once, then eight more one by one: one stream per start
+    // would hold eight match rules at once (and add and remove sixteen).
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .start_scope(&spec_for(&format!("c{i}.scope"), 1))
+                    .await
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().expect("concurrent start");
+    }
+    for i in 0..8 {
+        client
+            .start_scope(&spec_for(&format!("s{i}.scope"), 1))
+            .await
+            .expect("sequential start");
+    }
+    let senders = mock.senders();
+    assert!(senders.iter().all(|s| s == &senders[0]), "{senders:?}");
+    let peak = peak_match_rules(daemon.address(), &senders[0]).await;
+    // One JobRemoved rule (and at most one zbus adds to follow the name's owner).
+    assert!(peak <= 2, "the connection held {peak} match rules at once");
+}
+
 /// One `start_scope` of `a.scope` against a mock answering with `behavior`: the mock (for
 /// its records), the result, and how long the call took.
 async fn start_against_mock(

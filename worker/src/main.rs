@@ -32,9 +32,21 @@ struct Args {
     /// Also copy the job's output to our stdout.
     #[arg(long)]
     tee: bool,
+    /// Start a session of our own (`setsid`) and unblock every signal first:
+    /// what a launcher that starts us with `posix_spawn` cannot do for us.
+    #[arg(long)]
+    detach: bool,
 }
 
 fn main() {
+    // The gateway's descriptor limit is raised for the gates it holds; a
+    // worker and its job get the one the gateway started with.
+    hermes_cron::process::fd_limit::restore_original();
+    if std::env::args_os().any(|a| a == hermes_cron::dispatch::DETACH_ARG) {
+        // Before anything else, so a signal meant for the held worker is
+        // not left pending behind the mask it inherited.
+        hermes_cron::worker::detach();
+    }
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {

@@ -49,9 +49,11 @@ pub fn observe(state: ExecState, reason: Option<ReasonCode>, retry_owed: bool) -
         ExecState::Unknown => Observed::Failure(AlertKind::Unknown),
         ExecState::Missed => Observed::Failure(AlertKind::Missed),
         ExecState::Refused => Observed::Failure(AlertKind::Refused),
-        ExecState::Skipped | ExecState::Cancelled | ExecState::Claimed | ExecState::Running => {
-            Observed::Neutral
-        }
+        ExecState::Skipped
+        | ExecState::Cancelled
+        | ExecState::Claimed
+        | ExecState::Staged
+        | ExecState::Running => Observed::Neutral,
     }
 }
 

@@ -253,6 +253,39 @@ pub(crate) static KEYS: &[KeySpec] = &[
         doc: "seconds between a worker's heartbeat stamps",
     },
     KeySpec {
+        name: "cron.staging_max_workers",
+        field: Field::Int {
+            min: 0,
+            max: 100_000,
+            default: 1000,
+            get: |c| u64::from(c.cron.staging_max_workers),
+            set: |c, v| c.cron.staging_max_workers = narrow(v),
+        },
+        doc: "workers held staged ahead of their instants at most (0 turns staging off)",
+    },
+    KeySpec {
+        name: "cron.staging_lead_min_s",
+        field: Field::Seconds {
+            min: 0,
+            max: 600,
+            default: 1,
+            get: |c| c.cron.staging_lead_min,
+            set: |c, v| c.cron.staging_lead_min = v,
+        },
+        doc: "seconds ahead of its instant a run is staged at least (fractions allowed)",
+    },
+    KeySpec {
+        name: "cron.staging_lead_max_s",
+        field: Field::Seconds {
+            min: 1,
+            max: 3600,
+            default: 60,
+            get: |c| c.cron.staging_lead_max,
+            set: |c, v| c.cron.staging_lead_max = v,
+        },
+        doc: "seconds ahead of its instant a run is staged at most (fractions allowed)",
+    },
+    KeySpec {
         name: "cron.path",
         field: Field::Path {
             get: |c| &c.cron.path,

@@ -40,6 +40,15 @@ pub struct CronConfig {
     pub ledger_retention: u32,
     /// `cron.heartbeat_interval_s` (5; 1..300): how often a worker stamps `heartbeat_at`.
     pub heartbeat_interval_s: u64,
+    /// `cron.staging_max_workers` (1000; 0..100000, 0 turns staging off): the
+    /// most workers held staged ahead of their instants at once.
+    pub staging_max_workers: u32,
+    /// `cron.staging_lead_min_s` (1 s; 0..600 s, fractions allowed): the
+    /// floor of the lead time.
+    pub staging_lead_min: Duration,
+    /// `cron.staging_lead_max_s` (60 s; 1..3600 s, fractions allowed): the
+    /// ceiling of the lead time.
+    pub staging_lead_max: Duration,
     /// `cron.alert_on` (all = None): the alert kinds jobs without
     /// `--alert-on` alert on, canonical.
     pub alert_on: Option<String>,
@@ -136,6 +145,9 @@ impl Default for Config {
                 output_max_bytes: 0,
                 ledger_retention: 0,
                 heartbeat_interval_s: 0,
+                staging_max_workers: 0,
+                staging_lead_min: Duration::ZERO,
+                staging_lead_max: Duration::ZERO,
                 alert_on: None,
                 alert_after: 0,
                 alert_command: None,

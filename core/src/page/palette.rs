@@ -12,6 +12,7 @@ pub const STATES: &[(ExecState, &str)] = &[
     (ExecState::Unknown, "#8e44ad"),
     (ExecState::Running, "#2f7ed8"),
     (ExecState::Claimed, "#9cc3f0"),
+    (ExecState::Staged, "#c6dcf5"),
     (ExecState::Skipped, "#b9b9b9"),
     (ExecState::Missed, "#c9a20a"),
     (ExecState::Refused, "#7b1f1f"),
@@ -78,22 +79,11 @@ mod tests {
 
     #[test]
     fn every_state_has_one_colour_and_a_legend_entry() {
-        let all = [
-            ExecState::Claimed,
-            ExecState::Running,
-            ExecState::Succeeded,
-            ExecState::Failed,
-            ExecState::TimedOut,
-            ExecState::Cancelled,
-            ExecState::Unknown,
-            ExecState::Skipped,
-            ExecState::Missed,
-            ExecState::Refused,
-        ];
+        let all = ExecState::ALL;
         assert_eq!(STATES.len(), all.len());
         let legend = legend();
         let css = style();
-        for state in all {
+        for &state in all {
             assert_eq!(STATES.iter().filter(|(s, _)| *s == state).count(), 1);
             assert!(legend.contains(&class(state)), "{state:?}");
             assert!(css.contains(&format!(".{}{{", class(state))), "{state:?}");

@@ -7,12 +7,16 @@ use crate::placement::CauseCode;
 use crate::schedule::Timestamp;
 
 /// Where a row is in its life. `claimed -> running -> terminal`, or
-/// straight to one of the never-ran states.
+/// `claimed -> staged -> running -> terminal` for a run prepared ahead of
+/// its instant, or straight to one of the never-ran states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecState {
     /// Inserted by a claim; not yet adopted by a worker.
     Claimed,
+    /// Adopted by its worker ahead of its instant (the worker spawned, its
+    /// scope made, the ledger open), held: the command has not started.
+    Staged,
     /// Adopted by its worker, which is running the command.
     Running,
     Succeeded,
@@ -32,11 +36,14 @@ pub enum ExecState {
     Refused,
 }
 
-crate::text_enum_impls!(ExecState, "state", { Claimed => "claimed", Running => "running", Succeeded => "succeeded", Failed => "failed", TimedOut => "timed_out", Cancelled => "cancelled", Unknown => "unknown", Skipped => "skipped", Missed => "missed", Refused => "refused" });
+crate::text_enum_impls!(ExecState, "state", { Claimed => "claimed", Staged => "staged", Running => "running", Succeeded => "succeeded", Failed => "failed", TimedOut => "timed_out", Cancelled => "cancelled", Unknown => "unknown", Skipped => "skipped", Missed => "missed", Refused => "refused" });
 
 impl ExecState {
     pub fn is_terminal(self) -> bool {
-        !matches!(self, ExecState::Claimed | ExecState::Running)
+        !matches!(
+            self,
+            ExecState::Claimed | ExecState::Staged | ExecState::Running
+        )
     }
     /// Whether a retry may follow (side effects are known not to be complete).
     pub fn is_retryable(self) -> bool {

@@ -6,15 +6,25 @@
 //! ```text
 //!            claim                adopt                  finish
 //!   (none) --------> claimed --------------> running --------------> succeeded | failed
-//!     |                 |  refuse -> refused    |  stalled -> timed_out         | timed_out | cancelled
-//!     |                 |  spawn_failed -> failed
-//!     |                 |  unadopted -> failed  |
-//!     |                 |  abandoned -> missed  |
-//!     |                 +--- orphaned ----------+---> unknown (also host_lost)
-//!     |                 |
-//!     |                 +--- take_over --> claimed (a survivor's, on its host)
+//!     |               |  |  refuse -> refused   ^  |  stalled -> timed_out    | timed_out | cancelled
+//!     |               |  |  spawn_failed -> failed |
+//!     |               |  |  unadopted -> failed |  |
+//!     |               |  |  abandoned -> missed |  |
+//!     |               |  +--- orphaned ---------|--+---> unknown (also host_lost)
+//!     |               |  +--- take_over --> claimed (a survivor's, on its host)
+//!     |         stage |                   start |
+//!     |               +----> staged ------------+
+//!     |                        |  overlapped -> skipped
+//!     |                        |  unadopted -> failed,  orphaned -> unknown
+//!     |                        |  withdraw (also from claimed): the row is removed
 //!     +--- not_run --> skipped | missed
 //! ```
+//!
+//! `withdraw` is the one move that ends in no state: a run claimed ahead of
+//! its instant that never started (its job paused, edited or removed before
+//! the instant; its gateway gone before releasing it) is taken back, as if
+//! it had never been claimed, and its job's next slot set back to it when
+//! the job has not been rescheduled since.
 //!
 //! `take_over` is the one move between two active states of different
 //! owners: a surviving gateway takes a claimed row of a host whose lease
@@ -50,13 +60,21 @@ pub enum Move {
     Abandoned,
     /// A surviving gateway takes a claimed row of a host whose lease expired.
     TakeOver,
+    /// The worker takes over its row ahead of the instant and holds.
+    Stage,
+    /// The released worker started the command (right after forking it).
+    Start,
+    /// At the instant, a previous run of the job was still going (overlap skip).
+    Overlapped,
+    /// A run claimed ahead that never started is taken back: the row is removed.
+    Withdraw,
 }
 
 use ExecState::*;
 
 impl Move {
     /// Every move, in the order of a row's life.
-    pub const ALL: [Move; 12] = [
+    pub const ALL: [Move; 16] = [
         Move::Claim,
         Move::NotRun,
         Move::Adopt,
@@ -69,6 +87,10 @@ impl Move {
         Move::Stalled,
         Move::Abandoned,
         Move::TakeOver,
+        Move::Stage,
+        Move::Start,
+        Move::Overlapped,
+        Move::Withdraw,
     ];
 
     /// The move's name, as the ledger's functions are named.
@@ -86,6 +108,10 @@ impl Move {
             Move::Stalled => "stalled",
             Move::Abandoned => "abandoned",
             Move::TakeOver => "take_over",
+            Move::Stage => "stage",
+            Move::Start => "start",
+            Move::Overlapped => "overlapped",
+            Move::Withdraw => "withdraw",
         }
     }
 
@@ -96,17 +122,23 @@ impl Move {
             Move::Adopt
             | Move::Refuse
             | Move::SpawnFailed
-            | Move::Unadopted
             | Move::Abandoned
+            | Move::Stage
             | Move::TakeOver => &[Claimed],
+            Move::Unadopted | Move::Overlapped | Move::Withdraw => &[Claimed, Staged],
+            Move::Start => &[Staged],
             Move::Heartbeat | Move::Finish | Move::Stalled => &[Running],
-            Move::Orphaned => &[Claimed, Running],
+            Move::Orphaned => &[Claimed, Staged, Running],
         }
     }
 
-    /// The states the move may leave the row in.
+    /// The states the move may leave the row in (empty: the move removes it).
     pub fn to(self) -> &'static [ExecState] {
         match self {
+            Move::Withdraw => &[],
+            Move::Stage => &[Staged],
+            Move::Start => &[Running],
+            Move::Overlapped => &[Skipped],
             Move::Claim | Move::TakeOver => &[Claimed],
             Move::NotRun => &[Skipped, Missed],
             Move::Adopt | Move::Heartbeat => &[Running],
@@ -117,6 +149,11 @@ impl Move {
             Move::Stalled => &[TimedOut],
             Move::Abandoned => &[Missed],
         }
+    }
+
+    /// Whether the move removes the row instead of moving it.
+    pub fn removes(self) -> bool {
+        self.to().is_empty()
     }
 
     /// Whether the move may take a row from `from` to `to`.
@@ -148,6 +185,21 @@ mod tests {
         assert!(!Move::Claim.allows(Some(Claimed), Claimed));
         assert!(Move::TakeOver.allows(Some(Claimed), Claimed));
         assert!(!Move::TakeOver.allows(Some(Running), Claimed));
+    }
+
+    #[test]
+    fn a_staged_row_starts_only_through_start_and_is_withdrawn_only_before_it() {
+        assert!(Move::Stage.allows(Some(Claimed), Staged));
+        assert!(Move::Start.allows(Some(Staged), Running));
+        assert!(!Move::Adopt.allows(Some(Staged), Running));
+        assert!(!Move::Heartbeat.allows(Some(Staged), Running));
+        assert!(Move::Overlapped.allows(Some(Staged), Skipped));
+        assert!(Move::Withdraw.removes() && Move::ALL.iter().filter(|m| m.removes()).count() == 1);
+        assert!(Move::Withdraw.from().contains(&Staged));
+        assert!(
+            !Move::Withdraw.from().contains(&Running),
+            "a started run is never taken back"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!   mode): `/` becomes `-`, `[A-Za-z0-9:_.]` is kept except a leading `.`, every other
 //!   byte (including `-`, `\` and each byte of a non-ASCII character) becomes `\xHH` with
 //!   lowercase hex.
-//! - [`scope_unit_name`]: `hermes-cron-<escaped job>-<execution>.scope`.
+//! - [`scope_unit_name`]: `hermes-cron-<escaped job>-<execution without dashes>.scope`.
 //! - [`sanitize_description`]: a `Description=` value with no control characters.
 //!
 //! Invariants:
@@ -43,10 +43,17 @@ pub fn escape_unit_component(s: &str) -> String {
     out
 }
 
-/// The transient scope unit for one execution of `job`: `hermes-cron-<escaped job>-<execution>.scope`.
+/// The transient scope unit for one execution of `job`:
+/// `hermes-cron-<escaped job>-<execution without its dashes>.scope`, e.g.
+/// `hermes-cron-brief-01a22aa7dd217629a0bbc02d93125b7f.scope`.
+///
+/// The execution id's dashes are dropped because systemd looks for drop-in
+/// directories for every dash-separated prefix of a unit name in every unit
+/// search path: four fewer prefixes per scope start (measured in the
+/// benchmark's breakdown). A UUID stays unique without them.
 ///
 /// At most [`UNIT_NAME_MAX`] bytes. `execution` is expected to be a UUID; any byte outside
-/// `[A-Za-z0-9:_.-]` in it is escaped as `\xHH` so the result is always a valid name.
+/// `[A-Za-z0-9:_.]` in it is escaped as `\xHH` so the result is always a valid name.
 pub fn scope_unit_name(job: &str, execution: &str) -> String {
     let execution = escape_execution(execution);
     let fixed = PREFIX.len() + 1 + execution.len() + SUFFIX.len();
@@ -140,8 +147,8 @@ fn push_escaped(s: &str, out: &mut String, boundaries: &mut Vec<usize>) {
 
 fn escape_execution(execution: &str) -> String {
     let mut out = String::with_capacity(execution.len());
-    for byte in execution.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b':' | b'_' | b'.' | b'-') {
+    for byte in execution.bytes().filter(|&b| b != b'-') {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b':' | b'_' | b'.') {
             out.push(char::from(byte));
         } else {
             push_hex(byte, &mut out);

@@ -4,6 +4,8 @@ use super::*;
 use std::process::Command;
 
 const UUID: &str = "0190f5d2-7c4e-7b3a-9c1d-2e4f6a8b0c1d";
+/// The execution id as it appears in a unit name: without its dashes.
+const BARE: &str = "0190f5d27c4e7b3a9c1d2e4f6a8b0c1d";
 
 fn hostile_inputs() -> Vec<String> {
     let mut v: Vec<String> = [
@@ -96,7 +98,7 @@ fn scope_name_shape_and_validity() {
         let name = scope_unit_name(&input, UUID);
         assert!(name.len() <= UNIT_NAME_MAX, "{} bytes: {name}", name.len());
         assert!(name.starts_with("hermes-cron-"), "{name}");
-        assert!(name.ends_with(&format!("-{UUID}.scope")), "{name}");
+        assert!(name.ends_with(&format!("-{BARE}.scope")), "{name}");
         assert_valid_unit_chars(&name);
     }
 }
@@ -105,8 +107,16 @@ fn scope_name_shape_and_validity() {
 fn short_name_is_prefix_escape_execution_suffix() {
     assert_eq!(
         scope_unit_name("daily briefing", UUID),
-        format!("hermes-cron-daily\\x20briefing-{UUID}.scope")
+        format!("hermes-cron-daily\\x20briefing-{BARE}.scope")
     );
+}
+
+#[test]
+fn the_execution_id_loses_its_dashes_so_systemd_has_fewer_prefixes_to_search() {
+    let name = scope_unit_name("daily", UUID);
+    assert_eq!(name, format!("hermes-cron-daily-{BARE}.scope"));
+    // `hermes-cron-`, `hermes-cron-daily-`: the id adds no dash prefix of its own.
+    assert_eq!(name.matches('-').count(), 3, "{name}");
 }
 
 #[test]
@@ -128,7 +138,7 @@ fn truncation_never_splits_an_escape() {
         let job = format!("{}{}", "a".repeat(pad), " ".repeat(100));
         let name = scope_unit_name(&job, UUID);
         assert!(name.len() <= UNIT_NAME_MAX);
-        let job_part = &name["hermes-cron-".len()..name.len() - format!("-{UUID}.scope").len()];
+        let job_part = &name["hermes-cron-".len()..name.len() - format!("-{BARE}.scope").len()];
         let (kept, hash) = job_part.split_at(job_part.len() - 17);
         assert!(hash.starts_with('-') && hash[1..].bytes().all(|b| b.is_ascii_hexdigit()));
         let escapes = &kept[pad..];
@@ -139,7 +149,7 @@ fn truncation_never_splits_an_escape() {
 
 #[test]
 fn name_at_exactly_the_budget_is_not_hashed() {
-    let budget = UNIT_NAME_MAX - "hermes-cron-".len() - 1 - UUID.len() - ".scope".len();
+    let budget = UNIT_NAME_MAX - "hermes-cron-".len() - 1 - BARE.len() - ".scope".len();
     let job = "k".repeat(budget);
     let name = scope_unit_name(&job, UUID);
     assert_eq!(name.len(), UNIT_NAME_MAX);
@@ -166,7 +176,7 @@ fn scope_name_job_part_unescapes_to_the_job() {
         let name = scope_unit_name(input, UUID);
         let stem = name
             .strip_prefix("hermes-cron-")
-            .and_then(|s| s.strip_suffix(&format!("-{UUID}.scope")))
+            .and_then(|s| s.strip_suffix(&format!("-{BARE}.scope")))
             .unwrap();
         let out = Command::new("systemd-escape")
             .args(["--unescape", "--"])

@@ -188,6 +188,9 @@ fn every_key_round_trips_through_set_and_get() {
         ("cron.output_max_bytes", "1073741824"),
         ("cron.ledger_retention", "10000000"),
         ("cron.heartbeat_interval_s", "300"),
+        ("cron.staging_max_workers", "0"),
+        ("cron.staging_lead_min_s", "0.25"),
+        ("cron.staging_lead_max_s", "3600"),
         ("gateway.loop_watchdog", "false"),
         ("gateway.loop_watchdog_probe_interval_s", "3600"),
         ("gateway.loop_watchdog_probe_timeout_s", "600"),
@@ -443,7 +446,7 @@ mod properties {
     use proptest::sample::select;
     use std::path::Path;
 
-    const KEYS: [&str; 15] = [
+    const KEYS: [&str; 18] = [
         "timezone",
         "cron.path",
         "cron.env",
@@ -455,6 +458,9 @@ mod properties {
         "cron.output_max_bytes",
         "cron.ledger_retention",
         "cron.heartbeat_interval_s",
+        "cron.staging_max_workers",
+        "cron.staging_lead_min_s",
+        "cron.staging_lead_max_s",
         "gateway.loop_watchdog",
         "gateway.loop_watchdog_probe_interval_s",
         "gateway.loop_watchdog_probe_timeout_s",

@@ -60,7 +60,7 @@ fn chosen_jobs(conn: &Conn, since: Timestamp, cap: usize) -> SqlResult<Vec<PageJ
         "SELECT id, name, schedule_text, tz, state, pause_reason, next_run_at, managed FROM jobs
          ORDER BY id IN (SELECT job_id FROM executions
                          WHERE job_id IS NOT NULL
-                           AND (finished_at >= ?1 OR state IN ('claimed', 'running'))) DESC,
+                           AND (finished_at >= ?1 OR state IN ('claimed', 'staged', 'running'))) DESC,
                   lower(name), id
          LIMIT ?2",
         params![to_ms(since), cap as i64],
@@ -95,7 +95,7 @@ fn window_runs(conn: &Conn, now: Timestamp) -> SqlResult<(Vec<PageRun>, bool)> {
     let mut runs = conn.query_map(
         &format!(
             "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
-             WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'running')
+             WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'staged', 'running')
              ORDER BY e.id || '' DESC LIMIT ?2"
         ),
         params![to_ms(now - WINDOW), MAX_RUNS as i64 + 1],

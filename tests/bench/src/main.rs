@@ -31,9 +31,9 @@ sections (run in table order; `all` is every one):
   scoped     1a/1b/1c  scoped dispatch vs systemd-run --scope and fork+exec
   degraded   2         degraded dispatch vs fork+exec
   fanout     3a/3b     1,000 jobs due in the same second
-  lateness   4a/4b     200 jobs, then 1 job, every 1s for 60 s vs a systemd timer
+  lateness   4a/4b     100 jobs, then 1 job, every 1s for 60 s vs a systemd timer
   claim      5a/5b     claim pass cost at 1k, 10k, 100k jobs
-  memory     6a/6b     gateway RSS with 10k jobs; worker overhead
+  memory     6a/6b/6c  gateway RSS with 10k jobs; worker overhead; a staged worker
   ledger     7a/7b     terminal rows per second; size per 100k rows
   cluster    8a-8c     PostgreSQL: claim pass vs SQLite at 1k and 100k jobs;
                        1,000 same-second jobs on three gateways vs one
@@ -136,7 +136,7 @@ fn real_main() -> i32 {
         machine::load()
     );
     println!(
-        "- \"running\": the launched worker executes its own `main` after `exec` and, when held, after its go line (rows 1, 2, peers of 3); row `started_at` (3, 4); service `main` (timers)\n"
+        "- \"running\": the launched worker executes its own `main` after `exec` and, when held, after its go line (rows 1, 2, peers of 3); the job's command's `main` (3, 4); service `main` (timers)\n"
     );
     print!("{}", table::render(&rows));
     let failed = rows.iter().any(|r| r.ours.starts_with("failed"));

@@ -1,5 +1,6 @@
-//! The benchmark binary's other lives: a worker stand-in, a trivial job, and
-//! a timer's service. Each reports the instant it is "running" on the
+//! The benchmark binary's other lives: a worker stand-in and a trivial job
+//! (the timer's service and the jobs of rows 3 and 4 are
+//! `hermes-cron-bench-stamp`, `src/stamp.rs`). Each reports the instant it is "running" on the
 //! CLOCK_MONOTONIC clock, which every process on the host shares, so the
 //! figure does not depend on when the benchmark gets around to reading it.
 //!
@@ -15,11 +16,10 @@
 //! | `--home` | started by our dispatcher (`HeldWorker`): read the first byte of the go line, then report |
 //! | `probe` | started by a peer (`systemd-run --scope`, fork+exec): report at once |
 //! | `ready` | a job run by the real worker: report at once |
-//! | `stamp FILE` | a timer's service: append CLOCK_REALTIME (ns) to FILE |
 //!
 //! Reports go to the datagram socket named by [`READY_ENV`] as `"<pid> <ns>"`.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::net::UnixDatagram;
 
 /// The socket the benchmark listens on, inherited by every process it starts.
@@ -32,7 +32,6 @@ pub fn role() -> Option<i32> {
     match args.next().as_deref() {
         Some("--home") => Some(held()),
         Some("probe" | "ready") => Some(report()),
-        Some("stamp") => Some(stamp(args.next())),
         _ => None,
     }
 }
@@ -63,18 +62,6 @@ fn report() -> i32 {
     }
 }
 
-fn stamp(file: Option<String>) -> i32 {
-    let at = realtime_ns();
-    let Some(file) = file else { return 2 };
-    let line = format!("{at}\n");
-    let written = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(file)
-        .and_then(|mut f| f.write_all(line.as_bytes()));
-    if written.is_ok() { 0 } else { 3 }
-}
-
 fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -88,11 +75,6 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
 /// CLOCK_MONOTONIC in nanoseconds: comparable across processes.
 pub fn mono_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// CLOCK_REALTIME in nanoseconds since the epoch.
-pub fn realtime_ns() -> u64 {
-    clock_ns(libc::CLOCK_REALTIME)
 }
 
 /// A report: which process, and when it was running.
@@ -134,6 +116,5 @@ mod tests {
         let a = mono_ns();
         let b = mono_ns();
         assert!(b >= a);
-        assert!(realtime_ns() > 1_600_000_000 * 1_000_000_000);
     }
 }

@@ -59,6 +59,8 @@ pub struct Setup {
     pub opts: Options,
     pub work: PathBuf,
     pub bench_exe: PathBuf,
+    /// `hermes-cron-bench-stamp`: the job of rows 3 and 4 and their timer's service.
+    pub stamp_exe: PathBuf,
     pub gateway_bin: PathBuf,
     pub worker_bin: PathBuf,
     /// An empty runtime dir: a process pointed here finds no bus (degraded).
@@ -161,6 +163,8 @@ fn build_binaries() -> Result<(), String> {
         "hermes-cron",
         "-p",
         "hermes-cron-worker",
+        "-p",
+        "hermes-cron-bench",
         "--bins",
     ]);
     if !cfg!(debug_assertions) {
@@ -227,7 +231,8 @@ impl Setup {
             .to_path_buf();
         let gateway_bin = bin_dir.join("hermes-cron");
         let worker_bin = bin_dir.join("hermes-cron-worker");
-        for b in [&gateway_bin, &worker_bin] {
+        let stamp_exe = bin_dir.join("hermes-cron-bench-stamp");
+        for b in [&gateway_bin, &worker_bin, &stamp_exe] {
             if !b.is_file() {
                 return Err(format!(
                     "{} is missing: run `cargo build {}-p hermes-cron -p hermes-cron-worker`",
@@ -265,6 +270,7 @@ impl Setup {
             opts,
             work,
             bench_exe,
+            stamp_exe,
             gateway_bin,
             worker_bin,
             no_bus_dir,

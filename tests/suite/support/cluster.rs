@@ -142,7 +142,7 @@ impl Cluster {
         self.db()
             .conn()
             .query_row(
-                "SELECT COUNT(*) FROM executions WHERE state IN ('claimed', 'running')",
+                "SELECT COUNT(*) FROM executions WHERE state IN ('claimed', 'staged', 'running')",
                 params![],
                 |r| r.get(0),
             )

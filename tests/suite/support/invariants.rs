@@ -62,7 +62,7 @@ impl std::fmt::Display for Row {
 
 const RAN: &[&str] = &["succeeded", "failed", "timed_out", "cancelled"];
 const NEVER_RAN: &[&str] = &["missed", "skipped", "refused"];
-const ACTIVE: &[&str] = &["claimed", "running"];
+const ACTIVE: &[&str] = &["claimed", "staged", "running"];
 
 /// The ledger, read-only (its PostgreSQL schema when the home has one).
 pub fn open_read_only(db: &Path) -> Db {
@@ -125,7 +125,7 @@ pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
     open_read_only(db)
         .conn()
         .query_map(
-            "SELECT id FROM executions WHERE state IN ('claimed', 'running')
+            "SELECT id FROM executions WHERE state IN ('claimed', 'staged', 'running')
                 AND claimed_at < ?1",
             params![ms],
             |r| r.get(0),

@@ -72,6 +72,14 @@ impl Scene {
         }
     }
 
+    /// Turn staging off for every later gateway of this scene: runs are then
+    /// claimed and dispatched at their instant (the path catch-up, retries
+    /// and manual runs always take).
+    pub fn without_staging(self) -> Scene {
+        self.home.write_config("cron:\n  staging_max_workers: 0\n");
+        self
+    }
+
     pub fn rows(&self) -> Vec<Row> {
         invariants::rows(&self.home.db_file())
     }

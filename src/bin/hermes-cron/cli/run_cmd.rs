@@ -46,8 +46,7 @@ fn wait_terminal(
             && let Some(status) = c.try_wait()?
         {
             exited_at = Some(monotonic());
-            let how = std::os::unix::process::ExitStatusExt::into_raw(status);
-            reconcile::reaped(db, id, claimer, c.id(), how, ctx.now())?;
+            settle_reaped(ctx, db, id, claimer, c.id(), status)?;
         }
         if exited_at
             .is_some_and(|t| monotonic().saturating_duration_since(t) > Duration::from_secs(1))
@@ -56,6 +55,25 @@ fn wait_terminal(
         }
         changes.next();
     }
+}
+
+/// Our worker `pid` for row `id` ended with `status`: settle the row.
+fn settle_reaped(
+    ctx: &Ctx,
+    db: &Db,
+    id: &ExecutionId,
+    claimer: Owner,
+    pid: u32,
+    status: std::process::ExitStatus,
+) -> anyhow::Result<()> {
+    let w = reconcile::ReapedWorker {
+        by: claimer,
+        pid,
+        status: Some(std::os::unix::process::ExitStatusExt::into_raw(status)),
+        released: true,
+    };
+    reconcile::reaped(db, id, w, ctx.now())?;
+    Ok(())
 }
 
 /// Without `--wait`: stay until the worker has adopted its row (or ended),
@@ -78,8 +96,7 @@ fn wait_adopted(
             break;
         }
         if let Some(status) = child.try_wait()? {
-            let how = std::os::unix::process::ExitStatusExt::into_raw(status);
-            reconcile::reaped(db, id, claimer, child.id(), how, ctx.now())?;
+            settle_reaped(ctx, db, id, claimer, child.id(), status)?;
             break;
         }
         changes.next();
@@ -145,7 +162,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
             }
             .into());
         }
-        Dispatched::NotSpawned { message } => return Err(failure(message)),
+        Dispatched::NotSpawned { message, .. } => return Err(failure(message)),
     };
     if !(wait || foreground) {
         wait_adopted(ctx, &db, &claimed.id, claimed.owner, child)?;

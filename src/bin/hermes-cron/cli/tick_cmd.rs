@@ -99,7 +99,7 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
                         Some(cause.code),
                         Some(message.clone()),
                     ),
-                    Dispatched::NotSpawned { message } => {
+                    Dispatched::NotSpawned { message, .. } => {
                         ("failed", None, None, None, Some(message.clone()))
                     }
                 };
@@ -162,7 +162,7 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
                     .unwrap_or_default(),
             ),
             Dispatched::Refused { message, .. } => ("refused".into(), message.clone()),
-            Dispatched::NotSpawned { message } => ("failed".into(), message.clone()),
+            Dispatched::NotSpawned { message, .. } => ("failed".into(), message.clone()),
         };
         table.row(vec![
             run.id.to_string(),

@@ -26,6 +26,12 @@ pub fn wall_ms() -> i64 {
     wall_now().timestamp_millis()
 }
 
+/// How far ahead rows 3 and 4 make their jobs due: schedules are known in
+/// advance, and a gateway may prepare a run ahead of its instant (staging,
+/// with a lead time of up to `cron.staging_lead_max_s`). The peers' timings
+/// start at their own first launch.
+pub const DUE_AHEAD: Duration = Duration::from_secs(20);
+
 /// The next whole second at least `lead` from now, in milliseconds.
 pub fn whole_second_after(lead: Duration) -> i64 {
     let at = wall_ms() + lead.as_millis() as i64;
@@ -124,6 +130,17 @@ pub fn make_all_due(home: &Home, at_ms: i64, period_ms: i64) -> Result<(), Strin
         .map_err(|e| e.to_string())
 }
 
+/// A manual occurrence of `job`, claimed in `home`'s ledger `db` now.
+pub fn claim_now(home: &Home, db: &mut Db, job: &Job) -> Result<ClaimedRun, String> {
+    let config = Config::default();
+    let ctx = claim_ctx(home, &config, wall_now());
+    hermes_cron::tick::claim_manual(db, &ctx, job)
+        .map_err(|e| format!("claim: {e}"))?
+        .claimed
+        .pop()
+        .ok_or_else(|| "the manual claim was skipped (a previous run still active?)".into())
+}
+
 /// The claim context of this process at `now`.
 pub fn claim_ctx<'a>(home: &'a Home, config: &'a Config, now: Timestamp) -> ClaimContext<'a> {
     ClaimContext {
@@ -146,6 +163,25 @@ pub fn status_kib(pid: u32, field: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// A field of `/proc/<pid>/smaps_rollup`, in KiB.
+fn smaps_kib(pid: u32, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// `Pss` (shared pages split between their users), in KiB.
+pub fn pss_kib(pid: u32) -> Option<u64> {
+    smaps_kib(pid, "Pss")
+}
+
+/// Pages only `pid` has (`Private_Clean` + `Private_Dirty`), in KiB: what one
+/// more such process costs.
+pub fn private_kib(pid: u32) -> Option<u64> {
+    Some(smaps_kib(pid, "Private_Clean")? + smaps_kib(pid, "Private_Dirty")?)
 }
 
 /// The children of `pid` (needs `/proc/<pid>/task/<pid>/children`).

@@ -10,20 +10,19 @@
 //! and a plain fork+exec of `hermes-cron-worker`. The worker's own work is the
 //! same in all three; only the launch differs.
 
-use super::common::{claim_ctx, job, open_db, wall_now};
+use super::common::{claim_now, job, open_db, wall_now};
 use super::dispatch::systemd_run_scope;
 use crate::probe::mono_ns;
 use crate::ready::Ready;
 use crate::setup::Setup;
 use crate::stats::{Samples, p50_p99_ms, ratio};
 use crate::table::{Met, Row};
-use hermes_cron::config::Config;
 use hermes_cron::db::Db;
 use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
 use hermes_cron::job::Job;
 use hermes_cron::ledger::{self, ExecState};
 use hermes_cron::store;
-use hermes_cron::tick::{ClaimedRun, claim_manual};
+use hermes_cron::tick::ClaimedRun;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -39,13 +38,7 @@ pub struct EndToEnd {
 }
 
 fn claim(setup: &Setup, db: &mut Db, job: &Job) -> Result<ClaimedRun, String> {
-    let config = Config::default();
-    let ctx = claim_ctx(&setup.dispatch_home, &config, wall_now());
-    claim_manual(db, &ctx, job)
-        .map_err(|e| format!("claim: {e}"))?
-        .claimed
-        .pop()
-        .ok_or_else(|| "the manual claim was skipped (a previous run still active?)".into())
+    claim_now(&setup.dispatch_home, db, job)
 }
 
 fn check_succeeded(db: &Db, run: &ClaimedRun) -> Result<(), String> {
@@ -137,7 +130,10 @@ async fn one(
 pub async fn measure(setup: &Setup, ready: &Ready) -> Result<EndToEnd, String> {
     let mut db = open_db(&setup.dispatch_home)?;
     let exe = setup.bench_exe.to_str().ok_or("non-UTF-8 path")?;
-    let job = job("e2e", "every 1d", &[exe, "ready"])?;
+    let mut job = job("e2e", "every 1d", &[exe, "ready"])?;
+    // The job's environment is defined (nothing of the worker's reaches it
+    // unless named): the report socket is passed through by name.
+    job.pass_env = vec![crate::probe::READY_ENV.to_string()];
     store::insert_job(db.conn(), &job).map_err(|e| e.to_string())?;
     let reps = setup.reps(150, 20);
     let warmup = 5;

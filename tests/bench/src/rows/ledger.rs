@@ -21,7 +21,7 @@ use hermes_cron::home::Home;
 use hermes_cron::ids::{ExecutionId, JobId};
 use hermes_cron::job::Env;
 use hermes_cron::ledger::{
-    self, Adoption, DispatchMode, Finished, NewClaim, Occurrence, RunFilter, RunSpec, Source,
+    self, DispatchMode, Finished, NewClaim, Occurrence, RunFilter, RunSpec, Source, Taking,
 };
 use hermes_cron::ledger::{Exit, RunEnd};
 use hermes_cron::process::OwnerRole;
@@ -89,12 +89,12 @@ fn write_one(db: &Db, home: &Home, job: &JobId, spec: &RunSpec, slot: i64) -> Re
         conn,
         &id,
         &claimer.into(),
-        &Adoption {
+        &Taking {
             worker,
             mode: DispatchMode::Scoped,
             cause: None,
             unit: Some(&unit),
-            started_at: now,
+            at: now,
         },
     )
     .map_err(err)?;

@@ -17,20 +17,18 @@
 //! shell waiting for the job and recording its status).
 
 use super::common::{
-    children_of, claim_ctx, fresh_home, insert_jobs, job, open_db, poll, wall_ms, wall_now,
+    children_of, claim_now, fresh_home, insert_jobs, job, open_db, poll, wall_ms, wall_now,
 };
 use super::gateway::Gateway;
 use crate::setup::Setup;
 use crate::stats::{Samples, mib, ratio};
 use crate::table::{Met, Row};
-use hermes_cron::config::Config;
 use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
 use hermes_cron::store;
-use hermes_cron::tick::claim_manual;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::common::status_kib;
+use super::common::{pss_kib, status_kib};
 
 const JOBS: usize = 10_000;
 
@@ -141,14 +139,6 @@ async fn gateway_idle(
     Ok(())
 }
 
-/// `Pss` from `/proc/<pid>/smaps_rollup`, in KiB.
-fn pss_kib(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("Pss:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-}
-
 /// Workers running side by side in one reading: their shared pages (the
 /// binary's text, libc) split between them in `Pss`.
 const SIDE_BY_SIDE: usize = 8;
@@ -161,17 +151,11 @@ async fn worker_overhead(setup: &Setup, reps: usize, m: &mut Memory) -> Result<(
         store::insert_job(db.conn(), &j).map_err(|e| e.to_string())?;
         jobs.push(j);
     }
-    let config = Config::default();
     let launcher = &setup.launchers.worker_scoped;
     for _ in 0..reps {
         let mut started = Vec::new();
         for j in &jobs {
-            let ctx = claim_ctx(&setup.dispatch_home, &config, wall_now());
-            let run = claim_manual(&mut db, &ctx, j)
-                .map_err(|e| e.to_string())?
-                .claimed
-                .pop()
-                .ok_or("manual claim skipped")?;
+            let run = claim_now(&setup.dispatch_home, &mut db, j)?;
             let d = launcher
                 .dispatch(&db, &run, Requirement::None, Attach::Detached, wall_now())
                 .await

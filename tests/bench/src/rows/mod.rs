@@ -12,6 +12,9 @@ mod gateway;
 mod lateness;
 mod ledger;
 mod memory;
+mod previous;
+mod staged_memory;
+mod stamps;
 mod timer_manager;
 
 use crate::ready::Ready;
@@ -128,8 +131,13 @@ pub async fn run(setup: &Setup, sections: &[Section]) -> Vec<Row> {
         rows.extend(or_failed("5", "claim pass cost", r));
     }
     if want(Section::Memory) {
-        let r = memory::measure(setup).await.map(|m| memory::rows(&m));
-        rows.extend(or_failed("6", "memory", r));
+        let r = memory::measure(setup).await;
+        let running = r.as_ref().map(|m| m.worker_rss.median()).ok();
+        rows.extend(or_failed("6", "memory", r.map(|m| memory::rows(&m))));
+        let r = staged_memory::measure(setup)
+            .await
+            .map(|s| vec![staged_memory::row(&s, running.unwrap_or(f64::NAN))]);
+        rows.extend(or_failed("6c", "staged worker memory", r));
     }
     if want(Section::Ledger) {
         let r = ledger::measure(setup).await.map(|f| ledger::rows(&f));
