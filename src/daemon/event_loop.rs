@@ -380,7 +380,7 @@ impl EventLoop {
             {
                 self.shared
                     .set_doing(format!("dispatching {}", run.job_name));
-                let db = self.db.path().to_path_buf();
+                let db = self.db.location().clone();
                 self.inflight.dispatch(self.launcher.clone(), db, run);
             } else if let Some(ahead) = self.stage_queue.pop_front() {
                 self.inflight.stage(self.launcher.clone(), ahead);

@@ -377,7 +377,21 @@ async fn serve(
     let period =
         heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
     let config_cron = config.cron.clone();
-    let staging_max = staging_room(config_cron.staging_max_workers);
+    let staging_max = match db.dialect() {
+        // A staged worker holds its ledger connection until its release: on
+        // a shared PostgreSQL ledger a thousand of them per host would take
+        // the server's connection slots (`max_connections`, 100 by default)
+        // from every host's gateways and workers. Staging is off there.
+        crate::db::Dialect::Postgres => {
+            if config_cron.staging_max_workers > 0 {
+                tracing::info!(
+                    "staging is off on a shared PostgreSQL ledger (each staged worker would hold a database connection); runs start at their instant"
+                );
+            }
+            0
+        }
+        crate::db::Dialect::Sqlite => staging_room(config_cron.staging_max_workers),
+    };
     let alerts = crate::alerts::AlertDriver::new(clock.now());
     alerts.startup(&db, clock.now());
     let monitor = Monitor::new(period, notifier);

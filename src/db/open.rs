@@ -189,6 +189,8 @@ pub struct Db {
     conn: Conn,
     path: PathBuf,
     journal: JournalMode,
+    /// Where it is (to open another connection to it).
+    location: Location,
 }
 
 impl std::fmt::Debug for Db {
@@ -211,6 +213,15 @@ impl Db {
         match location {
             Location::Sqlite(path) => Db::open(path),
             Location::Postgres(url) => Db::open_postgres(url, true),
+        }
+    }
+
+    /// Open the ledger at `location` to read it only: SQLite read-only, no
+    /// migration (see [`Db::open_read_only`]).
+    pub fn open_read_only_at(location: &Location) -> Result<Db, DbError> {
+        match location {
+            Location::Sqlite(path) => Db::open_read_only(path),
+            Location::Postgres(url) => Db::open_postgres(url, false),
         }
     }
 
@@ -248,6 +259,7 @@ impl Db {
             })),
             path,
             journal: JournalMode::Server,
+            location: Location::Postgres(url.to_string()),
         };
         if migrate {
             db.migrate()?;
@@ -309,6 +321,7 @@ impl Db {
             conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
             journal,
+            location: Location::Sqlite(path.to_path_buf()),
         };
         db.migrate()?;
         Ok(db)
@@ -357,6 +370,7 @@ impl Db {
             conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
             journal,
+            location: Location::Sqlite(path.to_path_buf()),
         })
     }
 
@@ -376,6 +390,7 @@ impl Db {
             })?;
         let mut db = Db {
             conn: Conn::Sqlite(conn),
+            location: Location::Sqlite(path.clone()),
             path,
             journal: JournalMode::Rollback {
                 mode: "memory".into(),
@@ -550,6 +565,11 @@ impl Db {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where this ledger is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
     pub fn journal(&self) -> &JournalMode {

@@ -167,7 +167,7 @@ fn open_run(args: &WorkerArgs) -> Result<Opened, i32> {
         exit::WORKER_USAGE
     })?;
     let home = Home::at(&args.home);
-    let db = Db::open(&home.db_file()).map_err(|e| {
+    let db = Db::open_home(&home).map_err(|e| {
         say(Chain(&e).to_string());
         exit::WORKER_LEDGER
     })?;
