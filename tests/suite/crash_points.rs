@@ -183,8 +183,27 @@ fn after_scope_created_scoped() {
 }
 
 /// A released worker outlives its gateway: it adopts and finishes its run.
+/// Every row a worker adopted (it has a pid) succeeded. The one other
+/// outcome allowed is the other job's row, claimed while the released run's
+/// dispatch was in flight (dispatches overlap in the event loop) and never
+/// released: `unknown` (`claimer_died`), never adopted. So at most one
+/// such row with two jobs: the released run itself is never among them.
 fn released_worker_finished(scene: &Scene) {
-    assert!(reasons(scene).is_empty(), "{:?}", reasons(scene));
+    let rows = scene.rows();
+    let mut undispatched = 0;
+    for r in &rows {
+        match (&r.pid, r.state.as_str(), r.reason_code.as_deref()) {
+            (Some(_), "succeeded", _) => {}
+            (None, "unknown", Some("claimer_died")) => undispatched += 1,
+            _ => panic!(
+                "{r}: a released worker's run must finish; only an unreleased claim may end claimer_died"
+            ),
+        }
+    }
+    assert!(
+        undispatched < scene.jobs.len(),
+        "{undispatched} claims ended claimer_died: the released run was among them ({rows:?})"
+    );
 }
 
 #[test]
