@@ -182,27 +182,25 @@ fn after_scope_created_scoped() {
     claimer_died_rows(&crash_at("after_scope_created", Bus::Real, Path::Instant));
 }
 
-/// A released worker outlives its gateway: it adopts and finishes its run.
-/// Every row a worker adopted (it has a pid) succeeded. The one other
-/// outcome allowed is the other job's row, claimed while the released run's
-/// dispatch was in flight (dispatches overlap in the event loop) and never
-/// released: `unknown` (`claimer_died`), never adopted. So at most one
-/// such row with two jobs: the released run itself is never among them.
+/// A released worker outlives its gateway: it adopts and finishes its run,
+/// so no row it adopted is `unknown`. The one `unknown` allowed is the other
+/// job's row, claimed while the released run's dispatch was in flight
+/// (dispatches overlap in the event loop) and never released:
+/// `claimer_died`, never adopted. So at most one with two jobs: the released
+/// run itself is never among them.
 fn released_worker_finished(scene: &Scene) {
     let rows = scene.rows();
-    let mut undispatched = 0;
-    for r in &rows {
-        match (&r.pid, r.state.as_str(), r.reason_code.as_deref()) {
-            (Some(_), "succeeded", _) => {}
-            (None, "unknown", Some("claimer_died")) => undispatched += 1,
-            _ => panic!(
-                "{r}: a released worker's run must finish; only an unreleased claim may end claimer_died"
-            ),
-        }
+    let mut unreleased = 0;
+    for r in rows.iter().filter(|r| r.state == "unknown") {
+        assert!(
+            r.pid.is_none() && r.reason_code.as_deref() == Some("claimer_died"),
+            "{r}: a released worker's run must finish; only an unreleased claim may end claimer_died"
+        );
+        unreleased += 1;
     }
     assert!(
-        undispatched < scene.jobs.len(),
-        "{undispatched} claims ended claimer_died: the released run was among them ({rows:?})"
+        unreleased < scene.jobs.len(),
+        "{unreleased} claims ended claimer_died: the released run was among them ({rows:?})"
     );
 }
 
