@@ -25,6 +25,7 @@
 //! | `worker_after_start` | worker: the row is `running` after a release |
 //! | `worker_before_withdraw` | worker: staged and not released (EOF), about to withdraw its row |
 //! | `sweep_before_resolve` | sweep: about to resolve (or withdraw) the first stale row |
+//! | `lost_host_before_resolve` | a survivor: another host declared lost in its open transaction, about to record its first started run `host_lost` |
 
 use std::sync::OnceLock;
 

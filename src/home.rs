@@ -101,6 +101,11 @@ impl Home {
     pub(crate) fn lifecycle_file(&self) -> PathBuf {
         self.state_dir().join("hermes-cron-lifecycle.jsonl")
     }
+    /// The gateway's view of its database and lease (shared ledger only).
+    pub fn cluster_file(&self) -> PathBuf {
+        self.state_dir().join("hermes-cron-cluster.json")
+    }
+
     pub(crate) fn metrics_file(&self) -> PathBuf {
         self.state_dir().join("hermes-cron.prom")
     }

@@ -1,7 +1,8 @@
 //! hermes-cron: a cron scheduler and worker launcher.
 //!
 //! The IO around the pure core (`hermes_cron_core`, re-exported here under
-//! the same module names): the ledger and the job store in SQLite, the
+//! the same module names): the ledger and the job store (SQLite, or a
+//! PostgreSQL database several hosts share), the
 //! claim, the dispatcher and the systemd edge, the worker, the gateway.
 //! See ARCHITECTURE.md for the module map and the path of one occurrence.
 
@@ -9,6 +10,7 @@ pub use hermes_cron_core::{alert, exit, ids, import, job, schedule, text, text_e
 
 pub mod alerts;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod crash;
 pub mod daemon;

@@ -22,6 +22,21 @@ pub(crate) fn write_heartbeat(home: &Home, beat: &Heartbeat) -> Result<(), Write
     write_atomic(&home.heartbeat_file(), &json)
 }
 
+/// Read the cluster file of `home` (a gateway on a shared ledger); None
+/// when absent or unreadable.
+pub fn read_cluster(home: &Home) -> Option<hermes_cron_core::cluster::ClusterFile> {
+    serde_json::from_slice(&std::fs::read(home.cluster_file()).ok()?).ok()
+}
+
+/// Replace the cluster file (atomically).
+pub(crate) fn write_cluster(
+    home: &Home,
+    file: &hermes_cron_core::cluster::ClusterFile,
+) -> Result<(), WriteError> {
+    let json = serde_json::to_vec_pretty(file).unwrap_or_default();
+    write_atomic(&home.cluster_file(), &json)
+}
+
 /// Append one lifecycle line, synced (best effort: a full disk must not
 /// stop an exit).
 pub(crate) fn append_lifecycle(home: &Home, line: &LifecycleLine) {

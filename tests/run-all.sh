@@ -2,16 +2,20 @@
 # The test command (README "Two commands"). On a fresh Debian 12 machine it
 # installs what the tests need, boots a private systemd user manager when none
 # is reachable (tests/support/user-manager.sh: the scoped tests need a real
-# `systemd --user`), runs the gates (fmt, clippy) and every test (the unit
-# tests, and the integration suite: one binary, tests/suite/), and stops the
-# manager it booted.
+# `systemd --user`), starts a throwaway PostgreSQL server in a temp data
+# directory (tests/support/pg-server.sh: the cluster tests and the ledger's
+# PostgreSQL pass), runs the gates (fmt, clippy) and every test (the unit
+# tests, and the integration suite: one binary, tests/suite/), then the
+# ledger's tests again with every home on PostgreSQL, and stops what it
+# started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
 missing=()
-for pkg in systemd dbus dbus-user-session; do
+# postgresql: the cluster tests' server; iproute2: their network namespaces.
+for pkg in systemd dbus dbus-user-session postgresql iproute2; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
@@ -66,8 +70,13 @@ fi
 
 log "user manager"
 eval "$(tests/support/user-manager.sh start)"
-trap 'tests/support/user-manager.sh stop || true' EXIT
+PG_TEST_DIR=
+trap 'tests/support/user-manager.sh stop || true; [ -z "$PG_TEST_DIR" ] || tests/support/pg-server.sh stop "$PG_TEST_DIR" || true' EXIT
 export XDG_RUNTIME_DIR DBUS_SESSION_BUS_ADDRESS
+
+log "PostgreSQL (a throwaway server in a temp data directory)"
+eval "$(tests/support/pg-server.sh start)"
+export HERMES_CRON_TEST_PG
 
 log "cargo fmt --check"
 cargo fmt --all --check
@@ -77,6 +86,13 @@ log "build"
 cargo build --workspace --all-targets
 log "tests"
 cargo nextest run --workspace --no-fail-fast --failure-output final
+# The same tests with every home's ledger in a fresh schema of that server:
+# all of them but those about SQLite itself (its file, journal, pragmas, a
+# full disk under it) and those that never open a ledger (schedules, config,
+# the D-Bus edge, the oracles).
+log "tests on the PostgreSQL ledger"
+HERMES_CRON_TEST_LEDGER=postgresql cargo nextest run --workspace --no-fail-fast --failure-output final \
+    -E "$(cat tests/postgres-pass.filter)"
 log "the Hermes provider plugin's own tests (integrations/hermes, Hermes's interpreter)"
 "$HERMES_CRON_TEST_HERMES_VENV/bin/python" -m unittest discover -s integrations/hermes/tests
 log "doc tests"

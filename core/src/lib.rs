@@ -7,6 +7,7 @@
 //! ARCHITECTURE.md, "Crates".
 
 pub mod alert;
+pub mod cluster;
 pub mod config;
 pub mod exit;
 pub mod health;

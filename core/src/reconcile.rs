@@ -27,6 +27,13 @@
 //!    a worker whose launcher went away first withdraws its row itself).
 //! 8. A dead worker of a `running` row: `gateway_restart` when it ran degraded
 //!    under a gateway that is gone too, else `worker_died`.
+//!
+//! Rows of another host are never judged by the processes of this one (a
+//! pid means nothing across hosts). They are judged only when that host's
+//! lease has expired, by [`judge_lost_row`]: a row it claimed but never
+//! started is taken over by the survivor (`take_over`: the compare-and-set
+//! on the lost claimer means its worker can no longer adopt it), one that
+//! had started is `unknown` (`host_lost`) and never re-run.
 
 use crate::run::{
     DispatchMode, ExecState, Execution, Owner, OwnerRole, ProcessIdentity, ReasonCode,
@@ -126,6 +133,66 @@ impl Judgement {
             }
         }
     }
+}
+
+/// What a surviving gateway does with an active row of a host whose lease
+/// expired.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LostRowFate {
+    /// Terminal already: nothing.
+    Ended,
+    /// Claimed, never started: the survivor takes it over and dispatches it.
+    TakeOver,
+    /// Claimed ahead of its instant (staging), or staged by a worker there,
+    /// never started: taken back as if never claimed (`withdraw`); the job's
+    /// slot is set back, and the survivors claim it at its instant. (Taken
+    /// over, it would run before its instant.)
+    Withdraw,
+    /// Started: `unknown` (`host_lost`), never re-run.
+    Unknown { reason: String },
+}
+
+/// Judge an active row of `lost` (a host whose lease ran out at
+/// `lease_until`), for the survivor `me`; `claimed_ahead`: the row was
+/// claimed ahead of its instant for staging.
+pub fn judge_lost_row(
+    row: &Execution,
+    claimed_ahead: bool,
+    lost: &str,
+    lease_until: Timestamp,
+    me: &str,
+) -> LostRowFate {
+    match row.state {
+        ExecState::Staged => LostRowFate::Withdraw,
+        ExecState::Claimed if claimed_ahead => LostRowFate::Withdraw,
+        ExecState::Claimed => LostRowFate::TakeOver,
+        ExecState::Running => {
+            let started = row
+                .started_at
+                .map_or("?".into(), |s| s.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+            let beat = row.heartbeat_at.map_or("never".into(), |h| {
+                h.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+            });
+            LostRowFate::Unknown {
+                reason: format!(
+                    "host {lost} stopped renewing its lease (it ran out at {}); the run had started there at {started} (worker pid {}, last heartbeat {beat}) and may still be running or have finished unseen; recorded by host {me}, never re-run",
+                    lease_until.format("%Y-%m-%dT%H:%M:%SZ"),
+                    row.pid.map_or("?".into(), |p| p.to_string()),
+                ),
+            }
+        }
+        _ => LostRowFate::Ended,
+    }
+}
+
+/// Whether a worker whose `finish` lost its compare-and-set may record its
+/// outcome as a late outcome: its row was ended `unknown` (`host_lost`) by a
+/// survivor while it, the row's owner, still ran. The row stays as the
+/// survivor decided; the late outcome is kept beside it.
+pub fn may_record_late(row: &Execution, me: &Owner) -> bool {
+    row.state == ExecState::Unknown
+        && row.reason_code == Some(ReasonCode::HostLost)
+        && row.owner.as_ref().and_then(|o| o.owner()) == Some(*me)
 }
 
 /// Whether `row` (running) has been silent too long. Silence is counted
@@ -382,6 +449,66 @@ mod tests {
             Judgement::Orphaned { code, .. } => code,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_lost_hosts_claims_are_taken_over_and_its_started_runs_are_unknown() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let claimed = row(ExecState::Claimed, gw, gw, None);
+        let until = chrono::Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+        assert_eq!(
+            judge_lost_row(&claimed, false, "b", until, "a"),
+            LostRowFate::TakeOver
+        );
+        let worker = owner(OwnerRole::Worker, 11);
+        let running = Execution {
+            pid: Some(11),
+            ..row(ExecState::Running, worker, gw, Some(DispatchMode::Scoped))
+        };
+        assert_eq!(
+            judge_lost_row(&claimed, true, "b", until, "a"),
+            LostRowFate::Withdraw,
+            "a claim made ahead of its instant"
+        );
+        let staged = Execution {
+            state: ExecState::Staged,
+            ..claimed.clone()
+        };
+        assert_eq!(
+            judge_lost_row(&staged, true, "b", until, "a"),
+            LostRowFate::Withdraw
+        );
+        match judge_lost_row(&running, false, "b", until, "a") {
+            LostRowFate::Unknown { reason } => {
+                assert!(
+                    reason.contains("host b") && reason.contains("never re-run"),
+                    "{reason}"
+                );
+                assert!(reason.contains("pid 11"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let done = Execution {
+            state: ExecState::Succeeded,
+            ..running.clone()
+        };
+        assert_eq!(
+            judge_lost_row(&done, false, "b", until, "a"),
+            LostRowFate::Ended
+        );
+
+        let lost = Execution {
+            state: ExecState::Unknown,
+            reason_code: Some(ReasonCode::HostLost),
+            ..running.clone()
+        };
+        assert!(may_record_late(&lost, &worker));
+        assert!(!may_record_late(&lost, &owner(OwnerRole::Worker, 12)));
+        let died = Execution {
+            reason_code: Some(ReasonCode::WorkerDied),
+            ..lost
+        };
+        assert!(!may_record_late(&died, &worker), "only host_lost rows");
     }
 
     #[test]

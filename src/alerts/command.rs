@@ -77,7 +77,13 @@ pub(crate) async fn launch(
     let job_name = format!("alert-{}", d.job_name);
     let output = home.output_file("alert", id.as_str());
     let claim = NewClaim {
-        occurrence: Occurrence::spawned(&id, &job_name, &spec, now),
+        occurrence: Occurrence::spawned(
+            &id,
+            &job_name,
+            &spec,
+            now,
+            &crate::cluster::Host::this().name,
+        ),
         owner,
         output_path: Some(output.to_string_lossy().into_owned()),
     };

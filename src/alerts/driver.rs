@@ -73,7 +73,9 @@ impl AlertDriver {
 
     /// At start: HTTP attempts a previous gateway left open end failed.
     pub fn startup(&self, db: &Db, now: Timestamp) {
-        match ledger::interrupted_attempts(db.conn(), now) {
+        let host = &crate::cluster::Host::this().name;
+        match ledger::interrupted_attempts(db.conn(), ledger::Interrupted::Restarted { host }, now)
+        {
             Ok(0) => {}
             Ok(n) => tracing::warn!(
                 "{n} alert deliveries were interrupted by the last stop; retrying them"
@@ -176,7 +178,7 @@ impl AlertDriver {
 
     /// Begin an HTTP attempt; false when the ledger cannot be written.
     fn send(&mut self, db: &Db, d: &Delivery, now: Timestamp) -> bool {
-        match ledger::begin_attempt(db.conn(), d, now, None) {
+        match ledger::begin_attempt(db.conn(), d, now, &crate::cluster::Host::this().name) {
             Ok(true) => {}
             Ok(false) => return true,
             Err(e) => {

@@ -125,6 +125,7 @@ impl LateWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::test_backends::on_both;
     use crate::ids::JobId;
     use crate::job::Job;
 
@@ -132,9 +133,8 @@ mod tests {
         s.parse().unwrap()
     }
 
-    /// A database with one `every 1m` job made at `t0`.
-    fn home_with_a_job(t0: Timestamp) -> Db {
-        let db = Db::open_in_memory().unwrap();
+    /// One `every 1m` job made at `t0`, in `db`.
+    fn with_a_job(db: &Db, t0: Timestamp) {
         let schedule = Schedule::parse("every 1m", t0, Tz::UTC).unwrap();
         let argv = vec!["true".to_string()];
         let job = Job::new(
@@ -146,16 +146,15 @@ mod tests {
             t0,
         );
         store::insert_job(db.conn(), &job).unwrap();
-        db
     }
 
     fn late_alerts(db: &Db) -> Vec<(String, String)> {
         db.conn()
-            .prepare("SELECT kind, destination FROM alert_deliveries ORDER BY id")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
+            .query_map(
+                "SELECT kind, destination FROM alert_deliveries ORDER BY id",
+                crate::params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .unwrap()
     }
 
@@ -164,33 +163,37 @@ mod tests {
     /// once however often it is checked.
     #[test]
     fn a_job_not_started_within_its_period_and_grace_alerts_late_once() {
-        let t0 = at("2026-01-01T10:00:00Z");
-        let db = home_with_a_job(t0);
-        let mut config = Config::default();
-        config.cron.alert_webhook = Some("http://127.0.0.1:9/hook".into());
-        let mut watch = LateWatch::new(t0);
-        let mut check = |now: &str| {
-            watch.next_check = None;
-            watch.check(&db, &config, Tz::UTC, at(now));
-        };
-        // Next slot 10:01, grace 2 min: due by 10:03.
-        check("2026-01-01T10:02:59Z");
-        assert!(late_alerts(&db).is_empty());
-        check("2026-01-01T10:03:01Z");
-        check("2026-01-01T10:30:00Z");
-        assert_eq!(
-            late_alerts(&db),
-            [("late".to_string(), "webhook".to_string())]
-        );
+        on_both(|db| {
+            let t0 = at("2026-01-01T10:00:00Z");
+            with_a_job(db, t0);
+            let mut config = Config::default();
+            config.cron.alert_webhook = Some("http://127.0.0.1:9/hook".into());
+            let mut watch = LateWatch::new(t0);
+            let mut check = |now: &str| {
+                watch.next_check = None;
+                watch.check(db, &config, Tz::UTC, at(now));
+            };
+            // Next slot 10:01, grace 2 min: due by 10:03.
+            check("2026-01-01T10:02:59Z");
+            assert!(late_alerts(db).is_empty());
+            check("2026-01-01T10:03:01Z");
+            check("2026-01-01T10:30:00Z");
+            assert_eq!(
+                late_alerts(db),
+                [("late".to_string(), "webhook".to_string())]
+            );
+        });
     }
 
     /// Without anywhere to send it, lateness is not even looked at.
     #[test]
     fn no_destination_no_late_alert() {
-        let t0 = at("2026-01-01T10:00:00Z");
-        let db = home_with_a_job(t0);
-        let mut watch = LateWatch::new(t0);
-        watch.check(&db, &Config::default(), Tz::UTC, at("2026-01-02T00:00:00Z"));
-        assert!(late_alerts(&db).is_empty());
+        on_both(|db| {
+            let t0 = at("2026-01-01T10:00:00Z");
+            with_a_job(db, t0);
+            let mut watch = LateWatch::new(t0);
+            watch.check(db, &Config::default(), Tz::UTC, at("2026-01-02T00:00:00Z"));
+            assert!(late_alerts(db).is_empty());
+        });
     }
 }

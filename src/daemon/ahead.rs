@@ -21,6 +21,7 @@ impl EventLoop {
             config: &self.config,
             fallback_zone: self.zone,
             owner: self.owner,
+            host: crate::cluster::Host::this(),
             now: self.clock.now(),
         };
         let claimed = self.stager.claim(&mut self.db, &ctx);
@@ -53,7 +54,7 @@ impl EventLoop {
             }
         };
         for (held, previous) in decided.replace_first {
-            let db = self.db.path().to_path_buf();
+            let db = self.db.location().clone();
             self.inflight
                 .replace_then_release(self.launcher.clone(), db, held, previous);
         }

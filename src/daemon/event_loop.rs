@@ -98,6 +98,10 @@ pub(crate) struct EventLoop {
     pub claim_failures: u32,
     /// Set when a dispatch met a failure the gateway does not survive.
     pub fatal: Option<Fatal>,
+    /// On a shared (PostgreSQL) ledger: this host's lease.
+    pub cluster: Option<super::cluster::Cluster>,
+    /// On a PostgreSQL ledger: job changes by other processes.
+    pub listener: Option<crate::db::PgListener>,
 }
 
 /// A wall-clock instant as a tokio deadline.
@@ -119,8 +123,9 @@ impl EventLoop {
 
     /// The next instant with work: a job's slot or an owed retry.
     fn next_due(&self) -> Result<Option<Timestamp>, String> {
-        let job = store::next_due_at(self.db.conn()).map_err(|e| e.to_string())?;
-        let retry = ledger::next_retry_at(self.db.conn()).map_err(|e| e.to_string())?;
+        let host = crate::cluster::Host::this().filter();
+        let job = store::next_due_at(self.db.conn(), &host).map_err(|e| e.to_string())?;
+        let retry = ledger::next_retry_at(self.db.conn(), &host).map_err(|e| e.to_string())?;
         Ok(match (job, retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -208,17 +213,74 @@ impl EventLoop {
                     // append comes before its commit); look again shortly.
                     recheck = Some(tokio::time::Instant::now() + RECHECK_AFTER_CHANGE);
                 }
+                _ = async {
+                    match self.listener.as_mut() {
+                        Some(l) => l.changed().await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
                 _ = tokio::time::sleep_until(recheck.unwrap_or_else(soon)), if recheck.is_some() => {
                     recheck = None;
                 }
                 _ = monitor_tick.tick() => {
                     self.shared.set_doing("monitoring running work");
                     self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
+                    self.resolve_lost_hosts();
                     self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
                     self.alerts.watch_late(&self.db, &self.config, self.zone, self.clock.now());
                     self.sync_provider(false);
                 }
             }
+        }
+    }
+
+    /// On a shared ledger: resolve the rows of hosts whose lease expired,
+    /// and queue the claims taken over for dispatch here.
+    fn resolve_lost_hosts(&mut self) {
+        let Some(cluster) = &self.cluster else {
+            return;
+        };
+        if !cluster.may_resolve_others() {
+            return;
+        }
+        self.shared.set_doing("looking at other hosts' leases");
+        let now = self.clock.now();
+        let report = match reconcile::lost_hosts(&mut self.db, &self.home, &self.owner, now) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!("failed to look at other hosts' leases: {}", Chain(&e));
+                return;
+            }
+        };
+        for host in &report.hosts {
+            tracing::warn!(
+                host = %host,
+                "host lost: its lease expired; its started runs are recorded unknown (host_lost), its unstarted claims taken over"
+            );
+        }
+        for row in &report.unknown {
+            run_span(&row.job_name, &row.id).in_scope(|| {
+                tracing::warn!(
+                    reason = "host_lost",
+                    host = row.host.as_deref().unwrap_or("-"),
+                    "resolved unknown: its host was lost"
+                )
+            });
+        }
+        for (row, spec) in report.taken {
+            run_span(&row.job_name, &row.id)
+                .in_scope(|| tracing::info!("taken over from a lost host; dispatching here"));
+            self.queue.push_back(ClaimedRun {
+                id: row.id,
+                job_id: row.job_id,
+                job_name: row.job_name,
+                scheduled_for: row.scheduled_for,
+                attempt: row.attempt,
+                source: row.source,
+                spec,
+                owner: self.owner,
+                replace: Vec::new(),
+            });
         }
     }
 
@@ -247,6 +309,7 @@ impl EventLoop {
             config: &self.config,
             fallback_zone: self.zone,
             owner: self.owner,
+            host: crate::cluster::Host::this(),
             now,
         };
         let result = claim_due(&mut self.db, &ctx);
@@ -317,7 +380,7 @@ impl EventLoop {
             {
                 self.shared
                     .set_doing(format!("dispatching {}", run.job_name));
-                let db = self.db.path().to_path_buf();
+                let db = self.db.location().clone();
                 self.inflight.dispatch(self.launcher.clone(), db, run);
             } else if let Some(ahead) = self.stage_queue.pop_front() {
                 self.inflight.stage(self.launcher.clone(), ahead);

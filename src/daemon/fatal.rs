@@ -59,7 +59,7 @@ mod tests {
     fn ledger(code: i32) -> DispatchError {
         DispatchError::Ledger(LedgerError::Sql {
             id: "e".into(),
-            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+            source: crate::db::SqlError::sqlite_failure(code),
         })
     }
 

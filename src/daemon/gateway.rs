@@ -280,12 +280,35 @@ async fn serve(
     // SIGCHLD before anything is spawned; stop requests queue up meanwhile.
     let signals = Signals::install(stop_requests).map_err(Fatal::Signals)?;
     shared.set_doing("opening the ledger");
-    let mut db = Db::open(&home.db_file()).map_err(Fatal::Ledger)?;
+    let location = crate::db::Location::of_home(home).map_err(Fatal::Ledger)?;
+    let mut db = Db::open_at(&location).map_err(Fatal::Ledger)?;
     if !db.journal().is_wal() {
         tracing::warn!(journal = ?db.journal(), "the ledger is not in WAL mode (network filesystem?): readers and writers block each other; runs still work");
     }
     let launcher = Launcher::with_manager(home, &config, manager.clone()).map_err(Fatal::Worker)?;
     let owner = crate::process::owner(OwnerRole::Gateway);
+    let listener = match &location {
+        crate::db::Location::Postgres(url) => Some(
+            crate::db::PgListener::start(url, Duration::from_secs(10)).map_err(|source| {
+                Fatal::Thread {
+                    what: "change listener",
+                    source,
+                }
+            })?,
+        ),
+        crate::db::Location::Sqlite(_) => None,
+    };
+    let cluster = match db.dialect() {
+        crate::db::Dialect::Postgres => Some(
+            super::cluster::Cluster::start(home, &location, owner, clock.clone()).map_err(
+                |source| Fatal::Thread {
+                    what: "lease",
+                    source,
+                },
+            )?,
+        ),
+        crate::db::Dialect::Sqlite => None,
+    };
 
     shared.set_doing("startup sweep");
     let report = reconcile::startup_sweep(&db, manager.as_deref(), clock.now())
@@ -318,6 +341,7 @@ async fn serve(
         config: &config,
         fallback_zone: zone,
         owner,
+        host: crate::cluster::Host::this(),
         now: clock.now(),
     };
     match claim_reboot(&mut db, &ctx) {
@@ -353,7 +377,21 @@ async fn serve(
     let period =
         heartbeat::period().min(Duration::from_secs(config.cron.heartbeat_interval_s.max(1)));
     let config_cron = config.cron.clone();
-    let staging_max = staging_room(config_cron.staging_max_workers);
+    let staging_max = match db.dialect() {
+        // A staged worker holds its ledger connection until its release: on
+        // a shared PostgreSQL ledger a thousand of them per host would take
+        // the server's connection slots (`max_connections`, 100 by default)
+        // from every host's gateways and workers. Staging is off there.
+        crate::db::Dialect::Postgres => {
+            if config_cron.staging_max_workers > 0 {
+                tracing::info!(
+                    "staging is off on a shared PostgreSQL ledger (each staged worker would hold a database connection); runs start at their instant"
+                );
+            }
+            0
+        }
+        crate::db::Dialect::Sqlite => staging_room(config_cron.staging_max_workers),
+    };
     let alerts = crate::alerts::AlertDriver::new(clock.now());
     alerts.startup(&db, clock.now());
     let monitor = Monitor::new(period, notifier);
@@ -392,6 +430,8 @@ async fn serve(
         claim_backoff_until: None,
         claim_failures: 0,
         fatal: None,
+        cluster,
+        listener,
     };
     if let Some(ms) = std::env::var(WEDGE_ENV)
         .ok()
@@ -408,6 +448,9 @@ async fn serve(
     deadman_stop.store(true, std::sync::atomic::Ordering::Relaxed);
     event_loop.monitor.notifier().stopping();
     event_loop.abandon_queue();
+    if let Some(cluster) = event_loop.cluster.take() {
+        cluster.stop();
+    }
     Ok(exit)
 }
 

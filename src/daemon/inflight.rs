@@ -18,6 +18,7 @@
 
 use super::staging::HeldRun;
 use crate::db::Db;
+use crate::db::Location;
 use crate::dispatch::{Attach, Dispatched, Launcher, Requirement, Staged, stop_previous};
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution};
@@ -29,7 +30,6 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -94,7 +94,7 @@ impl InFlight {
     }
 
     /// Dispatch `run` (overlap `replace` first, through `db`'s file).
-    pub fn dispatch(&mut self, launcher: Arc<Launcher>, db: PathBuf, run: ClaimedRun) {
+    pub fn dispatch(&mut self, launcher: Arc<Launcher>, db: Location, run: ClaimedRun) {
         let span = run_span(&run.job_name, &run.id);
         let kind = Kind::Dispatch(run.id.clone(), run.owner);
         self.push(
@@ -130,7 +130,7 @@ impl InFlight {
     pub fn replace_then_release(
         &mut self,
         launcher: Arc<Launcher>,
-        db: PathBuf,
+        db: Location,
         held: HeldRun,
         previous: Vec<Execution>,
     ) {

@@ -19,6 +19,7 @@
 //!   the lifecycle record, the instance lock, and `sd_notify`.
 
 mod ahead;
+mod cluster;
 mod event_loop;
 mod fatal;
 mod gateway;

@@ -104,7 +104,13 @@ impl Stager {
             return None;
         }
         let until = now + chrono::Duration::from_std(self.ceiling).unwrap_or_default();
-        let upcoming = match store::upcoming_instants(db.conn(), now, until, LOOK_AHEAD_INSTANTS) {
+        let upcoming = match store::upcoming_instants(
+            db.conn(),
+            now,
+            until,
+            LOOK_AHEAD_INSTANTS,
+            &crate::cluster::Host::this().filter(),
+        ) {
             Ok(u) => u,
             Err(e) => {
                 tracing::warn!("staging: cannot read the upcoming instants: {}", Chain(&e));
@@ -137,11 +143,17 @@ impl Stager {
             return Vec::new();
         }
         let until = now + chrono::Duration::from_std(self.ceiling).unwrap_or_default();
-        let upcoming = store::upcoming_instants(db.conn(), now, until, LOOK_AHEAD_INSTANTS)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|u| !self.blocked.contains(&u.at))
-            .collect::<Vec<_>>();
+        let upcoming = store::upcoming_instants(
+            db.conn(),
+            now,
+            until,
+            LOOK_AHEAD_INSTANTS,
+            &crate::cluster::Host::this().filter(),
+        )
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|u| !self.blocked.contains(&u.at))
+        .collect::<Vec<_>>();
         let due = plan_staging(&upcoming, &self.lead, now).now;
         if due.is_empty() {
             return Vec::new();

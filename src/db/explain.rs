@@ -4,29 +4,51 @@
 //! timeout, and a full filesystem (which SQLite reports as `database or disk
 //! is full`, or, when even its shared-memory file cannot grow, as an I/O error).
 
+use super::error::SqlError;
 use std::path::Path;
 
 /// Why `err` (or an error in its source chain) happened, as a clause to add
 /// to its message; None when there is nothing more to say. `dir` is the
 /// directory holding the database.
 pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<String> {
-    let mut sqlite = None;
+    let mut found: Option<Found<'_>> = None;
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
+        if let Some(s) = e.downcast_ref::<SqlError>() {
+            found = Some(Found::Ours(s));
+            break;
+        }
         if let Some(s) = e.downcast_ref::<rusqlite::Error>() {
-            sqlite = Some(s);
+            found = Some(Found::Sqlite(s));
             break;
         }
         cur = e.source();
     }
-    let code = sqlite.and_then(|e| e.sqlite_error_code());
-    if sqlite.is_some_and(is_busy) {
+    let busy = match found {
+        Some(Found::Ours(e)) => e.is_busy(),
+        Some(Found::Sqlite(e)) => is_busy(e),
+        None => false,
+    };
+    if busy {
         return Some(format!(
             "another process held the database's write lock for longer than the busy timeout ({} ms, {})",
             super::open::busy_timeout().as_millis(),
             super::open::BUSY_TIMEOUT_ENV
         ));
     }
+    if let Some(Found::Ours(e)) = found
+        && e.is_unreachable()
+    {
+        return Some(
+            "the database server is out of reach (a network partition, or the server is down); nothing is claimed until it answers again"
+                .into(),
+        );
+    }
+    let sqlite = match found {
+        Some(Found::Ours(SqlError::Sqlite(e))) | Some(Found::Sqlite(e)) => Some(e),
+        _ => None,
+    };
+    let code = sqlite.and_then(|e| e.sqlite_error_code());
     let free = free_bytes(dir);
     if code == Some(rusqlite::ErrorCode::DiskFull) || (sqlite.is_some() && free == Some(0)) {
         return Some(format!(
@@ -36,6 +58,12 @@ pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<St
         ));
     }
     None
+}
+
+#[derive(Clone, Copy)]
+enum Found<'a> {
+    Ours(&'a SqlError),
+    Sqlite(&'a rusqlite::Error),
 }
 
 /// SQLITE_BUSY or SQLITE_LOCKED: another connection holds a lock we need.

@@ -1,8 +1,15 @@
-//! Append-only schema migrations, applied by `PRAGMA user_version`.
+//! Append-only schema migrations, the same on both backends: SQLite counts
+//! them in `PRAGMA user_version`, PostgreSQL (which has no such pragma) in
+//! the one-row table `schema_version`.
 //!
 //! Never edit a shipped migration: append a new one. Each runs in one
-//! exclusive transaction together with the `user_version` bump, so a crash
-//! leaves either the old or the new schema.
+//! transaction together with the version bump (SQLite: exclusive;
+//! PostgreSQL: under the advisory lock `LockKey::Migrate`), so a crash leaves
+//! either the old or the new schema. A migration is a list of [`Step`]s:
+//! portable DDL run on both (PostgreSQL reads `INTEGER` as `BIGINT`, see
+//! `dialect::ddl_to_postgres`), or a step only one dialect needs (a
+//! trigger), so the SQLite statements of a shipped migration stay exactly
+//! what they were.
 
 /// Migration 1: job definitions.
 const JOBS: &str = "
@@ -78,16 +85,36 @@ CREATE TABLE executions (
 CREATE INDEX executions_by_job ON executions(job_id, id);
 CREATE INDEX executions_active ON executions(state) WHERE state IN ('claimed', 'running');
 CREATE INDEX executions_by_finish ON executions(finished_at);
+";
 
--- A terminal row never changes: only claimed and running rows may be updated.
+/// Migration 2, SQLite: a terminal row never changes; only claimed and
+/// running rows may be updated.
+const LEDGER_FROZEN_SQLITE: &str = "
 CREATE TRIGGER executions_terminal_rows_are_final
 BEFORE UPDATE ON executions
 WHEN OLD.state NOT IN ('claimed', 'running')
 BEGIN
     SELECT RAISE(ABORT, 'terminal execution rows never change');
 END;
+";
 
--- Retries owed: a failed or timed-out attempt waiting for its backoff.
+/// Migration 2, PostgreSQL: the same trigger, as a function.
+const LEDGER_FROZEN_POSTGRES: &str = "
+CREATE FUNCTION executions_terminal_rows_are_final() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    RAISE EXCEPTION 'terminal execution rows never change';
+END
+$fn$;
+CREATE TRIGGER executions_terminal_rows_are_final
+BEFORE UPDATE ON executions
+FOR EACH ROW WHEN (OLD.state NOT IN ('claimed', 'running'))
+EXECUTE FUNCTION executions_terminal_rows_are_final();
+";
+
+/// Migration 2: retries owed, a failed or timed-out attempt waiting for its
+/// backoff.
+const RETRY_QUEUE: &str = "
 CREATE TABLE retry_queue (
     execution_id TEXT PRIMARY KEY REFERENCES executions(id) ON DELETE CASCADE,
     job_id       TEXT NOT NULL,
@@ -174,7 +201,7 @@ CREATE INDEX alert_attempts_by_execution ON alert_attempts(execution_id)
 /// the schema cookie, so every connection reloads the schema). `staged_claims`
 /// keeps, for each run claimed ahead and not yet started, what its claim did
 /// to its job, so taking it back (`withdraw`) can undo exactly that.
-const STAGING: &str = "
+const STAGING_SQLITE: &str = "
 PRAGMA writable_schema = ON;
 UPDATE sqlite_schema
    SET sql = replace(sql, '''missed'', ''refused'')', '''missed'', ''refused'', ''staged'')')
@@ -188,7 +215,24 @@ WHEN OLD.state NOT IN ('claimed', 'staged', 'running')
 BEGIN
     SELECT RAISE(ABORT, 'terminal execution rows never change');
 END;
+";
 
+/// Migration 7, PostgreSQL: the same, with its own DDL (a named CHECK
+/// constraint replaced in the same transaction; the trigger's condition).
+const STAGING_POSTGRES: &str = "
+ALTER TABLE executions DROP CONSTRAINT executions_state_check;
+ALTER TABLE executions ADD CONSTRAINT executions_state_check
+    CHECK (state IN ('claimed', 'running', 'succeeded', 'failed', 'timed_out',
+                     'cancelled', 'unknown', 'skipped', 'missed', 'refused', 'staged'));
+DROP TRIGGER executions_terminal_rows_are_final ON executions;
+CREATE TRIGGER executions_terminal_rows_are_final
+BEFORE UPDATE ON executions
+FOR EACH ROW WHEN (OLD.state NOT IN ('claimed', 'staged', 'running'))
+EXECUTE FUNCTION executions_terminal_rows_are_final();
+";
+
+/// Migration 7, both: the active index and `staged_claims`.
+const STAGING: &str = "
 DROP INDEX executions_active;
 CREATE INDEX executions_active ON executions(state)
     WHERE state IN ('claimed', 'staged', 'running');
@@ -208,15 +252,92 @@ CREATE TABLE staged_claims (
 );
 ";
 
-/// Every migration, in order. Index + 1 is the `user_version` it produces.
-pub(crate) const MIGRATIONS: &[&str] = &[
-    JOBS,
-    LEDGER,
-    JOB_ORIGIN_AND_ENV,
-    IDLE_TIMEOUT,
-    MANAGED,
-    ALERTS,
-    STAGING,
+/// Migration 8: several hosts on one ledger (PostgreSQL; on SQLite the one
+/// host fills the same columns). `executions.host` names the host that
+/// claimed a row (its worker runs there and writes the outcome); `jobs.run_on`
+/// pins a job to a host name or host label (NULL: any host). `hosts` holds
+/// each gateway's lease: renewed every few seconds, judged by a survivor
+/// once `lease_until` has passed. `late_outcomes` keeps what a worker on a
+/// host declared lost reports after the survivors recorded its run
+/// `unknown` (`host_lost`): the terminal row stays as they decided.
+/// `alert_attempts.host` names the host whose gateway makes an attempt: at
+/// its start a gateway ends only its own host's unanswered attempts, and a
+/// survivor those of a host it declares lost.
+const HOSTS: &str = "
+ALTER TABLE executions ADD COLUMN host TEXT;
+ALTER TABLE jobs ADD COLUMN run_on TEXT;
+CREATE INDEX executions_active_by_host ON executions(host)
+    WHERE state IN ('claimed', 'staged', 'running');
+CREATE TABLE hosts (
+    host        TEXT PRIMARY KEY,
+    labels      TEXT NOT NULL DEFAULT '',
+    gateway     TEXT,
+    state       TEXT NOT NULL,
+    lease_until INTEGER NOT NULL,
+    renewed_at  INTEGER NOT NULL,
+    started_at  INTEGER NOT NULL,
+    lost_at     INTEGER,
+    lost_by     TEXT,
+    version     TEXT NOT NULL DEFAULT '',
+    CHECK (state IN ('live', 'lost', 'stopped'))
+);
+CREATE TABLE late_outcomes (
+    execution_id TEXT PRIMARY KEY REFERENCES executions(id) ON DELETE CASCADE,
+    host         TEXT,
+    state        TEXT NOT NULL,
+    reason_code  TEXT,
+    reason       TEXT,
+    exit_code    INTEGER,
+    signal       INTEGER,
+    duration_ms  INTEGER,
+    finished_at  INTEGER NOT NULL
+);
+ALTER TABLE alert_attempts ADD COLUMN host TEXT;
+";
+
+/// One statement list of a migration, and which dialects run it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step {
+    /// Portable DDL: both.
+    Both(&'static str),
+    Sqlite(&'static str),
+    Postgres(&'static str),
+}
+
+impl Step {
+    /// The statements `dialect` runs for this step, if any.
+    pub(crate) fn sql_for(self, dialect: super::Dialect) -> Option<String> {
+        use super::Dialect;
+        match (self, dialect) {
+            (Step::Both(sql), Dialect::Sqlite) | (Step::Sqlite(sql), Dialect::Sqlite) => {
+                Some(sql.to_string())
+            }
+            (Step::Both(sql), Dialect::Postgres) => Some(super::dialect::ddl_to_postgres(sql)),
+            (Step::Postgres(sql), Dialect::Postgres) => Some(sql.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Every migration, in order. Index + 1 is the schema version it produces.
+pub(crate) const MIGRATIONS: &[&[Step]] = &[
+    &[Step::Both(JOBS)],
+    &[
+        Step::Both(LEDGER),
+        Step::Sqlite(LEDGER_FROZEN_SQLITE),
+        Step::Postgres(LEDGER_FROZEN_POSTGRES),
+        Step::Both(RETRY_QUEUE),
+    ],
+    &[Step::Both(JOB_ORIGIN_AND_ENV)],
+    &[Step::Both(IDLE_TIMEOUT)],
+    &[Step::Both(MANAGED)],
+    &[Step::Both(ALERTS)],
+    &[
+        Step::Sqlite(STAGING_SQLITE),
+        Step::Postgres(STAGING_POSTGRES),
+        Step::Both(STAGING),
+    ],
+    &[Step::Both(HOSTS)],
 ];
 
 /// The schema version this build writes.

@@ -1,4 +1,6 @@
-//! Opening `cron/cron.db`: pragmas, journal mode and migrations.
+//! Opening the ledger: the SQLite file `cron/cron.db` (pragmas, journal
+//! mode), or the PostgreSQL database `HERMES_CRON_DATABASE` names; and
+//! migrating either.
 //!
 //! One `Db` holds one connection. Callers never hold two read contexts at
 //! once and never open a second connection while a statement of the first is
@@ -9,10 +11,16 @@
 //! ## Locking
 //! Writers take SQLite's RESERVED lock with `BEGIN IMMEDIATE` (see
 //! [`Db::immediate`]) so a read-then-write transaction never fails half way on
-//! an upgrade from SHARED. Migrations run under `BEGIN EXCLUSIVE`.
+//! an upgrade from SHARED; on PostgreSQL the same transaction takes the
+//! advisory lock `LockKey::Write` (see `conn.rs`). Migrations run under
+//! `BEGIN EXCLUSIVE` (SQLite) or the advisory lock `LockKey::Migrate`.
 
+use super::conn::{Conn, PgBackend, Tx};
+use super::dialect::{Dialect, LockKey, lock_namespace};
+use super::error::SqlError;
 use super::migrations::{MIGRATIONS, SCHEMA_VERSION};
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use super::pg::PgConn;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,8 +29,19 @@ use std::time::Duration;
 /// (forces the rollback journal, as on filesystems where WAL is unavailable).
 pub(crate) const JOURNAL_ENV: &str = "HERMES_CRON_JOURNAL";
 
-/// Override for the busy timeout in milliseconds (default 15000).
+/// Override for the busy timeout in milliseconds (default 15000). On
+/// PostgreSQL it is also the lock timeout and how long one statement may go
+/// unanswered before the connection is given up.
 pub(crate) const BUSY_TIMEOUT_ENV: &str = "HERMES_CRON_BUSY_TIMEOUT_MS";
+
+/// A PostgreSQL connection string (`postgresql://user@host/db`, or
+/// `key=value` pairs): the ledger lives there instead of `cron/cron.db`.
+pub const DATABASE_ENV: &str = "HERMES_CRON_DATABASE";
+
+/// The config key that does the same (the variable wins).
+pub const DATABASE_KEY: &str = "cron.database";
+/// The key's leaf, which any spelling of it in `config.yaml` contains.
+const DATABASE_WORD: &[u8] = b"database";
 
 const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -36,6 +55,84 @@ pub enum JournalMode {
         mode: String,
         requested: bool,
     },
+    /// A database server (PostgreSQL) keeps its own log.
+    Server,
+}
+
+/// Where a home's ledger is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// The embedded SQLite file (the default).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by connection string.
+    Postgres(String),
+}
+
+impl Location {
+    /// The ledger of `home`: `HERMES_CRON_DATABASE` when set and not empty,
+    /// else config `cron.database` when set, else the home's SQLite file.
+    ///
+    /// A config file that cannot be read, or that names the key but does not
+    /// load or holds an invalid `cron.database`, is an error, not the SQLite
+    /// default: on a host of a cluster
+    /// that default would be a ledger of its own, where every occurrence the
+    /// others run would run again.
+    pub fn of_home(home: &crate::home::Home) -> Result<Location, DbError> {
+        if let Ok(url) = std::env::var(DATABASE_ENV)
+            && !url.trim().is_empty()
+        {
+            return Ok(Location::Postgres(url.trim().to_string()));
+        }
+        let path = home.config_file();
+        // `config.yaml` is Hermes's too, often long, and every worker comes
+        // here: it is parsed only when the key's name is in it at all.
+        let named = match std::fs::read(&path) {
+            Ok(bytes) => bytes
+                .windows(DATABASE_WORD.len())
+                .any(|w| w == DATABASE_WORD),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(DbError::Config {
+                    path,
+                    why: e.to_string(),
+                });
+            }
+        };
+        if !named {
+            return Ok(Location::Sqlite(home.db_file()));
+        }
+        let loaded = crate::config::load(&path).map_err(|e| DbError::Config {
+            path: path.clone(),
+            why: crate::text::Chain(&e).to_string(),
+        })?;
+        if let Some(w) = loaded.warnings.iter().find(|w| w.key == DATABASE_KEY) {
+            return Err(DbError::Config {
+                path,
+                why: w.message.clone(),
+            });
+        }
+        Ok(match loaded.config.cron.database {
+            Some(url) => Location::Postgres(url),
+            None => Location::Sqlite(home.db_file()),
+        })
+    }
+
+    /// Whether a ledger may be there already: the SQLite file exists; a
+    /// PostgreSQL database is asked when opened.
+    pub fn may_exist(&self) -> bool {
+        match self {
+            Location::Sqlite(p) => p.exists(),
+            Location::Postgres(_) => true,
+        }
+    }
+
+    /// For messages: the file, or the URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => super::pg::redact_url(url),
+        }
+    }
 }
 
 /// Failed to open, configure or migrate the database.
@@ -45,14 +142,14 @@ pub enum DbError {
     Open {
         path: PathBuf,
         #[source]
-        source: rusqlite::Error,
+        source: SqlError,
     },
     #[error("failed to configure the database {} ({what})", path.display())]
     Configure {
         path: PathBuf,
         what: &'static str,
         #[source]
-        source: rusqlite::Error,
+        source: SqlError,
     },
     #[error(
         "the database {} has schema version {found}, newer than this build's {SCHEMA_VERSION}; upgrade hermes-cron",
@@ -64,17 +161,36 @@ pub enum DbError {
         path: PathBuf,
         version: i64,
         #[source]
-        source: rusqlite::Error,
+        source: SqlError,
     },
     #[error("{JOURNAL_ENV}={0:?} is not a journal mode; use wal or delete")]
     BadJournalEnv(String),
+    #[error(
+        "{DATABASE_ENV}: {0}; use postgresql://USER@HOST/DATABASE or host=... user=... dbname=..."
+    )]
+    BadUrl(String),
+    #[error(
+        "the PostgreSQL database {0} has no hermes-cron ledger yet; any other hermes-cron command (or starting the gateway) creates it"
+    )]
+    NoLedger(String),
+    #[error(
+        "cannot tell where the ledger is: {}: {why}; fix {DATABASE_KEY} there (or set {DATABASE_ENV})",
+        path.display()
+    )]
+    Config { path: PathBuf, why: String },
+    #[error(
+        "the schema named first in the search_path of {0} does not exist; create it (CREATE SCHEMA ...) or fix the connection string's options"
+    )]
+    NoSchema(String),
 }
 
 /// An open, migrated database.
 pub struct Db {
-    conn: Connection,
+    conn: Conn,
     path: PathBuf,
     journal: JournalMode,
+    /// Where it is (to open another connection to it).
+    location: Location,
 }
 
 impl std::fmt::Debug for Db {
@@ -87,6 +203,82 @@ impl std::fmt::Debug for Db {
 }
 
 impl Db {
+    /// Open (creating when missing) and migrate the ledger of `home`.
+    pub fn open_home(home: &crate::home::Home) -> Result<Db, DbError> {
+        Db::open_at(&Location::of_home(home)?)
+    }
+
+    /// Open (creating when missing) and migrate the ledger at `location`.
+    pub fn open_at(location: &Location) -> Result<Db, DbError> {
+        match location {
+            Location::Sqlite(path) => Db::open(path),
+            Location::Postgres(url) => Db::open_postgres(url, true),
+        }
+    }
+
+    /// Open the ledger at `location` to read it only: SQLite read-only, no
+    /// migration (see [`Db::open_read_only`]).
+    pub fn open_read_only_at(location: &Location) -> Result<Db, DbError> {
+        match location {
+            Location::Sqlite(path) => Db::open_read_only(path),
+            Location::Postgres(url) => Db::open_postgres(url, false),
+        }
+    }
+
+    /// Open the ledger of `home` to read it only: SQLite read-only, no
+    /// migration (see [`Db::open_read_only`]).
+    pub fn open_home_read_only(home: &crate::home::Home) -> Result<Db, DbError> {
+        match Location::of_home(home)? {
+            Location::Sqlite(path) => Db::open_read_only(&path),
+            Location::Postgres(url) => Db::open_postgres(&url, false),
+        }
+    }
+
+    /// A PostgreSQL ledger at `url`, migrated when `migrate` (else a schema
+    /// newer than this build, or none at all, is refused).
+    pub fn open_postgres(url: &str, migrate: bool) -> Result<Db, DbError> {
+        let pg = PgConn::new(url, busy_timeout()).map_err(DbError::BadUrl)?;
+        let path = PathBuf::from(pg.location());
+        let schema: Option<String> = pg
+            .query("SELECT current_schema() AS s", vec![])
+            .and_then(|rows| match rows.first() {
+                Some(r) => r.get("s"),
+                None => Ok(None),
+            })
+            .map_err(|source| DbError::Open {
+                path: path.clone(),
+                source,
+            })?;
+        let Some(schema) = schema else {
+            return Err(DbError::NoSchema(path.display().to_string()));
+        };
+        let mut db = Db {
+            conn: Conn::Postgres(Box::new(PgBackend {
+                conn: pg,
+                namespace: lock_namespace(&schema),
+            })),
+            path,
+            journal: JournalMode::Server,
+            location: Location::Postgres(url.to_string()),
+        };
+        if migrate {
+            db.migrate()?;
+        } else {
+            let found = db.pg_version(false)?;
+            match found {
+                None => return Err(DbError::NoLedger(db.path.display().to_string())),
+                Some(v) if v > SCHEMA_VERSION => {
+                    return Err(DbError::TooNew {
+                        path: db.path.clone(),
+                        found: v,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(db)
+    }
+
     /// Open (creating when missing) and migrate the database at `path`.
     /// The parent directory must exist.
     pub fn open(path: &Path) -> Result<Db, DbError> {
@@ -100,14 +292,14 @@ impl Db {
         )
         .map_err(|source| DbError::Open {
             path: path.to_path_buf(),
-            source,
+            source: source.into(),
         })?;
         // Best effort: SQLite creates the file with the umask; tighten it.
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        let configure = |what: &'static str, source| DbError::Configure {
+        let configure = |what: &'static str, source: rusqlite::Error| DbError::Configure {
             path: path.to_path_buf(),
             what,
-            source,
+            source: source.into(),
         };
         conn.busy_timeout(busy)
             .map_err(|e| configure("busy_timeout", e))?;
@@ -126,9 +318,10 @@ impl Db {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| configure("foreign_keys", e))?;
         let mut db = Db {
-            conn,
+            conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
             journal,
+            location: Location::Sqlite(path.to_path_buf()),
         };
         db.migrate()?;
         Ok(db)
@@ -144,12 +337,12 @@ impl Db {
         )
         .map_err(|source| DbError::Open {
             path: path.to_path_buf(),
-            source,
+            source: source.into(),
         })?;
-        let configure = |what: &'static str, source| DbError::Configure {
+        let configure = |what: &'static str, source: rusqlite::Error| DbError::Configure {
             path: path.to_path_buf(),
             what,
-            source,
+            source: source.into(),
         };
         conn.busy_timeout(busy_timeout())
             .map_err(|e| configure("busy_timeout", e))?;
@@ -174,9 +367,10 @@ impl Db {
             }
         };
         Ok(Db {
-            conn,
+            conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
             journal,
+            location: Location::Sqlite(path.to_path_buf()),
         })
     }
 
@@ -186,16 +380,17 @@ impl Db {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().map_err(|source| DbError::Open {
             path: path.clone(),
-            source,
+            source: source.into(),
         })?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|source| DbError::Configure {
                 path: path.clone(),
                 what: "foreign_keys",
-                source,
+                source: source.into(),
             })?;
         let mut db = Db {
-            conn,
+            conn: Conn::Sqlite(conn),
+            location: Location::Sqlite(path.clone()),
             path,
             journal: JournalMode::Rollback {
                 mode: "memory".into(),
@@ -207,64 +402,174 @@ impl Db {
     }
 
     fn migrate(&mut self) -> Result<(), DbError> {
+        match self.conn.dialect() {
+            Dialect::Sqlite => self.migrate_sqlite(),
+            Dialect::Postgres => self.migrate_postgres(),
+        }
+    }
+
+    fn migrate_sqlite(&mut self) -> Result<(), DbError> {
         let path = self.path.clone();
+        let Conn::Sqlite(conn) = &mut self.conn else {
+            unreachable!("migrate_sqlite on a PostgreSQL connection")
+        };
         let version = |conn: &Connection| -> Result<i64, DbError> {
             conn.pragma_query_value(None, "user_version", |row| row.get(0))
                 .map_err(|source| DbError::Configure {
                     path: path.clone(),
                     what: "user_version",
-                    source,
+                    source: source.into(),
                 })
         };
-        let found = version(&self.conn)?;
+        let found = version(conn)?;
         if found == SCHEMA_VERSION {
             return Ok(());
         }
         if found > SCHEMA_VERSION {
             return Err(DbError::TooNew { path, found });
         }
-        let tx = self
-            .conn
+        let tx = conn
             .transaction_with_behavior(TransactionBehavior::Exclusive)
             .map_err(|source| DbError::Migrate {
                 path: path.clone(),
                 version: found + 1,
-                source,
+                source: source.into(),
             })?;
         // Another process may have migrated while we waited for the lock.
         let mut current = version(&tx)?;
         while current < SCHEMA_VERSION {
             let next = current + 1;
-            let fail = |source| DbError::Migrate {
+            let fail = |source: rusqlite::Error| DbError::Migrate {
                 path: path.clone(),
                 version: next,
-                source,
+                source: source.into(),
             };
-            tx.execute_batch(MIGRATIONS[current as usize])
-                .map_err(fail)?;
+            for step in MIGRATIONS[current as usize] {
+                if let Some(sql) = step.sql_for(Dialect::Sqlite) {
+                    tx.execute_batch(&sql).map_err(fail)?;
+                }
+            }
             tx.pragma_update(None, "user_version", next).map_err(fail)?;
             current = next;
         }
         tx.commit().map_err(|source| DbError::Migrate {
             path,
             version: SCHEMA_VERSION,
+            source: source.into(),
+        })
+    }
+
+    /// The PostgreSQL schema version; None when there is no ledger yet.
+    /// With `locked`, inside the migration's transaction.
+    fn pg_version(&self, locked: bool) -> Result<Option<i64>, DbError> {
+        let read = |c: &Conn| -> Result<Option<i64>, SqlError> {
+            c.query_opt(
+                "SELECT version FROM schema_version",
+                crate::params![],
+                |r| r.get::<_, i64>("version"),
+            )
+        };
+        let exists = self
+            .conn
+            .query_row(
+                "SELECT to_regclass('schema_version') IS NOT NULL AS present",
+                crate::params![],
+                |r| r.get::<_, bool>("present"),
+            )
+            .map_err(|source| DbError::Configure {
+                path: self.path.clone(),
+                what: "schema_version",
+                source,
+            })?;
+        if !exists {
+            return Ok(None);
+        }
+        let _ = locked;
+        read(&self.conn).map_err(|source| DbError::Configure {
+            path: self.path.clone(),
+            what: "schema_version",
             source,
         })
     }
 
+    fn migrate_postgres(&mut self) -> Result<(), DbError> {
+        let path = self.path.clone();
+        if self.pg_version(false)? == Some(SCHEMA_VERSION) {
+            return Ok(());
+        }
+        let fail = |version: i64| {
+            let path = path.clone();
+            move |source: SqlError| DbError::Migrate {
+                path,
+                version,
+                source,
+            }
+        };
+        let conn = &self.conn;
+        conn.execute_batch("BEGIN").map_err(fail(0))?;
+        if let Conn::Postgres(p) = conn {
+            p.conn.set_in_transaction(true);
+        }
+        let tx = TxGuard(conn);
+        conn.lock(LockKey::Migrate).map_err(fail(0))?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL);
+             INSERT INTO schema_version (version)
+                 SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM schema_version);",
+        )
+        .map_err(fail(0))?;
+        // Another process may have migrated while we waited for the lock.
+        let mut current = self.pg_version(true)?.unwrap_or(0);
+        if current > SCHEMA_VERSION {
+            return Err(DbError::TooNew {
+                path: path.clone(),
+                found: current,
+            });
+        }
+        while current < SCHEMA_VERSION {
+            let next = current + 1;
+            for step in MIGRATIONS[current as usize] {
+                if let Some(sql) = step.sql_for(Dialect::Postgres) {
+                    conn.execute_batch(&sql).map_err(fail(next))?;
+                }
+            }
+            conn.execute(
+                "UPDATE schema_version SET version = ?1",
+                crate::params![next],
+            )
+            .map_err(fail(next))?;
+            current = next;
+        }
+        std::mem::forget(tx);
+        let done = conn.execute_batch("COMMIT");
+        if let Conn::Postgres(p) = conn {
+            p.conn.set_in_transaction(false);
+        }
+        done.map_err(fail(SCHEMA_VERSION))
+    }
+
     /// The connection, for single statements and read transactions.
-    pub fn conn(&self) -> &Connection {
+    pub fn conn(&self) -> &Conn {
         &self.conn
     }
 
-    /// A write transaction that holds the RESERVED lock from its first statement.
-    pub fn immediate(&mut self) -> rusqlite::Result<Transaction<'_>> {
-        self.conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+    /// A write transaction that holds the write lock from its first
+    /// statement (see `conn.rs`).
+    pub fn immediate(&mut self) -> Result<Tx<'_>, SqlError> {
+        self.conn.immediate()
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.conn.dialect()
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where this ledger is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
     pub fn journal(&self) -> &JournalMode {
@@ -273,8 +578,22 @@ impl Db {
 }
 
 impl JournalMode {
+    /// Readers and writers do not block each other (SQLite's WAL, or a
+    /// database server).
     pub(crate) fn is_wal(&self) -> bool {
-        matches!(self, JournalMode::Wal)
+        matches!(self, JournalMode::Wal | JournalMode::Server)
+    }
+}
+
+/// Rolls the migration's transaction back unless forgotten.
+struct TxGuard<'c>(&'c Conn);
+
+impl Drop for TxGuard<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.execute_batch("ROLLBACK");
+        if let Conn::Postgres(p) = self.0 {
+            p.conn.set_in_transaction(false);
+        }
     }
 }
 
@@ -334,6 +653,8 @@ mod tests {
         let db = Db::open(&path).unwrap();
         let v: i64 = db
             .conn()
+            .sqlite()
+            .unwrap()
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(v, SCHEMA_VERSION);
@@ -350,8 +671,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("cron.db");
         let old = Connection::open(&path).unwrap();
-        for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
-            old.execute_batch(sql).unwrap();
+        for (i, steps) in MIGRATIONS[..6].iter().enumerate() {
+            for sql in steps.iter().filter_map(|s| s.sql_for(Dialect::Sqlite)) {
+                old.execute_batch(&sql).unwrap();
+            }
             old.pragma_update(None, "user_version", i as i64 + 1)
                 .unwrap();
         }
@@ -362,7 +685,7 @@ mod tests {
         )
         .unwrap();
         let db = Db::open(&path).unwrap();
-        let conn = db.conn();
+        let conn = db.conn().sqlite().expect("a SQLite ledger");
         let rows: i64 = conn
             .query_row("SELECT COUNT(*) FROM executions", [], |r| r.get(0))
             .unwrap();

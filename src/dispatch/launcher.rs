@@ -163,7 +163,7 @@ impl Launcher {
         now: Timestamp,
     ) -> Result<Dispatched, DispatchError> {
         if !run.replace.is_empty() {
-            replace::stop_previous(db.path(), self.manager(), &run.replace).await;
+            replace::stop_previous(db.location(), self.manager(), &run.replace).await;
         }
         let prepared = self.prepare(run, asked, attach).await;
         self.record(db, run, prepared, now)

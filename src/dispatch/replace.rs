@@ -5,13 +5,12 @@
 //! (`cancelled`), or by the reconciler when a worker dies without a word.
 
 use crate::clock::monotonic;
-use crate::db::{Db, DbWatcher};
+use crate::db::{Db, DbWatcher, Location};
 use crate::ledger::{self, ExecState, Execution};
 use crate::logging::run_span;
 use crate::process::{identity_of, signal_pid};
 use crate::systemd::UnitManager;
 use nix::sys::signal::Signal;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +18,7 @@ use std::time::Duration;
 /// a read-only connection of its own (so a gateway can run this in flight
 /// while its own connection claims and records).
 pub(crate) async fn stop_previous(
-    db: &Path,
+    db: &Location,
     manager: Option<&Arc<dyn UnitManager>>,
     old: &[Execution],
 ) {
@@ -36,11 +35,15 @@ pub(crate) async fn stop_previous(
     }
     // Woken by the rows' writes; looked at again on a period for a worker
     // that died without writing.
-    let mut changes = db
-        .parent()
-        .and_then(|dir| DbWatcher::new(dir).ok())
-        .unwrap_or_else(DbWatcher::disabled);
-    let Ok(reader) = Db::open_read_only(db) else {
+    // (A shared ledger is no file of this host: looked at on the period.)
+    let mut changes = match db {
+        Location::Sqlite(path) => path
+            .parent()
+            .and_then(|dir| DbWatcher::new(dir).ok())
+            .unwrap_or_else(DbWatcher::disabled),
+        Location::Postgres(_) => DbWatcher::disabled(),
+    };
+    let Ok(reader) = Db::open_read_only_at(db) else {
         return;
     };
     let deadline = monotonic() + crate::process::kill_grace() + Duration::from_secs(5);

@@ -113,7 +113,13 @@ pub async fn spawn_worker(
     ledger::claim(
         db.conn(),
         &NewClaim {
-            occurrence: Occurrence::spawned(&id, &req.name, &spec, now),
+            occurrence: Occurrence::spawned(
+                &id,
+                &req.name,
+                &spec,
+                now,
+                &crate::cluster::Host::this().name,
+            ),
             owner,
             output_path: Some(
                 req.log_file

@@ -1,9 +1,9 @@
 //! Failures of the ledger, typed: a failed SQL statement (with whether it
 //! may pass by itself), or a move the row's state does not allow (a bug).
 
+use crate::db::SqlError;
 use crate::ids::ExecutionId;
 use hermes_cron_core::run::{ExecState, Move};
-use rusqlite::ErrorCode;
 
 /// Failed to read or write the ledger.
 #[derive(Debug, thiserror::Error)]
@@ -12,13 +12,13 @@ pub enum LedgerError {
     Sql {
         id: String,
         #[source]
-        source: rusqlite::Error,
+        source: SqlError,
     },
     #[error("failed to read the ledger ({what})")]
     Read {
         what: &'static str,
         #[source]
-        source: rusqlite::Error,
+        source: SqlError,
     },
     /// A caller asked for a move the row's state does not allow: a bug in
     /// the caller, never a condition of the database.
@@ -32,38 +32,36 @@ pub enum LedgerError {
 }
 
 impl LedgerError {
-    /// The SQLite error behind this one, if any.
-    pub(crate) fn sqlite(&self) -> Option<&rusqlite::Error> {
+    /// The database error behind this one, if any.
+    pub(crate) fn sql(&self) -> Option<&SqlError> {
         match self {
             LedgerError::Sql { source, .. } | LedgerError::Read { source, .. } => Some(source),
             LedgerError::NotAllowed { .. } => None,
         }
     }
 
-    /// Whether SQLite said the disk is full.
+    /// Whether the database said the disk is full.
     pub(crate) fn is_disk_full(&self) -> bool {
-        self.sqlite()
-            .and_then(rusqlite::Error::sqlite_error_code)
-            .is_some_and(|c| c == ErrorCode::DiskFull)
+        self.sql().is_some_and(SqlError::is_disk_full)
+    }
+
+    /// Whether the database is out of reach (PostgreSQL: a partition, a
+    /// server down).
+    pub(crate) fn is_unreachable(&self) -> bool {
+        self.sql().is_some_and(SqlError::is_unreachable)
     }
 
     /// Whether the failure may pass by itself (a lock held past the busy
-    /// timeout, a full disk): retried later, never a reason to stop. Anything
-    /// else (a corrupt or unreadable database, a refused move) will not.
+    /// timeout, a full disk, a database out of reach): retried later, never
+    /// a reason to stop. Anything else (a corrupt or unreadable database, a
+    /// refused move) will not.
     pub(crate) fn is_transient(&self) -> bool {
-        self.sqlite()
-            .and_then(rusqlite::Error::sqlite_error_code)
-            .is_some_and(|c| {
-                matches!(
-                    c,
-                    ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked | ErrorCode::DiskFull
-                )
-            })
+        self.sql().is_some_and(SqlError::is_transient)
     }
 }
 
 /// A write to row `id` failed.
-pub(super) fn sql_err(id: &ExecutionId) -> impl FnOnce(rusqlite::Error) -> LedgerError + '_ {
+pub(super) fn sql_err(id: &ExecutionId) -> impl FnOnce(SqlError) -> LedgerError + '_ {
     move |source| LedgerError::Sql {
         id: id.to_string(),
         source,
@@ -77,7 +75,7 @@ mod tests {
     fn sqlite(code: i32) -> LedgerError {
         LedgerError::Sql {
             id: "x".into(),
-            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+            source: SqlError::sqlite_failure(code),
         }
     }
 

@@ -4,13 +4,13 @@
 //! occurrence a no-op: both return false when the occurrence already has one.
 
 use super::error::{LedgerError, sql_err};
-use super::savepoint::in_savepoint;
 use super::terminal::{self, Entered, check};
 use crate::db::to_ms;
+use crate::db::{Conn, SqlResult};
 use crate::ids::{ExecutionId, JobId};
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::run::{ExecState, Move, Owner, ReasonCode, RunSpec, Source};
-use rusqlite::{Connection, params};
 
 /// What every inserted row says about its occurrence.
 #[derive(Clone, Copy, Debug)]
@@ -25,15 +25,19 @@ pub struct Occurrence<'a> {
     pub source: Source,
     pub spec: &'a RunSpec,
     pub at: Timestamp,
+    /// The host whose claimer decided the row (its worker runs there).
+    pub host: &'a str,
 }
 
 impl<'a> Occurrence<'a> {
-    /// A run of no job (`spawn`, a command alert): attempt 1, no slot.
+    /// A run of no job (`spawn`, a command alert) on `host`: attempt 1, no
+    /// slot.
     pub fn spawned(
         id: &'a ExecutionId,
         job_name: &'a str,
         spec: &'a RunSpec,
         at: Timestamp,
+        host: &'a str,
     ) -> Occurrence<'a> {
         Occurrence {
             id,
@@ -44,6 +48,7 @@ impl<'a> Occurrence<'a> {
             source: Source::Spawn,
             spec,
             at,
+            host,
         }
     }
 }
@@ -67,40 +72,45 @@ pub struct NewNotRun<'a> {
 }
 
 const INSERT: &str = "INSERT INTO executions (id, job_id, job_name, scheduled_for, attempt, source,
-         state, reason_code, reason, spec, owner, claimed_by, claimed_at, finished_at, output_path)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14)
+         state, reason_code, reason, spec, owner, claimed_by, claimed_at, finished_at, output_path,
+         host)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15)
      ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING";
 
 /// One INSERT of an occurrence's row; 0 when it already had one.
 fn insert(
-    conn: &Connection,
+    conn: &Conn,
     o: &Occurrence<'_>,
     state: ExecState,
     reason: Option<(ReasonCode, &str)>,
     owner: Option<&Owner>,
     output_path: Option<&str>,
-) -> rusqlite::Result<usize> {
+) -> SqlResult<usize> {
     let finished = state.is_terminal().then(|| to_ms(o.at));
-    conn.prepare_cached(INSERT)?.execute(params![
-        o.id.as_str(),
-        o.job_id.map(JobId::as_str),
-        o.job_name,
-        o.scheduled_for.map(to_ms),
-        o.attempt,
-        o.source.as_str(),
-        state.as_str(),
-        reason.map(|(code, _)| code.as_str()),
-        reason.map(|(_, text)| text),
-        o.spec.to_json(),
-        owner.map(Owner::to_string),
-        to_ms(o.at),
-        finished,
-        output_path,
-    ])
+    conn.execute(
+        INSERT,
+        params![
+            o.id.as_str(),
+            o.job_id.map(JobId::as_str),
+            o.job_name,
+            o.scheduled_for.map(to_ms),
+            o.attempt,
+            o.source.as_str(),
+            state.as_str(),
+            reason.map(|(code, _)| code.as_str()),
+            reason.map(|(_, text)| text),
+            o.spec.to_json(),
+            owner.map(Owner::to_string),
+            to_ms(o.at),
+            finished,
+            output_path,
+            o.host,
+        ],
+    )
 }
 
 /// Insert a claimed row. False: the occurrence already has a row.
-pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
+pub fn claim(conn: &Conn, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
     let o = &c.occurrence;
     check(o.id, Move::Claim, None, ExecState::Claimed)?;
     claim_in(conn, c).map_err(sql_err(o.id))
@@ -108,7 +118,7 @@ pub fn claim(conn: &Connection, c: &NewClaim<'_>) -> Result<bool, LedgerError> {
 
 /// The claim's INSERT, inside a caller's transaction (a command alert's
 /// attempt, `outbox.rs`).
-pub(super) fn claim_in(conn: &Connection, c: &NewClaim<'_>) -> rusqlite::Result<bool> {
+pub(super) fn claim_in(conn: &Conn, c: &NewClaim<'_>) -> SqlResult<bool> {
     let o = &c.occurrence;
     let n = insert(
         conn,
@@ -122,10 +132,10 @@ pub(super) fn claim_in(conn: &Connection, c: &NewClaim<'_>) -> rusqlite::Result<
 }
 
 /// Insert a row that will not run. False: the occurrence already has a row.
-pub fn not_run(conn: &Connection, r: &NewNotRun<'_>) -> Result<bool, LedgerError> {
+pub fn not_run(conn: &Conn, r: &NewNotRun<'_>) -> Result<bool, LedgerError> {
     let o = &r.occurrence;
     check(o.id, Move::NotRun, None, r.state)?;
-    in_savepoint(conn, |tx| {
+    conn.savepoint(|tx| {
         let reason = Some((r.reason_code, r.reason.as_str()));
         let n = insert(tx, o, r.state, reason, None, None)?;
         if n == 1 {

@@ -1,9 +1,9 @@
 //! The execution ledger: one row per occurrence, and the only code that
 //! changes one. Each change is a named move (`insert.rs`: [`claim`],
 //! [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
-//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`];
-//! `staging.rs`, runs prepared ahead of their instant: [`claim_ahead`],
-//! [`stage`], [`start`], [`overlapped`], [`withdraw`])
+//! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`],
+//! [`take_over`]; `staging.rs`, runs prepared ahead of their instant:
+//! [`claim_ahead`], [`stage`], [`start`], [`overlapped`], [`withdraw`])
 //! that fixes the states it starts from and compare-and-sets on the state and
 //! owner the caller last saw. Every move into a terminal state passes
 //! `terminal.rs`, which also queues owed retries (`retry.rs`) and is the one
@@ -11,6 +11,8 @@
 //! terminal rows. The vocabulary (states, moves, reasons, owners, the row) is
 //! `hermes_cron_core::run`.
 
+#[cfg(test)]
+mod backend_tests;
 mod error;
 mod insert;
 mod moves;
@@ -21,7 +23,6 @@ mod outbox_tests;
 mod read;
 mod retention;
 mod retry;
-mod savepoint;
 mod staging;
 mod terminal;
 
@@ -31,16 +32,20 @@ pub use hermes_cron_core::run::{
     RunSpec, Source,
 };
 pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
-pub use moves::{Taking, abandoned, adopt, finish, heartbeat, orphaned, refuse, stalled};
+pub use moves::{
+    Taking, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled, take_over,
+};
 pub(crate) use moves::{spawn_failed, unadopted};
 pub use outbox::{Delivery, record_gateway_failed, record_late};
 pub(crate) use outbox::{
-    begin_attempt, begin_command_attempt, due_deliveries, end_attempt, interrupted_attempts,
-    next_delivery_at,
+    Interrupted, begin_attempt, begin_command_attempt, due_deliveries, end_attempt,
+    interrupted_attempts, next_delivery_at,
 };
 pub use outbox_read::{AttemptView, DeliveryView, list_deliveries};
-pub use read::{RunFilter, active_runs, get_execution, list_executions};
-pub(crate) use read::{active_runs_for_job, slot_has_row};
+pub use read::{
+    RunFilter, active_runs, active_runs_on, get_execution, late_outcome_of, list_executions,
+};
+pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, slot_has_row};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};

@@ -14,16 +14,15 @@
 //! ([`on_terminal`] again), in the worker's transaction.
 
 use super::error::{LedgerError, sql_err};
-use super::savepoint::in_savepoint;
-use crate::db::{from_ms, to_ms};
+use crate::db::{Conn, LockKey, SqlResult, from_ms, to_ms};
 use crate::ids::ExecutionId;
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::alert::{
     AlertEvent, AlertKind, AlertRun, AlertSpec, Destination, Incident, Observed,
     next_attempt_after, observe, step,
 };
 use hermes_cron_core::run::{ExecState, ReasonCode, RunSpec, Source};
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// A row that just became terminal, as the outbox needs it.
 #[derive(Clone, Copy, Debug)]
@@ -50,15 +49,14 @@ pub struct Delivery {
 }
 
 /// Settle a command alert's attempt, then judge the row's job.
-pub(super) fn on_terminal(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()> {
+pub(super) fn on_terminal(tx: &Conn, e: &Ended<'_>) -> SqlResult<()> {
     settle_command_attempt(tx, e)?;
-    let row = tx
-        .prepare_cached(
-            "SELECT job_id, job_name, spec, attempt, source, scheduled_for, exit_code, signal,
-                    reason
-             FROM executions WHERE id = ?1 AND job_id IS NOT NULL",
-        )?
-        .query_row([e.id.as_str()], |r| {
+    let row = tx.query_opt(
+        "SELECT job_id, job_name, spec, attempt, source, scheduled_for, exit_code, signal,
+                reason
+         FROM executions WHERE id = ?1 AND job_id IS NOT NULL",
+        params![e.id.as_str()],
+        |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -70,8 +68,8 @@ pub(super) fn on_terminal(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()
                 r.get::<_, Option<i32>>(7)?,
                 r.get::<_, Option<String>>(8)?,
             ))
-        })
-        .optional()?;
+        },
+    )?;
     let Some((job_id, job_name, spec, attempt, source, scheduled, exit, signal, reason)) = row
     else {
         return Ok(());
@@ -112,13 +110,13 @@ pub(super) fn on_terminal(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()
 /// A ping owed: `kind` is `start`, `success` or `fail`. A ping is a GET;
 /// its event (kept for `alerts`) says what it reports.
 fn insert_ping(
-    tx: &Connection,
+    tx: &Conn,
     job: (&str, &str),
     id: &ExecutionId,
     kind: &str,
     url: &str,
     at: Timestamp,
-) -> rusqlite::Result<()> {
+) -> SqlResult<()> {
     let event = serde_json::json!({
         "kind": kind, "at": at, "job_id": job.0, "job_name": job.1,
         "execution_id": id.as_str(),
@@ -146,14 +144,13 @@ fn spec_alert(spec: &str) -> Option<AlertSpec> {
 }
 
 /// A run of a job with a ping URL started: `<url>/start`.
-pub(super) fn on_adopt(tx: &Connection, id: &ExecutionId, at: Timestamp) -> rusqlite::Result<()> {
-    let row: Option<(String, String, String)> = tx
-        .prepare_cached(
-            "SELECT job_id, job_name, spec FROM executions
-             WHERE id = ?1 AND job_id IS NOT NULL AND instr(spec, '\"ping\"') > 0",
-        )?
-        .query_row([id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
+pub(super) fn on_adopt(tx: &Conn, id: &ExecutionId, at: Timestamp) -> SqlResult<()> {
+    let row: Option<(String, String, String)> = tx.query_opt(
+        "SELECT job_id, job_name, spec FROM executions
+         WHERE id = ?1 AND job_id IS NOT NULL AND spec LIKE '%\"ping\"%'",
+        params![id.as_str()],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     let Some((job_id, job_name, spec)) = row else {
         return Ok(());
     };
@@ -167,25 +164,33 @@ pub(super) fn on_adopt(tx: &Connection, id: &ExecutionId, at: Timestamp) -> rusq
 /// The job `job` (id, name) has not started in time: a `late` alert when
 /// its incident has not alerted yet. True when one was written.
 pub fn record_late(
-    conn: &Connection,
+    conn: &Conn,
     job: (&str, &str),
     alert: &AlertSpec,
     at: Timestamp,
 ) -> Result<bool, LedgerError> {
     let id = ExecutionId::from_string(job.0);
-    in_savepoint(conn, |tx| judge(tx, job, alert, Observed::Late, None, at)).map_err(sql_err(&id))
+    // On a shared ledger every host's gateway runs the lateness watch: the
+    // incident is read under the write lock (taken first, with no row
+    // locked yet), so of several gateways one alerts and the others find it
+    // alerted.
+    conn.savepoint(|tx| {
+        tx.lock(LockKey::Write)?;
+        judge(tx, job, alert, Observed::Late, None, at)
+    })
+    .map_err(sql_err(&id))
 }
 
 /// Move the job's incident by `obs`; write the alert it sends, one delivery
 /// per destination.
 fn judge(
-    tx: &Connection,
+    tx: &Conn,
     job: (&str, &str),
     alert: &AlertSpec,
     obs: Observed,
     run: Option<AlertRun>,
     at: Timestamp,
-) -> rusqlite::Result<bool> {
+) -> SqlResult<bool> {
     let prev = incident(tx, job.0)?;
     let (next, sent) = step(&prev, obs, alert.on, alert.after, at);
     if next != prev {
@@ -223,11 +228,12 @@ fn judge(
     Ok(true)
 }
 
-fn incident(tx: &Connection, job_id: &str) -> rusqlite::Result<Incident> {
-    let row: Option<(u32, Option<String>, Option<i64>)> = tx
-        .prepare_cached("SELECT failures, alerted, since FROM alert_incidents WHERE job_id = ?1")?
-        .query_row([job_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
+fn incident(tx: &Conn, job_id: &str) -> SqlResult<Incident> {
+    let row: Option<(u32, Option<String>, Option<i64>)> = tx.query_opt(
+        "SELECT failures, alerted, since FROM alert_incidents WHERE job_id = ?1",
+        params![job_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     Ok(
         row.map_or_else(Incident::default, |(failures, alerted, since)| Incident {
             failures,
@@ -237,24 +243,19 @@ fn incident(tx: &Connection, job_id: &str) -> rusqlite::Result<Incident> {
     )
 }
 
-fn save_incident(
-    tx: &Connection,
-    job_id: &str,
-    i: &Incident,
-    at: Timestamp,
-) -> rusqlite::Result<()> {
-    tx.prepare_cached(
+fn save_incident(tx: &Conn, job_id: &str, i: &Incident, at: Timestamp) -> SqlResult<()> {
+    tx.execute(
         "INSERT INTO alert_incidents (job_id, failures, alerted, since, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (job_id) DO UPDATE SET failures = ?2, alerted = ?3, since = ?4, updated_at = ?5",
-    )?
-    .execute(params![
-        job_id,
-        i.failures,
-        i.alerted.map(|k| k.as_str()),
-        i.since.map(to_ms),
-        to_ms(at)
-    ])?;
+        params![
+            job_id,
+            i.failures,
+            i.alerted.map(|k| k.as_str()),
+            i.since.map(to_ms),
+            to_ms(at)
+        ],
+    )?;
     Ok(())
 }
 
@@ -268,35 +269,36 @@ struct NewDelivery<'a> {
     at: Timestamp,
 }
 
-fn insert_delivery(tx: &Connection, d: &NewDelivery<'_>) -> rusqlite::Result<()> {
-    tx.prepare_cached(
+fn insert_delivery(tx: &Conn, d: &NewDelivery<'_>) -> SqlResult<()> {
+    tx.execute(
         "INSERT INTO alert_deliveries (id, job_id, job_name, execution_id, kind, destination,
              target, event, state, attempts, created_at, next_attempt_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', 0, ?9, ?9)",
-    )?
-    .execute(params![
-        ExecutionId::generate().as_str(),
-        Some(d.job.0).filter(|j| !j.is_empty()),
-        d.job.1,
-        d.execution,
-        d.kind,
-        d.destination.as_str(),
-        d.target,
-        d.event,
-        to_ms(d.at),
-    ])?;
+        params![
+            ExecutionId::generate().as_str(),
+            Some(d.job.0).filter(|j| !j.is_empty()),
+            d.job.1,
+            d.execution,
+            d.kind,
+            d.destination.as_str(),
+            d.target,
+            d.event,
+            to_ms(d.at),
+        ],
+    )?;
+    // Gateways of other hosts sleep on PostgreSQL's notifications.
+    tx.notify_jobs_changed()?;
     Ok(())
 }
 
 /// A command alert's run ended: its attempt succeeded when the run did.
-fn settle_command_attempt(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()> {
-    let found: Option<(String, u32)> = tx
-        .prepare_cached(
-            "SELECT delivery_id, attempt FROM alert_attempts
-             WHERE execution_id = ?1 AND ended_at IS NULL",
-        )?
-        .query_row([e.id.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
+fn settle_command_attempt(tx: &Conn, e: &Ended<'_>) -> SqlResult<()> {
+    let found: Option<(String, u32)> = tx.query_opt(
+        "SELECT delivery_id, attempt FROM alert_attempts
+         WHERE execution_id = ?1 AND ended_at IS NULL",
+        params![e.id.as_str()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     let Some((delivery, attempt)) = found else {
         return Ok(());
     };
@@ -309,19 +311,18 @@ fn settle_command_attempt(tx: &Connection, e: &Ended<'_>) -> rusqlite::Result<()
 }
 
 fn end_attempt_in(
-    tx: &Connection,
+    tx: &Conn,
     delivery: &str,
     attempt: u32,
     at: Timestamp,
     ok: bool,
     result: &str,
-) -> rusqlite::Result<()> {
-    let n = tx
-        .prepare_cached(
-            "UPDATE alert_attempts SET ended_at = ?3, ok = ?4, result = ?5
-             WHERE delivery_id = ?1 AND attempt = ?2 AND ended_at IS NULL",
-        )?
-        .execute(params![delivery, attempt, to_ms(at), ok, result])?;
+) -> SqlResult<()> {
+    let n = tx.execute(
+        "UPDATE alert_attempts SET ended_at = ?3, ok = ?4, result = ?5
+         WHERE delivery_id = ?1 AND attempt = ?2 AND ended_at IS NULL",
+        params![delivery, attempt, to_ms(at), ok, result],
+    )?;
     if n == 0 {
         return Ok(());
     }
@@ -333,103 +334,105 @@ fn end_attempt_in(
             None => ("failed", None, None),
         }
     };
-    tx.prepare_cached(
+    tx.execute(
         "UPDATE alert_deliveries SET state = ?2, next_attempt_at = ?3, delivered_at = ?4
          WHERE id = ?1 AND state = 'sending' AND attempts = ?5",
-    )?
-    .execute(params![delivery, state, next, delivered, attempt])?;
+        params![delivery, state, next, delivered, attempt],
+    )?;
     Ok(())
 }
 
 /// Deliveries due at `now`, oldest first.
 pub(crate) fn due_deliveries(
-    conn: &Connection,
+    conn: &Conn,
     now: Timestamp,
     limit: usize,
-) -> rusqlite::Result<Vec<Delivery>> {
-    let mut stmt = conn.prepare_cached(
+) -> SqlResult<Vec<Delivery>> {
+    conn.query_map(
         "SELECT id, job_name, kind, destination, target, event, attempts FROM alert_deliveries
          WHERE state = 'pending' AND next_attempt_at <= ?1
          ORDER BY next_attempt_at, id LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![to_ms(now), limit as i64], |r| {
-        Ok(Delivery {
-            id: r.get(0)?,
-            job_name: r.get(1)?,
-            kind: r.get(2)?,
-            destination: r
-                .get::<_, String>(3)?
-                .parse::<Destination>()
-                .unwrap_or(Destination::Webhook),
-            target: r.get(4)?,
-            event: r.get(5)?,
-            attempts: r.get(6)?,
-        })
-    })?;
-    rows.collect()
+        params![to_ms(now), limit as i64],
+        |r| {
+            Ok(Delivery {
+                id: r.get(0)?,
+                job_name: r.get(1)?,
+                kind: r.get(2)?,
+                destination: r
+                    .get::<_, String>(3)?
+                    .parse::<Destination>()
+                    .unwrap_or(Destination::Webhook),
+                target: r.get(4)?,
+                event: r.get(5)?,
+                attempts: r.get(6)?,
+            })
+        },
+    )
 }
 
 /// When the earliest pending delivery is due.
-pub(crate) fn next_delivery_at(conn: &Connection) -> rusqlite::Result<Option<Timestamp>> {
-    let ms: Option<i64> = conn
-        .prepare_cached(
-            "SELECT MIN(next_attempt_at) FROM alert_deliveries WHERE state = 'pending'",
-        )?
-        .query_row([], |r| r.get(0))?;
+pub(crate) fn next_delivery_at(conn: &Conn) -> SqlResult<Option<Timestamp>> {
+    let ms: Option<i64> = conn.query_row(
+        "SELECT MIN(next_attempt_at) FROM alert_deliveries WHERE state = 'pending'",
+        params![],
+        |r| r.get(0),
+    )?;
     Ok(ms.map(from_ms))
 }
 
-/// Begin attempt number `d.attempts + 1` of `d` (pending -> sending); a
-/// command attempt names its run. False: somebody else began it first.
+/// Begin attempt number `d.attempts + 1` of `d` (pending -> sending) by the
+/// gateway of `host`; a command attempt names its run. False: somebody else
+/// (another host's gateway, on a shared ledger) began it first.
 pub(crate) fn begin_attempt(
-    conn: &Connection,
+    conn: &Conn,
     d: &Delivery,
     at: Timestamp,
-    execution: Option<&ExecutionId>,
-) -> rusqlite::Result<bool> {
-    in_savepoint(conn, |tx| begin_in(tx, d, at, execution))
+    host: &str,
+) -> SqlResult<bool> {
+    conn.savepoint(|tx| begin_in(tx, d, at, host, None))
 }
 
 fn begin_in(
-    tx: &Connection,
+    tx: &Conn,
     d: &Delivery,
     at: Timestamp,
+    host: &str,
     execution: Option<&ExecutionId>,
-) -> rusqlite::Result<bool> {
+) -> SqlResult<bool> {
     let attempt = d.attempts + 1;
-    let n = tx
-        .prepare_cached(
-            "UPDATE alert_deliveries SET state = 'sending', attempts = ?2
-             WHERE id = ?1 AND state = 'pending' AND attempts = ?3",
-        )?
-        .execute(params![d.id, attempt, d.attempts])?;
+    let n = tx.execute(
+        "UPDATE alert_deliveries SET state = 'sending', attempts = ?2
+         WHERE id = ?1 AND state = 'pending' AND attempts = ?3",
+        params![d.id, attempt, d.attempts],
+    )?;
     if n == 0 {
         return Ok(false);
     }
-    tx.prepare_cached(
-        "INSERT INTO alert_attempts (delivery_id, attempt, started_at, execution_id)
-         VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        d.id,
-        attempt,
-        to_ms(at),
-        execution.map(|e| e.as_str())
-    ])?;
+    tx.execute(
+        "INSERT INTO alert_attempts (delivery_id, attempt, started_at, execution_id, host)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            d.id,
+            attempt,
+            to_ms(at),
+            execution.map(|e| e.as_str()),
+            host
+        ],
+    )?;
     Ok(true)
 }
 
 /// A command attempt: its run's claim and the attempt, in one transaction,
 /// so the run's end (however fast) always finds its attempt.
 pub(crate) fn begin_command_attempt(
-    conn: &Connection,
+    conn: &Conn,
     d: &Delivery,
     claim: &super::NewClaim<'_>,
 ) -> Result<bool, LedgerError> {
     let id = claim.occurrence.id;
     let at = claim.occurrence.at;
-    in_savepoint(conn, |tx| {
-        if !begin_in(tx, d, at, Some(id))? {
+    conn.savepoint(|tx| {
+        if !begin_in(tx, d, at, claim.occurrence.host, Some(id))? {
             return Ok(false);
         }
         super::insert::claim_in(tx, claim)
@@ -439,37 +442,52 @@ pub(crate) fn begin_command_attempt(
 
 /// Attempt `attempt` of delivery `id` ended at `at`.
 pub(crate) fn end_attempt(
-    conn: &Connection,
+    conn: &Conn,
     id: &str,
     attempt: u32,
     at: Timestamp,
     ok: bool,
     result: &str,
-) -> rusqlite::Result<()> {
-    in_savepoint(conn, |tx| end_attempt_in(tx, id, attempt, at, ok, result))
+) -> SqlResult<()> {
+    conn.savepoint(|tx| end_attempt_in(tx, id, attempt, at, ok, result))
 }
 
-/// At gateway start: HTTP attempts the previous gateway left unfinished
-/// never got an answer; they end failed and are retried. (A command
-/// attempt ends with its run, which the startup sweep settles.)
-pub(crate) fn interrupted_attempts(conn: &Connection, at: Timestamp) -> rusqlite::Result<usize> {
-    let open: Vec<(String, u32)> = conn
-        .prepare_cached(
-            "SELECT a.delivery_id, a.attempt FROM alert_attempts a
-             JOIN alert_deliveries d ON d.id = a.delivery_id
-             WHERE a.ended_at IS NULL AND d.state = 'sending' AND a.execution_id IS NULL",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    for (id, attempt) in &open {
-        end_attempt(
-            conn,
-            id,
-            *attempt,
-            at,
+/// Whose unanswered HTTP attempts [`interrupted_attempts`] ends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Interrupted<'a> {
+    /// At gateway start: this host's (and those made before attempts named
+    /// their host, by the one host a SQLite ledger has).
+    Restarted { host: &'a str },
+    /// A host a survivor declared lost (its lease ran out).
+    Lost { host: &'a str },
+}
+
+/// HTTP attempts a gateway left unfinished never got an answer; they end
+/// failed and are retried. (A command attempt ends with its run, which the
+/// sweeps settle.)
+pub(crate) fn interrupted_attempts(
+    conn: &Conn,
+    whose: Interrupted<'_>,
+    at: Timestamp,
+) -> SqlResult<usize> {
+    let (host, unnamed, why) = match whose {
+        Interrupted::Restarted { host } => (host, true, "interrupted: the gateway stopped".into()),
+        Interrupted::Lost { host } => (
+            host,
             false,
-            "interrupted: the gateway stopped",
-        )?;
+            format!("interrupted: host {host} lost its lease"),
+        ),
+    };
+    let open: Vec<(String, u32)> = conn.query_map(
+        "SELECT a.delivery_id, a.attempt FROM alert_attempts a
+         JOIN alert_deliveries d ON d.id = a.delivery_id
+         WHERE a.ended_at IS NULL AND d.state = 'sending' AND a.execution_id IS NULL
+           AND (a.host = ?1 OR (a.host IS NULL AND ?2 = 1))",
+        params![host, unnamed],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    for (id, attempt) in &open {
+        end_attempt(conn, id, *attempt, at, false, &why)?;
     }
     Ok(open.len())
 }
@@ -477,14 +495,14 @@ pub(crate) fn interrupted_attempts(conn: &Connection, at: Timestamp) -> rusqlite
 /// The gateway failed (its unit's `OnFailure=` hook): the event, once per
 /// destination, owed like any alert. The number of deliveries written.
 pub fn record_gateway_failed(
-    conn: &Connection,
+    conn: &Conn,
     event: &AlertEvent,
     commands: &[String],
     webhooks: &[String],
 ) -> Result<usize, LedgerError> {
     let id = ExecutionId::from_string("gateway_failed");
     let json = event.to_json();
-    in_savepoint(conn, |tx| {
+    conn.savepoint(|tx| {
         let mut n = 0;
         for (destination, targets) in [
             (Destination::Command, commands),

@@ -1,9 +1,9 @@
 //! Reading the alert outbox for operators (`hermes-cron alerts`): each
 //! delivery, newest first, with every attempt and its result.
 
-use crate::db::from_ms;
+use crate::db::{Conn, SqlResult, from_ms};
+use crate::params;
 use crate::schedule::Timestamp;
-use rusqlite::{Connection, params};
 
 /// One attempt at a delivery.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -16,6 +16,9 @@ pub struct AttemptView {
     pub result: Option<String>,
     /// A command attempt's run.
     pub execution_id: Option<String>,
+    /// The host whose gateway made it (None: made before attempts named
+    /// their host).
+    pub host: Option<String>,
 }
 
 /// One delivery owed, made or given up.
@@ -41,18 +44,17 @@ pub struct DeliveryView {
 
 /// The newest `limit` deliveries, of one job when `job_name` is given.
 pub fn list_deliveries(
-    conn: &Connection,
+    conn: &Conn,
     job_name: Option<&str>,
     limit: usize,
-) -> rusqlite::Result<Vec<DeliveryView>> {
-    let mut stmt = conn.prepare_cached(
+) -> SqlResult<Vec<DeliveryView>> {
+    let mut out: Vec<DeliveryView> = conn.query_map(
         "SELECT id, job_id, job_name, execution_id, kind, destination, target, state,
                 created_at, next_attempt_at, delivered_at, event
-         FROM alert_deliveries WHERE ?1 IS NULL OR job_name = ?1
+         FROM alert_deliveries WHERE CAST(?1 AS TEXT) IS NULL OR job_name = ?1
          ORDER BY id DESC LIMIT ?2",
-    )?;
-    let mut out: Vec<DeliveryView> = stmt
-        .query_map(params![job_name, limit as i64], |r| {
+        params![job_name, limit as i64],
+        |r| {
             let state: String = r.get(7)?;
             Ok(DeliveryView {
                 id: r.get(0)?,
@@ -73,15 +75,14 @@ pub fn list_deliveries(
                     .unwrap_or(serde_json::Value::Null),
                 attempts: Vec::new(),
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut attempts = conn.prepare_cached(
-        "SELECT attempt, started_at, ended_at, ok, result, execution_id FROM alert_attempts
-         WHERE delivery_id = ?1 ORDER BY attempt",
+        },
     )?;
     for d in &mut out {
-        d.attempts = attempts
-            .query_map([&d.id], |r| {
+        d.attempts = conn.query_map(
+            "SELECT attempt, started_at, ended_at, ok, result, execution_id, host FROM alert_attempts
+             WHERE delivery_id = ?1 ORDER BY attempt",
+            params![d.id],
+            |r| {
                 Ok(AttemptView {
                     attempt: r.get(0)?,
                     started_at: from_ms(r.get(1)?),
@@ -89,9 +90,10 @@ pub fn list_deliveries(
                     ok: r.get(3)?,
                     result: r.get(4)?,
                     execution_id: r.get(5)?,
+                    host: r.get(6)?,
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+            },
+        )?;
     }
     Ok(out)
 }

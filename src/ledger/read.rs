@@ -1,19 +1,20 @@
 //! Reading the ledger: one row, filtered lists newest first, and the active
 //! rows the claim and the reconciler look at.
 
+use crate::db::{Conn, Params, Row, SqlError, SqlResult};
 use crate::db::{from_ms, to_ms};
 use crate::ids::{ExecutionId, JobId};
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::run::{
     DispatchMode, ExecState, Execution, ReasonCode, RowOwner, RunSpec, Source,
 };
 use hermes_cron_core::text_enum::UnknownWord;
-use rusqlite::{Connection, Row, params};
 
 const COLUMNS: &str = "id, job_id, job_name, scheduled_for, attempt, source, state, reason_code,
     reason, owner, claimed_by, dispatch_mode, dispatch_cause, unit, pid, pid_start, claimed_at, started_at,
     finished_at, heartbeat_at, exit_code, signal, duration_ms, max_rss_kb, output_path,
-    output_bytes, output_truncated";
+    output_bytes, output_truncated, host";
 
 /// The row's columns as `e.<column>`, for queries that join.
 pub(super) fn columns_of(table: &str) -> String {
@@ -24,21 +25,20 @@ pub(super) fn columns_of(table: &str) -> String {
         .join(", ")
 }
 
-fn parse_col<T>(row: &Row<'_>, col: &str) -> rusqlite::Result<T>
+fn parse_col<T>(row: &Row, col: &str) -> SqlResult<T>
 where
     T: std::str::FromStr<Err = UnknownWord>,
 {
     let text: String = row.get(col)?;
-    text.parse().map_err(|e: UnknownWord| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-    })
+    text.parse()
+        .map_err(|e: UnknownWord| SqlError::Column(format!("{col}: {e}")))
 }
 
-pub(super) fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
-    let ms = |col: &str| -> rusqlite::Result<Option<Timestamp>> {
+pub(super) fn execution_from_row(row: &Row) -> SqlResult<Execution> {
+    let ms = |col: &str| -> SqlResult<Option<Timestamp>> {
         Ok(row.get::<_, Option<i64>>(col)?.map(from_ms))
     };
-    let unsigned = |col: &str| -> rusqlite::Result<Option<u64>> {
+    let unsigned = |col: &str| -> SqlResult<Option<u64>> {
         Ok(row.get::<_, Option<i64>>(col)?.map(|v| v.max(0) as u64))
     };
     let mode: Option<String> = row.get("dispatch_mode")?;
@@ -80,37 +80,27 @@ pub(super) fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<Execution> {
         output_path: row.get("output_path")?,
         output_bytes: unsigned("output_bytes")?,
         output_truncated: row.get("output_truncated")?,
+        host: row.get("host")?,
     })
 }
 
-fn collect(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-) -> rusqlite::Result<Vec<Execution>> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let rows = stmt.query_map(params, execution_from_row)?;
-    rows.collect()
+fn collect(conn: &Conn, sql: &str, params: Params<'_>) -> SqlResult<Vec<Execution>> {
+    conn.query_map(sql, params, execution_from_row)
 }
 
 /// One row and its run spec.
-pub fn get_execution(
-    conn: &Connection,
-    id: &ExecutionId,
-) -> rusqlite::Result<Option<(Execution, RunSpec)>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, spec FROM executions WHERE id = ?1"
-    ))?;
-    let mut rows = stmt.query([id.as_str()])?;
-    let Some(row) = rows.next()? else {
-        return Ok(None);
-    };
-    let exec = execution_from_row(row)?;
-    let spec: String = row.get("spec")?;
-    let spec: RunSpec = serde_json::from_str(&spec).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-    })?;
-    Ok(Some((exec, spec)))
+pub fn get_execution(conn: &Conn, id: &ExecutionId) -> SqlResult<Option<(Execution, RunSpec)>> {
+    conn.query_opt(
+        &format!("SELECT {COLUMNS}, spec FROM executions WHERE id = ?1"),
+        params![id.as_str()],
+        |row| {
+            let exec = execution_from_row(row)?;
+            let spec: String = row.get("spec")?;
+            let spec: RunSpec =
+                serde_json::from_str(&spec).map_err(|e| SqlError::Column(format!("spec: {e}")))?;
+            Ok((exec, spec))
+        },
+    )
 }
 
 /// Which rows `runs` lists.
@@ -125,7 +115,7 @@ pub struct RunFilter {
 }
 
 /// Rows newest first.
-pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec<Execution>> {
+pub fn list_executions(conn: &Conn, f: &RunFilter) -> SqlResult<Vec<Execution>> {
     let (job_id, job_name) = match &f.job {
         Some((id, name)) => (id.clone(), Some(name.clone())),
         None => (None, None),
@@ -134,10 +124,11 @@ pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions
-             WHERE (?2 IS NULL OR job_id = ?1 OR (?1 IS NULL AND job_name = ?2)
+             WHERE (CAST(?2 AS TEXT) IS NULL OR job_id = ?1
+                    OR (CAST(?1 AS TEXT) IS NULL AND job_name = ?2)
                     OR (job_id IS NULL AND job_name = ?2))
-               AND (?3 IS NULL OR state = ?3)
-               AND (?4 IS NULL OR claimed_at >= ?4)
+               AND (CAST(?3 AS TEXT) IS NULL OR state = ?3)
+               AND (CAST(?4 AS BIGINT) IS NULL OR claimed_at >= ?4)
              ORDER BY id DESC LIMIT ?5"
         ),
         params![
@@ -151,39 +142,86 @@ pub fn list_executions(conn: &Connection, f: &RunFilter) -> rusqlite::Result<Vec
 }
 
 /// Every claimed, staged or running row.
-pub fn active_runs(conn: &Connection) -> rusqlite::Result<Vec<Execution>> {
+pub fn active_runs(conn: &Conn) -> SqlResult<Vec<Execution>> {
     collect(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions WHERE state IN ('claimed', 'staged', 'running') ORDER BY id"
         ),
-        [],
+        params![],
+    )
+}
+
+/// Claimed, staged or running rows claimed on `host` (and rows that name no host:
+/// written before hosts were recorded, so by this one).
+pub fn active_runs_on(conn: &Conn, host: &str) -> SqlResult<Vec<Execution>> {
+    collect(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM executions
+             WHERE state IN ('claimed', 'staged', 'running') AND (host = ?1 OR host IS NULL)
+             ORDER BY id"
+        ),
+        params![host],
+    )
+}
+
+/// Claimed, staged or running rows that name `host` (exactly).
+pub(crate) fn active_runs_claimed_on(conn: &Conn, host: &str) -> SqlResult<Vec<Execution>> {
+    collect(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM executions
+             WHERE state IN ('claimed', 'staged', 'running') AND host = ?1 ORDER BY id"
+        ),
+        params![host],
     )
 }
 
 /// Claimed, staged or running rows of one job.
-pub(crate) fn active_runs_for_job(
-    conn: &Connection,
-    job: &JobId,
-) -> rusqlite::Result<Vec<Execution>> {
+pub(crate) fn active_runs_for_job(conn: &Conn, job: &JobId) -> SqlResult<Vec<Execution>> {
     collect(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM executions
              WHERE state IN ('claimed', 'staged', 'running') AND job_id = ?1 ORDER BY id"
         ),
-        [job.as_str()],
+        params![job.as_str()],
     )
 }
 
 /// Whether the slot `at` of `job` has a row (any state, any attempt).
-pub(crate) fn slot_has_row(
-    conn: &Connection,
-    job: &JobId,
-    at: Timestamp,
-) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
+pub(crate) fn slot_has_row(conn: &Conn, job: &JobId, at: Timestamp) -> SqlResult<bool> {
+    conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM executions WHERE job_id = ?1 AND scheduled_for = ?2)",
-    )?
-    .query_row(rusqlite::params![job.as_str(), to_ms(at)], |r| r.get(0))
+        params![job.as_str(), to_ms(at)],
+        |r| r.get(0),
+    )
+}
+
+/// The late outcome of row `id` (see `moves::late_outcome`), if one was
+/// reported.
+pub fn late_outcome_of(
+    conn: &Conn,
+    id: &ExecutionId,
+) -> SqlResult<Option<hermes_cron_core::cluster::LateOutcome>> {
+    conn.query_opt(
+        "SELECT host, state, reason_code, reason, exit_code, signal, duration_ms, finished_at
+         FROM late_outcomes WHERE execution_id = ?1",
+        params![id.as_str()],
+        |r| {
+            Ok(hermes_cron_core::cluster::LateOutcome {
+                host: r.get("host")?,
+                state: r.get("state")?,
+                reason_code: r.get("reason_code")?,
+                reason: r.get("reason")?,
+                exit_code: r.get("exit_code")?,
+                signal: r.get("signal")?,
+                duration_ms: r
+                    .get::<_, Option<i64>>("duration_ms")?
+                    .map(|v| v.max(0) as u64),
+                finished_at: from_ms(r.get("finished_at")?),
+            })
+        },
+    )
 }

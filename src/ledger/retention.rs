@@ -3,10 +3,10 @@
 //! The alert outbox keeps as many finished deliveries per job (delivered or
 //! given up; their attempts go with them); owed ones are never touched.
 
-use crate::db::Db;
+use crate::db::{Db, SqlResult};
 
 /// Delete the terminal rows beyond the newest `keep` of each job; returns how many.
-pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> rusqlite::Result<u64> {
+pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
     let tx = db.immediate()?;
     let deleted = tx.execute(
         "DELETE FROM executions WHERE id IN (
@@ -14,16 +14,16 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> rusqlite::Result<u64> {
                  SELECT id, ROW_NUMBER() OVER (
                      PARTITION BY COALESCE(job_id, 'spawn:' || job_name) ORDER BY id DESC) AS rn
                  FROM executions WHERE state NOT IN ('claimed', 'staged', 'running')
-             ) WHERE rn > ?1)",
-        [i64::from(keep)],
+             ) AS ranked WHERE rn > ?1)",
+        crate::params![i64::from(keep)],
     )? as u64;
     tx.execute(
         "DELETE FROM alert_deliveries WHERE id IN (
              SELECT id FROM (
                  SELECT id, ROW_NUMBER() OVER (PARTITION BY job_name ORDER BY id DESC) AS rn
                  FROM alert_deliveries WHERE state IN ('delivered', 'failed')
-             ) WHERE rn > ?1)",
-        [i64::from(keep)],
+             ) AS ranked WHERE rn > ?1)",
+        crate::params![i64::from(keep)],
     )?;
     tx.commit()?;
     Ok(deleted)

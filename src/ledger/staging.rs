@@ -22,14 +22,13 @@
 use super::error::{LedgerError, sql_err};
 use super::moves::{Taking, take_claimed};
 use super::outbox;
-use super::savepoint::in_savepoint;
 use super::terminal::{Conclusion, conclude};
 use super::{NewClaim, claim};
-use crate::db::{from_ms, to_ms};
+use crate::db::{Conn, SqlResult, from_ms, to_ms};
 use crate::ids::{ExecutionId, JobId};
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::run::{ExecState, Execution, Move, Owner, ReasonCode, RowOwner};
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// What a claim made ahead did to its job, kept until the run starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,11 +49,7 @@ pub struct StagedClaim {
 /// Insert a claimed row for a slot ahead of its instant, with what the
 /// claim did to its job. False: the slot already has a row. Called inside
 /// the claim transaction (which also advances the job), never on its own.
-pub fn claim_ahead(
-    tx: &Connection,
-    c: &NewClaim<'_>,
-    staged: &StagedClaim,
-) -> Result<bool, LedgerError> {
+pub fn claim_ahead(tx: &Conn, c: &NewClaim<'_>, staged: &StagedClaim) -> Result<bool, LedgerError> {
     let id = c.occurrence.id;
     debug_assert!(
         !tx.is_autocommit(),
@@ -63,12 +58,10 @@ pub fn claim_ahead(
     if !claim(tx, c)? {
         return Ok(false);
     }
-    tx.prepare_cached(
+    tx.execute(
         "INSERT INTO staged_claims (execution_id, job_id, slot, next_run_at, anchor,
              completed, job_updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )
-    .and_then(|mut stmt| {
-        stmt.execute(params![
+        params![
             id.as_str(),
             staged.job_id.as_str(),
             to_ms(staged.slot),
@@ -76,35 +69,35 @@ pub fn claim_ahead(
             to_ms(staged.anchor),
             staged.completed,
             to_ms(staged.job_updated_at),
-        ])
-    })
+        ],
+    )
     .map_err(sql_err(id))?;
     Ok(true)
 }
 
 /// The staging claim of row `id`, if it was claimed ahead and has not started.
-pub fn staged_claim(conn: &Connection, id: &ExecutionId) -> rusqlite::Result<Option<StagedClaim>> {
-    conn.prepare_cached(
+pub fn staged_claim(conn: &Conn, id: &ExecutionId) -> SqlResult<Option<StagedClaim>> {
+    conn.query_opt(
         "SELECT job_id, slot, next_run_at, anchor, completed, job_updated_at
            FROM staged_claims WHERE execution_id = ?1",
-    )?
-    .query_row([id.as_str()], |r| {
-        Ok(StagedClaim {
-            job_id: JobId::from_string(r.get::<_, String>(0)?),
-            slot: from_ms(r.get(1)?),
-            next_run_at: r.get::<_, Option<i64>>(2)?.map(from_ms),
-            anchor: from_ms(r.get(3)?),
-            completed: r.get(4)?,
-            job_updated_at: from_ms(r.get(5)?),
-        })
-    })
-    .optional()
+        params![id.as_str()],
+        |r| {
+            Ok(StagedClaim {
+                job_id: JobId::from_string(r.get::<_, String>(0)?),
+                slot: from_ms(r.get(1)?),
+                next_run_at: r.get::<_, Option<i64>>(2)?.map(from_ms),
+                anchor: from_ms(r.get(3)?),
+                completed: r.get(4)?,
+                job_updated_at: from_ms(r.get(5)?),
+            })
+        },
+    )
 }
 
 /// `claimed -> staged`: the worker holds row `id`, still claimed by
 /// `claimer` (as the worker read it), ahead of its instant.
 pub fn stage(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     claimer: &RowOwner,
     s: &Taking<'_>,
@@ -115,7 +108,7 @@ pub fn stage(
         claimer,
         "UPDATE executions SET state = 'staged', owner = ?3, pid = ?4, pid_start = ?5,
              dispatch_mode = ?6, dispatch_cause = ?7, unit = ?8, heartbeat_at = ?9
-         WHERE id = ?1 AND state = 'claimed' AND owner IS ?2",
+         WHERE id = ?1 AND state = 'claimed' AND owner IS NOT DISTINCT FROM ?2",
         s,
     )
     .map_err(sql_err(id))
@@ -125,18 +118,17 @@ pub fn stage(
 /// `started_at`. The staging claim is done with. A job with a ping URL owes
 /// its `/start` ping now (as `adopt` owes it), in the same transaction.
 pub fn start(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     worker: &Owner,
     started_at: Timestamp,
 ) -> Result<bool, LedgerError> {
-    in_savepoint(conn, |tx| {
-        let n = tx
-            .prepare_cached(
-                "UPDATE executions SET state = 'running', started_at = ?3, heartbeat_at = ?3
-                 WHERE id = ?1 AND state = 'staged' AND owner = ?2",
-            )?
-            .execute(params![id.as_str(), worker.to_string(), to_ms(started_at)])?;
+    conn.savepoint(|tx| {
+        let n = tx.execute(
+            "UPDATE executions SET state = 'running', started_at = ?3, heartbeat_at = ?3
+             WHERE id = ?1 AND state = 'staged' AND owner = ?2",
+            params![id.as_str(), worker.to_string(), to_ms(started_at)],
+        )?;
         if n == 1 {
             forget_claim(tx, id)?;
             outbox::on_adopt(tx, id, started_at)?;
@@ -146,15 +138,17 @@ pub fn start(
     .map_err(sql_err(id))
 }
 
-fn forget_claim(tx: &Connection, id: &ExecutionId) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM staged_claims WHERE execution_id = ?1")?
-        .execute([id.as_str()])
-        .map(|_| ())
+fn forget_claim(tx: &Conn, id: &ExecutionId) -> SqlResult<()> {
+    tx.execute(
+        "DELETE FROM staged_claims WHERE execution_id = ?1",
+        params![id.as_str()],
+    )
+    .map(|_| ())
 }
 
 /// `claimed | staged -> skipped` (`overlap`): at the instant, a previous
 /// run of the job of `row` (as the caller read it) was still going.
-pub fn overlapped(conn: &Connection, row: &Execution, at: Timestamp) -> Result<bool, LedgerError> {
+pub fn overlapped(conn: &Conn, row: &Execution, at: Timestamp) -> Result<bool, LedgerError> {
     let owner = row.owner.as_ref().map(|o| o.as_stored());
     let reason = "the previous run of this job is still going (overlap skip)".to_string();
     let c = Conclusion::new(
@@ -179,7 +173,7 @@ pub fn overlapped(conn: &Connection, row: &Execution, at: Timestamp) -> Result<b
 /// slot (see the module documentation). False when the row moved on, or was
 /// not claimed ahead.
 pub fn withdraw(
-    conn: &Connection,
+    conn: &Conn,
     id: &ExecutionId,
     state: ExecState,
     owner: Option<&str>,
@@ -192,37 +186,39 @@ pub fn withdraw(
             to: state,
         });
     }
-    in_savepoint(conn, |tx| {
+    conn.savepoint(|tx| {
         // The compare-and-set first, as a write: the transaction takes the
         // write lock (waiting out the busy timeout) before it reads. A read
         // first would have to upgrade, which fails at once when another
         // connection wrote in between (SQLITE_BUSY_SNAPSHOT).
-        let n = tx
-            .prepare_cached(
-                "UPDATE executions SET state = state WHERE id = ?1 AND state = ?2 AND owner IS ?3",
-            )?
-            .execute(params![id.as_str(), state.as_str(), owner])?;
+        let n = tx.execute(
+            "UPDATE executions SET state = state
+             WHERE id = ?1 AND state = ?2 AND owner IS NOT DISTINCT FROM CAST(?3 AS TEXT)",
+            params![id.as_str(), state.as_str(), owner],
+        )?;
         if n != 1 {
             return Ok(false);
         }
         let Some(claim) = staged_claim(tx, id)? else {
             return Ok(false);
         };
-        tx.prepare_cached("DELETE FROM executions WHERE id = ?1")?
-            .execute([id.as_str()])?;
+        tx.execute("DELETE FROM executions WHERE id = ?1", params![id.as_str()])?;
         // The claim's own trace on the job, undone only while it is still there.
-        tx.prepare_cached(
+        tx.execute(
             "UPDATE jobs SET next_run_at = ?2,
-                 state = CASE WHEN ?5 AND state = 'completed' THEN 'active' ELSE state END
-             WHERE id = ?1 AND next_run_at IS ?3 AND anchor = ?4",
-        )?
-        .execute(params![
-            claim.job_id.as_str(),
-            to_ms(claim.slot),
-            claim.next_run_at.map(to_ms),
-            to_ms(claim.anchor),
-            claim.completed,
-        ])?;
+                 state = CASE WHEN CAST(?5 AS BIGINT) = 1 AND state = 'completed'
+                              THEN 'active' ELSE state END
+             WHERE id = ?1 AND next_run_at IS NOT DISTINCT FROM CAST(?3 AS BIGINT)
+               AND anchor = ?4",
+            params![
+                claim.job_id.as_str(),
+                to_ms(claim.slot),
+                claim.next_run_at.map(to_ms),
+                to_ms(claim.anchor),
+                claim.completed,
+            ],
+        )?;
+        tx.notify_jobs_changed()?;
         Ok(true)
     })
     .map_err(sql_err(id))

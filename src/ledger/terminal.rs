@@ -20,13 +20,13 @@
 use super::error::{LedgerError, sql_err};
 use super::outbox;
 use super::retry;
-use super::savepoint::in_savepoint;
 use crate::db::to_ms;
+use crate::db::{Conn, SqlResult};
 use crate::ids::ExecutionId;
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::placement::CauseCode;
 use hermes_cron_core::run::{DispatchMode, ExecState, Finished, Move, ReasonCode};
-use rusqlite::{Connection, params};
 
 /// A row that just became terminal, as [`entered`] sees it.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +43,7 @@ pub(crate) struct Entered<'a> {
 /// The observation point: called once for every row that becomes terminal,
 /// inside the transaction that makes it so (an error rolls the move back).
 /// The alert outbox observes it.
-fn entered(tx: &Connection, event: &Entered<'_>) -> rusqlite::Result<()> {
+fn entered(tx: &Conn, event: &Entered<'_>) -> SqlResult<()> {
     outbox::on_terminal(
         tx,
         &outbox::Ended {
@@ -138,10 +138,10 @@ pub(super) fn check(
 }
 
 /// Make the row terminal. Returns false when the compare-and-set lost.
-pub(super) fn conclude(conn: &Connection, c: &Conclusion<'_>) -> Result<bool, LedgerError> {
+pub(super) fn conclude(conn: &Conn, c: &Conclusion<'_>) -> Result<bool, LedgerError> {
     debug_assert!(c.state.is_terminal());
     check(c.id, c.mv, Some(c.from), c.state)?;
-    in_savepoint(conn, |tx| {
+    conn.savepoint(|tx| {
         if !update(tx, c)? {
             return Ok(false);
         }
@@ -163,27 +163,25 @@ pub(super) fn conclude(conn: &Connection, c: &Conclusion<'_>) -> Result<bool, Le
 }
 
 /// A row inserted terminal (`not_run`) passes the observation point too.
-pub(super) fn inserted(tx: &Connection, event: &Entered<'_>) -> rusqlite::Result<()> {
+pub(super) fn inserted(tx: &Conn, event: &Entered<'_>) -> SqlResult<()> {
     entered(tx, event)
 }
 
-fn update(tx: &Connection, c: &Conclusion<'_>) -> rusqlite::Result<bool> {
+fn update(tx: &Conn, c: &Conclusion<'_>) -> SqlResult<bool> {
     let f = c.finished;
     let (exit_code, signal) = match f.and_then(|f| f.exit) {
         Some(hermes_cron_core::run::Exit::Code(code)) => (Some(code), None),
         Some(hermes_cron_core::run::Exit::Signal(sig)) => (None, Some(sig)),
         None => (None, None),
     };
-    let n = tx
-        .prepare_cached(
-            "UPDATE executions SET state = ?4, reason_code = ?5, reason = ?6, finished_at = ?7,
-                 exit_code = ?8, signal = ?9, duration_ms = ?10, max_rss_kb = ?11,
-                 output_bytes = ?12, output_truncated = ?13,
-                 dispatch_mode = COALESCE(?14, dispatch_mode),
-                 dispatch_cause = COALESCE(?15, dispatch_cause)
-             WHERE id = ?1 AND state = ?2 AND owner IS ?3",
-        )?
-        .execute(params![
+    let n = tx.execute(
+        "UPDATE executions SET state = ?4, reason_code = ?5, reason = ?6, finished_at = ?7,
+             exit_code = ?8, signal = ?9, duration_ms = ?10, max_rss_kb = ?11,
+             output_bytes = ?12, output_truncated = ?13,
+             dispatch_mode = COALESCE(?14, dispatch_mode),
+             dispatch_cause = COALESCE(?15, dispatch_cause)
+         WHERE id = ?1 AND state = ?2 AND owner IS NOT DISTINCT FROM ?3",
+        params![
             c.id.as_str(),
             c.from.as_str(),
             c.owner,
@@ -199,7 +197,8 @@ fn update(tx: &Connection, c: &Conclusion<'_>) -> rusqlite::Result<bool> {
             f.and_then(|f| f.output_truncated),
             c.dispatch_mode.map(|m| m.as_str()),
             c.dispatch_cause.map(|c| c.as_str()),
-        ])?;
+        ],
+    )?;
     Ok(n == 1)
 }
 
@@ -216,12 +215,15 @@ mod tests {
             .execute(
                 "INSERT INTO executions (id, job_id, job_name, source, state, spec, claimed_at)
                  VALUES ('e1', 'j1', 'n', 'manual', 'succeeded', '{}', 0)",
-                [],
+                crate::params![],
             )
             .unwrap();
         let err = db
             .conn()
-            .execute("UPDATE executions SET state = 'failed' WHERE id = 'e1'", [])
+            .execute(
+                "UPDATE executions SET state = 'failed' WHERE id = 'e1'",
+                crate::params![],
+            )
             .unwrap_err();
         assert!(err.to_string().contains("never change"), "{err}");
     }

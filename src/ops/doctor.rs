@@ -5,14 +5,15 @@
 
 use super::status::GatewayHealth;
 use crate::config::Config;
+use crate::db::{Conn, SqlResult};
 use crate::db::{JournalMode, from_ms, to_ms};
 use crate::job::{Job, JobState};
 use crate::ledger::{DispatchMode, ExecState};
+use crate::params;
 use crate::schedule::{Timestamp, Tz, ZoneOrigin};
 use crate::systemd::{Delegation, unenforced};
 use chrono::Offset;
 use hermes_cron_core::health::{Capability, CapabilityMode};
-use rusqlite::Connection;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -395,20 +396,19 @@ pub(crate) fn check_zone_rules(g: &Gathered<'_>) -> Vec<Finding> {
 }
 
 /// The checks that read the ledger.
-pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec<Finding>> {
+pub fn check_ledger(conn: &Conn, g: &Gathered<'_>) -> SqlResult<Vec<Finding>> {
     let mut out = Vec::new();
     let since = to_ms(g.now - RECENT);
     let by_id = |id: &str| g.jobs.iter().find(|j| j.id.as_str() == id);
     // Last terminal run failed, per job.
     for j in g.jobs {
-        let last: Option<(String, String, Option<i32>, Option<i64>)> = conn
-            .prepare_cached(
-                "SELECT id, state, exit_code, finished_at FROM executions
-                 WHERE job_id = ?1 AND state IN ('succeeded','failed','timed_out','cancelled','unknown')
-                 ORDER BY id DESC LIMIT 1",
-            )?
-            .query_row([j.id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .ok();
+        let last: Option<(String, String, Option<i32>, Option<i64>)> = conn.query_opt(
+            "SELECT id, state, exit_code, finished_at FROM executions
+             WHERE job_id = ?1 AND state IN ('succeeded','failed','timed_out','cancelled','unknown')
+             ORDER BY id DESC LIMIT 1",
+            params![j.id.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
         if let Some((id, state, code, at)) = last
             && (state == ExecState::Failed.as_str() || state == ExecState::TimedOut.as_str())
         {
@@ -425,18 +425,19 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
         }
     }
     // Unknown rows in the last week.
-    let mut stmt = conn.prepare_cached(
+    let unknown = conn.query_map(
         "SELECT job_id, job_name, COUNT(*) FROM executions
          WHERE state = 'unknown' AND claimed_at >= ?1 GROUP BY job_id, job_name",
+        params![since],
+        |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        },
     )?;
-    for row in stmt.query_map([since], |r| {
-        Ok((
-            r.get::<_, Option<String>>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })? {
-        let (id, name, n) = row?;
+    for (id, name, n) in unknown {
         let job = id.as_deref().and_then(by_id);
         let mut f = finding(
             "unknown_runs",
@@ -456,15 +457,13 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
         out.push(f);
     }
     // Degraded runs where a scope is required now.
-    let mut stmt = conn.prepare_cached(
+    let degraded = conn.query_map(
         "SELECT job_id, COUNT(*) FROM executions
          WHERE dispatch_mode = ?2 AND claimed_at >= ?1 AND job_id IS NOT NULL GROUP BY job_id",
-    )?;
-    for row in stmt.query_map(
-        rusqlite::params![since, DispatchMode::Degraded.as_str()],
+        params![since, DispatchMode::Degraded.as_str()],
         |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
-    )? {
-        let (id, n) = row?;
+    )?;
+    for (id, n) in degraded {
         let Some(j) = by_id(&id) else { continue };
         if j.require_scope || g.config.cron.require_restart_safe_scope {
             out.push(finding(
@@ -476,11 +475,11 @@ pub fn check_ledger(conn: &Connection, g: &Gathered<'_>) -> rusqlite::Result<Vec
         }
     }
     // Rows stuck in claimed.
-    let stuck: i64 = conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM executions WHERE state = 'claimed' AND claimed_at < ?1",
-        )?
-        .query_row([to_ms(g.now - STUCK_CLAIM)], |r| r.get(0))?;
+    let stuck: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM executions WHERE state = 'claimed' AND claimed_at < ?1",
+        params![to_ms(g.now - STUCK_CLAIM)],
+        |r| r.get(0),
+    )?;
     if stuck > 0 {
         out.push(finding(
             "stuck_claimed",

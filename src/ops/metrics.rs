@@ -6,9 +6,10 @@
 //! so they are gauges, not counters; the lateness histogram is over the same
 //! rows.
 
+use crate::db::{Conn, SqlResult};
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::health::Heartbeat;
-use rusqlite::Connection;
 use std::fmt::Write as _;
 
 /// Upper bounds of the start-lateness histogram, in seconds.
@@ -28,11 +29,7 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// Render every metric.
-pub fn render(
-    conn: &Connection,
-    beat: Option<&Heartbeat>,
-    now: Timestamp,
-) -> rusqlite::Result<String> {
+pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResult<String> {
     let mut out = String::new();
     header(
         &mut out,
@@ -40,22 +37,26 @@ pub fn render(
         "gauge",
         "Ledger rows by state and dispatch mode (over retained rows).",
     );
-    let mut stmt = conn.prepare_cached(
-        "SELECT state, COALESCE(dispatch_mode, 'none'), COUNT(*) FROM executions GROUP BY 1, 2 ORDER BY 1, 2",
+    let rows = conn.query_map(
+        "SELECT state, COALESCE(dispatch_mode, 'none'), COALESCE(host, ''), COUNT(*)
+         FROM executions GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        params![],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        },
     )?;
-    for row in stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
-    })? {
-        let (state, mode, n) = row?;
+    for (state, mode, host, n) in rows {
         let _ = writeln!(
             out,
-            "hermes_cron_runs{{state=\"{}\",mode=\"{}\"}} {n}",
+            "hermes_cron_runs{{state=\"{}\",mode=\"{}\",host=\"{}\"}} {n}",
             label(&state),
-            label(&mode)
+            label(&mode),
+            label(&host)
         );
     }
 
@@ -65,15 +66,24 @@ pub fn render(
         "gauge",
         "Runs that could not get a scope, by cause (they ran degraded or were refused).",
     );
-    let mut stmt = conn.prepare_cached(
-        "SELECT dispatch_cause, COUNT(*) FROM executions WHERE dispatch_cause IS NOT NULL GROUP BY 1 ORDER BY 1",
+    let rows = conn.query_map(
+        "SELECT dispatch_cause, COALESCE(host, ''), COUNT(*) FROM executions
+         WHERE dispatch_cause IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
+        params![],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        },
     )?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-        let (cause, n) = row?;
+    for (cause, host, n) in rows {
         let _ = writeln!(
             out,
-            "hermes_cron_dispatch_failures{{cause=\"{}\"}} {n}",
-            label(&cause)
+            "hermes_cron_dispatch_failures{{cause=\"{}\",host=\"{}\"}} {n}",
+            label(&cause),
+            label(&host)
         );
     }
 
@@ -85,11 +95,13 @@ pub fn render(
     );
     let mut buckets = vec![0u64; LATENESS_BUCKETS.len()];
     let (mut count, mut sum) = (0u64, 0f64);
-    let mut stmt = conn.prepare_cached(
+    let lateness = conn.query_map(
         "SELECT started_at - scheduled_for FROM executions WHERE started_at IS NOT NULL AND scheduled_for IS NOT NULL",
+        params![],
+        |r| r.get::<_, i64>(0),
     )?;
-    for ms in stmt.query_map([], |r| r.get::<_, i64>(0))? {
-        let secs = ms?.max(0) as f64 / 1000.0;
+    for ms in lateness {
+        let secs = ms.max(0) as f64 / 1000.0;
         count += 1;
         sum += secs;
         for (i, le) in LATENESS_BUCKETS.iter().enumerate() {
@@ -112,9 +124,12 @@ pub fn render(
     let _ = writeln!(out, "hermes_cron_start_lateness_seconds_count {count}");
 
     header(&mut out, "hermes_cron_jobs", "gauge", "Jobs by state.");
-    let mut stmt = conn.prepare_cached("SELECT state, COUNT(*) FROM jobs GROUP BY 1 ORDER BY 1")?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-        let (state, n) = row?;
+    let rows = conn.query_map(
+        "SELECT state, COUNT(*) FROM jobs GROUP BY 1 ORDER BY 1",
+        params![],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+    )?;
+    for (state, n) in rows {
         let _ = writeln!(out, "hermes_cron_jobs{{state=\"{}\"}} {n}", label(&state));
     }
 
@@ -125,7 +140,11 @@ pub fn render(
         "When the gateway last wrote its heartbeat (Unix time; 0: never).",
     );
     let hb = beat.map_or(0.0, |b| b.updated_at.timestamp_millis() as f64 / 1000.0);
-    let _ = writeln!(out, "hermes_cron_gateway_heartbeat_timestamp_seconds {hb}");
+    let me = label(&crate::cluster::Host::this().name);
+    let _ = writeln!(
+        out,
+        "hermes_cron_gateway_heartbeat_timestamp_seconds{{host=\"{me}\"}} {hb}"
+    );
     header(
         &mut out,
         "hermes_cron_gateway_loop_counter",
@@ -134,9 +153,27 @@ pub fn render(
     );
     let _ = writeln!(
         out,
-        "hermes_cron_gateway_loop_counter {}",
+        "hermes_cron_gateway_loop_counter{{host=\"{me}\"}} {}",
         beat.map_or(0, |b| b.loop_counter)
     );
+    if conn.dialect() == crate::db::Dialect::Postgres {
+        header(
+            &mut out,
+            "hermes_cron_host_lease_seconds",
+            "gauge",
+            "Seconds left on each host's lease (negative: expired), by its state (live, lost, stopped).",
+        );
+        let db_now = crate::cluster::database_now(conn, now)?;
+        for l in crate::cluster::read_leases(conn)? {
+            let left = (l.lease_until - db_now).num_milliseconds() as f64 / 1000.0;
+            let _ = writeln!(
+                out,
+                "hermes_cron_host_lease_seconds{{host=\"{}\",state=\"{}\"}} {left}",
+                label(&l.host),
+                l.state
+            );
+        }
+    }
     header(
         &mut out,
         "hermes_cron_metrics_timestamp_seconds",

@@ -21,7 +21,7 @@ pub struct PruneReport {
 #[derive(Debug, thiserror::Error)]
 pub enum PruneError {
     #[error("failed to prune the ledger")]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] crate::db::SqlError),
     #[error("failed to list {path}")]
     Io {
         path: String,

@@ -3,10 +3,11 @@
 //! and the database; judged purely from those and `now`.
 
 use crate::db::from_ms;
+use crate::db::{Conn, SqlResult};
+use crate::params;
 use crate::process::ProcessIdentity;
 use crate::schedule::Timestamp;
 use hermes_cron_core::health::{Capability, CapabilityMode, Heartbeat, STALL_PERIODS, TickSummary};
-use rusqlite::{Connection, OptionalExtension};
 
 /// The gateway's health as `status` sees it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -45,6 +46,9 @@ pub struct StatusReport {
     pub jobs_completed: u64,
     pub running: u64,
     pub next_fire: Option<NextFire>,
+    /// On a shared (PostgreSQL) ledger: every host and its lease.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::cluster::ClusterStatus>,
 }
 
 /// The soonest fire of any active job.
@@ -101,16 +105,19 @@ pub fn from_heartbeat(
         jobs_completed: 0,
         running: beat.map_or(0, |b| b.active_runs),
         next_fire: None,
+        cluster: None,
     }
 }
 
 /// Jobs by state, the soonest fire and the active runs, from the database.
 /// SQL counts: no job is parsed, so many jobs cost no memory here.
-pub fn count_ledger(report: &mut StatusReport, conn: &Connection) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached("SELECT state, COUNT(*) FROM jobs GROUP BY state")?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-        let (state, n) = row?;
-        let n = n.max(0) as u64;
+pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
+    for row in conn.query(
+        "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state",
+        params![],
+    )? {
+        let state: String = row.get("state")?;
+        let n = row.get::<_, i64>("n")?.max(0) as u64;
         match state.as_str() {
             "active" => report.jobs_active = n,
             "paused" => report.jobs_paused = n,
@@ -118,27 +125,40 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Connection) -> rusqlite::R
             _ => {}
         }
     }
-    report.next_fire = conn
-        .prepare_cached(
-            "SELECT id, name, next_run_at FROM jobs
-             WHERE state = 'active' AND next_run_at IS NOT NULL
-             ORDER BY next_run_at, id LIMIT 1",
-        )?
-        .query_row([], |r| {
+    report.next_fire = conn.query_opt(
+        "SELECT id, name, next_run_at FROM jobs
+         WHERE state = 'active' AND next_run_at IS NOT NULL
+         ORDER BY next_run_at, id LIMIT 1",
+        params![],
+        |r| {
             Ok(NextFire {
-                job_id: r.get(0)?,
-                job_name: r.get(1)?,
-                at: from_ms(r.get(2)?),
+                job_id: r.get("id")?,
+                job_name: r.get("name")?,
+                at: from_ms(r.get("next_run_at")?),
             })
-        })
-        .optional()?;
+        },
+    )?;
     report.running = conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM executions WHERE state IN ('claimed', 'staged', 'running')",
+        .query_row(
+            "SELECT COUNT(*) AS n FROM executions WHERE state IN ('claimed', 'staged', 'running')",
+            params![],
+            |r| r.get::<_, i64>("n"),
         )?
-        .query_row([], |r| r.get::<_, i64>(0))?
         .max(0) as u64;
     Ok(())
+}
+
+/// On a shared ledger, the cluster's section; this host's gateway cut off
+/// from the database (by its own word) or a database this command cannot
+/// reach is not healthy.
+pub fn add_cluster(report: &mut StatusReport, cluster: Option<super::cluster::ClusterStatus>) {
+    if cluster
+        .as_ref()
+        .is_some_and(|c| c.gateway_cut_off() || !c.reachable)
+    {
+        report.healthy = false;
+    }
+    report.cluster = cluster;
 }
 
 fn human_ms(ms: i64) -> String {
@@ -228,6 +248,9 @@ pub fn render(r: &StatusReport) -> String {
             n.at.format("%Y-%m-%d %H:%M:%S UTC")
         )),
         None => out.push_str("next fire:  none\n"),
+    }
+    if let Some(c) = &r.cluster {
+        out.push_str(&super::cluster::render(c));
     }
     out
 }

@@ -171,8 +171,8 @@ pub fn uninstall(home: &Home) -> Result<Report, InstallError> {
             .lines
             .push(format!("removed the plugin from {}", dir.display()));
     }
-    if home.db_file().exists() {
-        let db = Db::open(&home.db_file())?;
+    if crate::db::Location::of_home(home)?.may_exist() {
+        let db = Db::open_home(home)?;
         let managed = store::managed_jobs(db.conn())?;
         for job in &managed {
             store::delete_job(db.conn(), &job.id)?;

@@ -45,7 +45,7 @@ pub enum SyncError {
     #[error(transparent)]
     File(#[from] hermes_cron_core::provider::JobsFileError),
     #[error("cannot update the managed jobs")]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] crate::db::SqlError),
     #[error("cannot update the managed jobs")]
     Store(#[from] StoreError),
 }
@@ -88,8 +88,17 @@ pub fn sync(
         }
     };
     report.notes = file.notes.clone();
+    // On a shared ledger each host mirrors its own Hermes home: its managed
+    // jobs are pinned to it, and it never touches another host's.
+    let pin = match db.dialect() {
+        crate::db::Dialect::Postgres => Some(crate::cluster::Host::this().name.clone()),
+        crate::db::Dialect::Sqlite => None,
+    };
     let tx = db.immediate()?;
-    let managed = store::managed_jobs(&tx)?;
+    let managed: Vec<_> = store::managed_jobs(&tx)?
+        .into_iter()
+        .filter(|j| pin.is_none() || j.run_on == pin)
+        .collect();
     if managed.is_empty() && file.jobs.is_empty() {
         return Ok(report);
     }
@@ -113,7 +122,8 @@ pub fn sync(
     for change in changes {
         match change {
             SyncChange::Add(want) => {
-                let job = want.new_job(JobId::generate(), now);
+                let mut job = want.new_job(JobId::generate(), now);
+                job.run_on = pin.clone();
                 store::insert_job(&tx, &job)?;
                 report.added.push(job.name);
             }

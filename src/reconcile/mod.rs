@@ -6,13 +6,17 @@
 //! time, how a reaped worker ended); the judgement is pure
 //! (`hermes_cron_core::reconcile`); `passes.rs` runs it over the rows each
 //! caller looks at and applies it through the named ledger moves
-//! (`unadopted`, `orphaned`, `stalled`).
+//! (`unadopted`, `orphaned`, `stalled`). `lost.rs` resolves the rows of
+//! another host whose lease expired (`take_over`, `orphaned` with
+//! `host_lost`).
 
 mod evidence;
+mod lost;
 mod passes;
 
 pub use hermes_cron_core::reconcile::{
     Evidence, Judgement, Liveness, Reaped, STALL_INTERVALS, ScopeSeen, Silence, is_stalled, judge,
 };
+pub use lost::{LostReport, lost_hosts};
 pub use passes::{ReapedWorker, Resolved, Settled, Watch, reaped, stalled, sweep};
 pub(crate) use passes::{startup_sweep, watched};

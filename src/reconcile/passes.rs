@@ -11,6 +11,7 @@
 //! | [`watched`] | rows of runs adopted at start | the gateway's monitor period |
 
 use super::evidence::{ProcLiveness, describe_wait_status};
+use crate::cluster::Host;
 use crate::db::Db;
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution, LedgerError};
@@ -70,8 +71,11 @@ fn base_evidence(db: &Db, row: &Execution) -> Result<Evidence, LedgerError> {
     })
 }
 
+/// The active rows of this host: a row another host claimed is never judged
+/// by this host's processes (a pid means nothing there); only its lease
+/// decides (`lost_hosts`).
 fn active(db: &Db) -> Result<Vec<Execution>, LedgerError> {
-    ledger::active_runs(db.conn()).map_err(|source| LedgerError::Read {
+    ledger::active_runs_on(db.conn(), &Host::this().name).map_err(|source| LedgerError::Read {
         what: "active rows",
         source,
     })
@@ -370,6 +374,7 @@ mod tests {
                     source: Source::Spawn,
                     spec: &spec,
                     at: now,
+                    host: &crate::cluster::Host::this().name,
                 },
                 owner: claimer,
                 output_path: None,

@@ -14,7 +14,7 @@
 
 use super::claim::{ClaimContext, ClaimError, ClaimedRun};
 use super::lock::{TickLock, TryLock};
-use crate::db::Db;
+use crate::db::{Db, Dialect, LockKey};
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, JobState};
 use crate::ledger::{self, NewClaim, Occurrence, RunSpec, Source, StagedClaim};
@@ -47,18 +47,26 @@ pub fn claim_ahead(
     if limit == 0 || instants.is_empty() {
         return Ok(Some(Vec::new()));
     }
-    let lock = match TickLock::try_acquire(&ctx.home.tick_lock())? {
-        TryLock::Acquired(lock) => lock,
-        TryLock::Contended => return Ok(None),
+    // The tick lock, as a claim pass takes it (`claim.rs`): the `flock` on
+    // SQLite, the advisory lock `Tick` on PostgreSQL.
+    let lock = match db.dialect() {
+        Dialect::Sqlite => match TickLock::try_acquire(&ctx.home.tick_lock())? {
+            TryLock::Acquired(lock) => Some(lock),
+            TryLock::Contended => return Ok(None),
+        },
+        Dialect::Postgres => None,
     };
-    let tx = db.immediate()?;
+    let Some(tx) = db.conn().try_immediate(LockKey::Tick)? else {
+        return Ok(None);
+    };
+    let host = ctx.host.filter();
     let mut out = Vec::new();
     for &at in instants.iter().filter(|at| **at > ctx.now) {
         let left = limit.saturating_sub(out.len());
         if left == 0 {
             break;
         }
-        for job in store::stageable_jobs_at(&tx, at, left)? {
+        for job in store::stageable_jobs_at(&tx, at, left, &host)? {
             if skip.contains(&(job.id.clone(), at)) {
                 continue;
             }
@@ -97,6 +105,7 @@ pub fn claim_ahead(
                     source: Source::Schedule,
                     spec: &spec,
                     at: ctx.now,
+                    host: &ctx.host.name,
                 },
                 owner: ctx.owner,
                 output_path: Some(output_path),

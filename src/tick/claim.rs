@@ -1,16 +1,23 @@
 //! The claim transaction.
 //!
 //! ## Locking
-//! `claim_due` takes `cron/.tick.lock` (non-blocking), then one
-//! `BEGIN IMMEDIATE` transaction: read the due jobs, the active runs and the
-//! owed retries, insert a row for every due slot (claimed, missed or skipped),
-//! advance each job, commit, and release the lock. Everything that needs IO
-//! beyond SQLite (zones, config) is computed by the caller before; nothing is
-//! logged while the lock or the transaction is held.
+//! `claim_due` takes the tick lock without waiting (SQLite: `flock` on
+//! `cron/.hermes-cron.tick.lock`; PostgreSQL: the transaction-scoped advisory
+//! lock `LockKey::Tick`, so gateways on several hosts do not stampede), then
+//! one write transaction: read the due jobs (those this host may claim), the
+//! active runs (of every host) and the owed retries, insert a row for every
+//! due slot (claimed, missed or skipped; the row names this host), advance
+//! each job, commit, and release the lock. On PostgreSQL a pass takes at
+//! most `HERMES_CRON_CLAIM_BATCH` jobs (64), so the due work of one second
+//! spreads over the hosts instead of going to whichever locked first.
+//! Everything that needs IO beyond the database (zones, config) is computed
+//! by the caller before; nothing is logged while the lock or the transaction
+//! is held.
 
 use super::lock::{LockError, TickLock, TryLock};
+use crate::cluster::Host;
 use crate::config::Config;
-use crate::db::Db;
+use crate::db::{Conn, Db, Dialect, LockKey, SqlError};
 use crate::home::Home;
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, Job, Overlap};
@@ -21,11 +28,25 @@ use crate::process::Owner;
 use crate::schedule::{Timestamp, Tz};
 use crate::store::{self, StoreError};
 use hermes_cron_core::plan::{PlanInput, SlotFate, plan_job};
-use rusqlite::Transaction;
 use std::collections::HashMap;
 
 /// Most jobs planned in one pass; the rest wait for the next pass.
 const MAX_JOBS_PER_PASS: usize = 10_000;
+
+/// Most jobs one pass claims on PostgreSQL (`HERMES_CRON_CLAIM_BATCH`).
+pub const CLAIM_BATCH_ENV: &str = "HERMES_CRON_CLAIM_BATCH";
+const DEFAULT_CLAIM_BATCH: usize = 64;
+
+fn pass_limit(dialect: Dialect) -> usize {
+    match dialect {
+        Dialect::Sqlite => MAX_JOBS_PER_PASS,
+        Dialect::Postgres => std::env::var(CLAIM_BATCH_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|n| (1..=MAX_JOBS_PER_PASS).contains(n))
+            .unwrap_or(DEFAULT_CLAIM_BATCH),
+    }
+}
 
 /// What a claim needs, computed before any lock is taken.
 #[derive(Clone, Debug)]
@@ -35,6 +56,8 @@ pub struct ClaimContext<'a> {
     /// The config zone, else the system zone.
     pub fallback_zone: Tz,
     pub owner: Owner,
+    /// The host claiming: rows name it, and only jobs it may run are claimed.
+    pub host: &'a Host,
     pub now: Timestamp,
 }
 
@@ -91,6 +114,19 @@ pub struct ClaimReport {
     pub not_run: Vec<NotRun>,
     /// Slots that already had a row (claimed by someone else): never doubled.
     pub conflicts: usize,
+    /// The pass took as many due jobs (or retries) as one pass may: more
+    /// may be due now (a PostgreSQL pass takes `HERMES_CRON_CLAIM_BATCH`).
+    pub more_due: bool,
+}
+
+impl ClaimReport {
+    /// Add what a later pass did.
+    pub fn absorb(&mut self, later: ClaimReport) {
+        self.claimed.extend(later.claimed);
+        self.not_run.extend(later.not_run);
+        self.conflicts += later.conflicts;
+        self.more_due = later.more_due;
+    }
 }
 
 /// Failed to claim.
@@ -99,7 +135,7 @@ pub enum ClaimError {
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error("claim transaction failed")]
-    Sql(#[from] rusqlite::Error),
+    Sql(#[from] SqlError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -115,12 +151,18 @@ pub(super) fn zone_of(job: &Job, fallback: Tz) -> Tz {
 
 /// One claim pass. `Ok(None)` means another process holds the tick lock.
 pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimReport>, ClaimError> {
-    let lock = match TickLock::try_acquire(&ctx.home.tick_lock())? {
-        TryLock::Acquired(lock) => lock,
-        TryLock::Contended => return Ok(None),
+    let limit = pass_limit(db.dialect());
+    let lock = match db.dialect() {
+        Dialect::Sqlite => match TickLock::try_acquire(&ctx.home.tick_lock())? {
+            TryLock::Acquired(lock) => Some(lock),
+            TryLock::Contended => return Ok(None),
+        },
+        Dialect::Postgres => None,
     };
-    let tx = db.immediate()?;
-    let report = claim_in(&tx, ctx)?;
+    let Some(tx) = db.conn().try_immediate(LockKey::Tick)? else {
+        return Ok(None);
+    };
+    let report = claim_in(&tx, ctx, limit)?;
     crate::crash::point("claim_before_commit");
     tx.commit()?;
     drop(lock);
@@ -144,8 +186,8 @@ fn replaced(job: &Job, running: Vec<Execution>) -> Vec<Execution> {
     }
 }
 
-struct Writer<'t, 'c> {
-    tx: &'t Transaction<'c>,
+struct Writer<'t> {
+    tx: &'t Conn,
     ctx: &'t ClaimContext<'t>,
     report: ClaimReport,
 }
@@ -159,7 +201,7 @@ struct Slot {
     base: Source,
 }
 
-impl Writer<'_, '_> {
+impl Writer<'_> {
     /// One occurrence outside the plan (manual, retry, `@reboot`): it runs
     /// unless a previous run is active and the job's overlap policy is `skip`.
     fn single(
@@ -211,6 +253,7 @@ impl Writer<'_, '_> {
             source,
             spec,
             at: self.ctx.now,
+            host: &self.ctx.host.name,
         };
         let (state, code, reason) = match slot.fate {
             SlotFate::Run { .. } => {
@@ -268,7 +311,8 @@ impl Writer<'_, '_> {
     }
 }
 
-fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport, ClaimError> {
+fn claim_in(tx: &Conn, ctx: &ClaimContext<'_>, limit: usize) -> Result<ClaimReport, ClaimError> {
+    let host = ctx.host.filter();
     let mut active: HashMap<JobId, Vec<Execution>> = HashMap::new();
     for run in ledger::active_runs(tx)?
         .into_iter()
@@ -284,7 +328,9 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
         report: ClaimReport::default(),
     };
 
-    for job in store::due_jobs(tx, ctx.now, MAX_JOBS_PER_PASS)? {
+    let due = store::due_jobs(tx, ctx.now, limit, &host)?;
+    w.report.more_due = due.len() >= limit;
+    for job in due {
         let zone = zone_of(&job, ctx.fallback_zone);
         let catch_up = job
             .catch_up
@@ -311,7 +357,9 @@ fn claim_in(tx: &Transaction<'_>, ctx: &ClaimContext<'_>) -> Result<ClaimReport,
         store::update_job_schedule_state(tx, &job.id, plan.next_run_at, plan.anchor, &plan.state)?;
     }
 
-    for retry in ledger::due_retries(tx, ctx.now, MAX_JOBS_PER_PASS)? {
+    let retries = ledger::due_retries(tx, ctx.now, limit, &host)?;
+    w.report.more_due |= retries.len() >= limit;
+    for retry in retries {
         ledger::take_retry(tx, &retry.failed.id)?;
         let Some(job_id) = retry.failed.job_id.clone() else {
             continue;
@@ -362,7 +410,7 @@ pub(crate) fn claim_reboot(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<ClaimR
         ctx,
         report: ClaimReport::default(),
     };
-    for job in store::reboot_jobs(&tx)? {
+    for job in store::reboot_jobs(&tx, &ctx.host.filter())? {
         let mut running = ledger::active_runs_for_job(&tx, &job.id)?;
         running.retain(|r| going(r, ctx.now));
         w.single(&job, running, Some(ctx.now), 1, Source::Reboot)?;

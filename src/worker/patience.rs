@@ -5,6 +5,10 @@
 //! `claimed` row nobody would run, or a `running` row whose real outcome was
 //! lost, for a condition that usually passes in seconds.
 //!
+//! A PostgreSQL ledger out of reach (a partition, the server down) is
+//! waited for without a limit: the job has run, and its outcome is written
+//! when the database returns (the connection reconnects by itself).
+//!
 //! A full disk is also met by making room: [`cut_output`] shortens the run's
 //! own output file, since the outcome matters more than the last MiB of
 //! output, and says so in the file and the row.
@@ -24,6 +28,8 @@ pub(crate) const ROOM_FOR_THE_LEDGER: u64 = 1024 * 1024;
 
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
+/// Between attempts while the database is out of reach.
+const UNREACHABLE_PAUSE: Duration = Duration::from_secs(2);
 
 /// Run `op` until it succeeds or [`LEDGER_PATIENCE`] has passed; `op` gets
 /// the attempt number (1, 2, ...). The first failure is reported once
@@ -44,6 +50,15 @@ pub fn retry<T>(
                 }
                 return Ok(v);
             }
+            Err(e) if e.is_unreachable() => {
+                if attempt == 1 {
+                    say(format!(
+                        "cannot {what} yet ({}); retrying until the database answers again",
+                        Chain(&e)
+                    ));
+                }
+                pause = pause.max(UNREACHABLE_PAUSE);
+            }
             Err(e) if start.elapsed() >= LEDGER_PATIENCE => return Err(e),
             Err(e) => {
                 if attempt == 1 {
@@ -56,7 +71,7 @@ pub fn retry<T>(
             }
         }
         std::thread::sleep(pause);
-        pause = (pause * 2).min(LONGEST_PAUSE);
+        pause = (pause * 2).min(LONGEST_PAUSE.max(pause));
         attempt += 1;
     }
 }
@@ -108,10 +123,7 @@ mod tests {
                 if attempt < 3 {
                     Err(LedgerError::Sql {
                         id: "x".into(),
-                        source: rusqlite::Error::SqliteFailure(
-                            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
-                            None,
-                        ),
+                        source: crate::db::SqlError::sqlite_failure(rusqlite::ffi::SQLITE_FULL),
                     })
                 } else {
                     Ok(attempt)

@@ -167,7 +167,7 @@ fn open_run(args: &WorkerArgs) -> Result<Opened, i32> {
         exit::WORKER_USAGE
     })?;
     let home = Home::at(&args.home);
-    let db = Db::open(&home.db_file()).map_err(|e| {
+    let db = Db::open_home(&home).map_err(|e| {
         say(Chain(&e).to_string());
         exit::WORKER_LEDGER
     })?;
@@ -361,13 +361,52 @@ pub(super) fn supervise_and_record(
     };
     match patience::retry("record the outcome", say, record) {
         Ok(true) => crate::crash::point("worker_after_finish"),
-        Ok(false) => say("the row was resolved by someone else; outcome not recorded"),
+        Ok(false) => record_late(db, id, me, &finished, at),
         Err(e) => {
             say(format!("cannot record the outcome: {}", Chain(&e)));
             return exit::WORKER_LEDGER;
         }
     }
     if succeeded { exit::OK } else { exit::FAILURE }
+}
+
+/// The row moved on without us. When a survivor recorded it `unknown`
+/// (`host_lost`) while this worker, its owner, still ran (this host was cut
+/// off, or frozen, past its lease), the outcome is kept as the row's late
+/// outcome; the row itself stays as the survivor decided.
+fn record_late(
+    db: &Db,
+    id: &ExecutionId,
+    me: Owner,
+    finished: &Finished,
+    at: crate::schedule::Timestamp,
+) {
+    let row = match ledger::get_execution(db.conn(), id) {
+        Ok(Some((row, _))) => row,
+        _ => {
+            say("the row was resolved by someone else; outcome not recorded");
+            return;
+        }
+    };
+    if !hermes_cron_core::reconcile::may_record_late(&row, &me) {
+        say("the row was resolved by someone else; outcome not recorded");
+        return;
+    }
+    let host = &crate::cluster::Host::this().name;
+    let write = |_attempt| ledger::late_outcome(db.conn(), id, &me, host, finished, at);
+    match patience::retry("record the late outcome", say, write) {
+        Ok(true) => say(format!(
+            "this host's lease had expired and the row was recorded unknown (host_lost) by {}; the outcome ({}) is kept as its late outcome",
+            row.reason
+                .as_deref()
+                .and_then(|r| r.split("recorded by host ").nth(1))
+                .and_then(|r| r.split(',').next())
+                .unwrap_or("a survivor"),
+            finished.end.state()
+        )),
+        Ok(false) => say("a late outcome was already recorded"),
+        Err(e) => say(format!("cannot record the late outcome: {}", Chain(&e))),
+    }
 }
 
 /// Wait for the output thread, but not forever: a job's background process

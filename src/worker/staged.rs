@@ -90,10 +90,15 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
     // `unknown`, the same record a worker dying here gets. The terminal
     // write syncs it with itself. (`stage` before it is synced: lost, the row
     // would read `claimed` and be taken back and run again.)
-    let _ = o.db.conn().pragma_update(None, "synchronous", "NORMAL");
+    // (SQLite's; a database server keeps its own log.)
+    if let Some(c) = o.db.conn().sqlite() {
+        let _ = c.pragma_update(None, "synchronous", "NORMAL");
+    }
     let start = |_attempt| ledger::start(o.db.conn(), &o.id, &o.me, started_at);
     let recorded = patience::retry("record the start", say, start);
-    let _ = o.db.conn().pragma_update(None, "synchronous", "FULL");
+    if let Some(c) = o.db.conn().sqlite() {
+        let _ = c.pragma_update(None, "synchronous", "FULL");
+    }
     match recorded {
         Ok(true) => {}
         Ok(false) => {

@@ -35,14 +35,14 @@ fn append_command(side_effects: &Path) -> String {
 
 /// `next_run_at` of every job, in milliseconds.
 fn next_runs(db: &Path) -> Vec<Option<i64>> {
-    let conn = invariants::open_read_only(db);
-    let mut stmt = conn
-        .prepare("SELECT next_run_at FROM jobs ORDER BY id")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
+    let db = invariants::open_read_only(db);
+    db.conn()
+        .query_map(
+            "SELECT next_run_at FROM jobs ORDER BY id",
+            hermes_cron::params![],
+            |r| r.get(0),
+        )
         .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
 }
 
 #[test]

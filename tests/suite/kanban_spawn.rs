@@ -17,12 +17,15 @@ const LAUNCHER: &str = concat!(
 );
 
 /// The launcher, as Hermes's dispatcher process would run it: on the real
-/// user manager's bus, or with no session bus at all.
-fn launcher(with_bus: bool, args: &[&str]) -> Value {
+/// user manager's bus, or with no session bus at all; with the home's
+/// ledger (`HERMES_CRON_DATABASE` when it is in PostgreSQL: on a shared
+/// ledger the dispatcher's environment names it, or config does).
+fn launcher(home: Option<&TestHome>, with_bus: bool, args: &[&str]) -> Value {
     let mut cmd = Command::new("python3");
     cmd.env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .env("HOME", std::env::temp_dir())
+        .envs(home.map(TestHome::ledger_env).unwrap_or_default())
         .arg(LAUNCHER)
         .args(args);
     if with_bus {
@@ -37,6 +40,7 @@ fn launch(h: &TestHome, with_bus: bool, task: &str, log: &Path, script: &str) ->
     let bin = cli::bin();
     let ws = h.scratch().to_str().unwrap().to_string();
     launcher(
+        Some(h),
         with_bus,
         &[
             "launch",
@@ -54,7 +58,7 @@ fn launch(h: &TestHome, with_bus: bool, task: &str, log: &Path, script: &str) ->
 }
 
 fn alive(pid: u64) -> bool {
-    launcher(false, &["alive", &pid.to_string()])["alive"] == true
+    launcher(None, false, &["alive", &pid.to_string()])["alive"] == true
 }
 
 #[test]

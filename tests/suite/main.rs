@@ -14,6 +14,8 @@ mod support;
 mod alerts;
 mod cli_config;
 mod cli_jobs;
+mod cluster;
+mod cluster_partition;
 mod config_environment;
 mod crash_points;
 mod crash_soak;

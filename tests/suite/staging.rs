@@ -25,37 +25,38 @@ struct Slot {
 }
 
 fn slots(h: &TestHome, job: &str) -> Vec<Slot> {
-    let conn = open_read_only(&h.db_file());
-    let mut stmt = conn
-        .prepare(
+    open_read_only(&h.db_file())
+        .conn()
+        .query_map(
             "SELECT id, COALESCE(scheduled_for, 0), claimed_at, started_at, state, reason_code, dispatch_mode,
                     unit, pid
                FROM executions WHERE job_id = ?1 ORDER BY scheduled_for, id",
+            hermes_cron::params![job],
+            |r| {
+                Ok(Slot {
+                    id: r.get(0)?,
+                    scheduled_for: r.get(1)?,
+                    claimed_at: r.get(2)?,
+                    started_at: r.get(3)?,
+                    state: r.get(4)?,
+                    reason_code: r.get(5)?,
+                    dispatch_mode: r.get(6)?,
+                    unit: r.get(7)?,
+                    pid: r.get(8)?,
+                })
+            },
         )
-        .unwrap();
-    stmt.query_map([job], |r| {
-        Ok(Slot {
-            id: r.get(0)?,
-            scheduled_for: r.get(1)?,
-            claimed_at: r.get(2)?,
-            started_at: r.get(3)?,
-            state: r.get(4)?,
-            reason_code: r.get(5)?,
-            dispatch_mode: r.get(6)?,
-            unit: r.get(7)?,
-            pid: r.get(8)?,
-        })
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
+        .unwrap()
 }
 
 fn next_run_at(h: &TestHome, job: &str) -> Option<i64> {
     open_read_only(&h.db_file())
-        .query_row("SELECT next_run_at FROM jobs WHERE id = ?1", [job], |r| {
-            r.get(0)
-        })
+        .conn()
+        .query_row(
+            "SELECT next_run_at FROM jobs WHERE id = ?1",
+            hermes_cron::params![job],
+            |r| r.get(0),
+        )
         .unwrap()
 }
 
@@ -289,7 +290,8 @@ fn no_more_workers_are_staged_than_the_config_allows_and_the_rest_run_at_their_i
         .collect();
     let mut gw = h.gateway(&[]);
     gw.wait_ready();
-    let conn = open_read_only(&h.db_file());
+    let db = open_read_only(&h.db_file());
+    let conn = db.conn();
     let mut most = 0;
     let mut slot = None;
     // Watch one whole instant: from its staging until its six runs ended,
@@ -299,7 +301,7 @@ fn no_more_workers_are_staged_than_the_config_allows_and_the_rest_run_at_their_i
             .query_row(
                 "SELECT COUNT(*) FROM executions WHERE state = 'staged'
                     OR (state = 'claimed' AND claimed_at < scheduled_for)",
-                [],
+                hermes_cron::params![],
                 |r| r.get(0),
             )
             .unwrap();
@@ -308,7 +310,7 @@ fn no_more_workers_are_staged_than_the_config_allows_and_the_rest_run_at_their_i
             slot = conn
                 .query_row(
                     "SELECT MIN(scheduled_for) FROM executions WHERE state = 'staged'",
-                    [],
+                    hermes_cron::params![],
                     |r| r.get::<_, Option<i64>>(0),
                 )
                 .unwrap();
@@ -317,7 +319,7 @@ fn no_more_workers_are_staged_than_the_config_allows_and_the_rest_run_at_their_i
         let done: i64 = conn
             .query_row(
                 "SELECT COUNT(*) FROM executions WHERE scheduled_for = ?1 AND state = 'succeeded'",
-                [at],
+                hermes_cron::params![at],
                 |r| r.get(0),
             )
             .unwrap();

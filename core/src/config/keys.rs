@@ -466,6 +466,20 @@ pub(crate) static KEYS: &[KeySpec] = &[
         doc: "file holding the HTTP endpoint's token, read when the gateway \
               starts (instead of gateway.http_token)",
     },
+    KeySpec {
+        name: "cron.database",
+        field: Field::Text {
+            none: "none",
+            secret: true,
+            accepts: "a PostgreSQL connection string without a password \
+                      (postgresql://USER@HOST/DB, or host=... user=... dbname=...)",
+            check: crate::cluster::check_database,
+            get: |c| c.cron.database.as_deref(),
+            set: |c, v| c.cron.database = v,
+        },
+        doc: "keep the ledger in this PostgreSQL database, shared by the gateways of \
+              several hosts (HERMES_CRON_DATABASE wins); none: the home's SQLite file",
+    },
 ];
 
 /// `cron.alert_on`: a list of alert kinds, canonical.

@@ -64,6 +64,10 @@ pub struct CronConfig {
     /// `cron.env` (none): variables added to every run's environment after
     /// the base and before the job's own; valid names and values only.
     pub env: Env,
+    /// `cron.database` (none: the home's SQLite file): a PostgreSQL
+    /// connection string (without a password) several hosts share; see
+    /// [`crate::cluster::check_database`].
+    pub database: Option<String>,
 }
 
 impl CronConfig {
@@ -150,6 +154,7 @@ impl Default for Config {
                 alert_webhook: None,
                 path: String::new(),
                 env: Env::default(),
+                database: None,
             },
             gateway: GatewayConfig {
                 loop_watchdog: false,

@@ -40,6 +40,8 @@ pub struct JobInput {
     pub workdir: Option<PathBuf>,
     pub shell: Option<bool>,
     pub require_scope: Option<bool>,
+    /// `--on HOST|LABEL`; `Some("")` (edit `--on any`) unpins.
+    pub run_on: Option<String>,
     pub argv: Option<Vec<String>>,
     /// `--alert-on KINDS` (`default`: the config's).
     pub alert_on: Option<String>,
@@ -350,6 +352,21 @@ impl JobInput {
         }
         if let Some(r) = self.require_scope {
             job.require_scope = r;
+        }
+        if let Some(on) = &self.run_on {
+            let on = on.trim();
+            job.run_on = if on.is_empty() || on == "any" {
+                None
+            } else if crate::cluster::valid_name(on) {
+                Some(on.to_string())
+            } else {
+                return Err(invalid(
+                    "--on",
+                    format!(
+                        "{on:?} is not a host name or label (1-64 of A-Z a-z 0-9 . : -); `any` runs it on any host"
+                    ),
+                ));
+            };
         }
         self.apply_alerts(&mut job.alerts)?;
         job.updated_at = now;

@@ -101,6 +101,9 @@ pub struct Job {
     /// Kept by the Hermes provider sync: the Hermes job `hermes_id` is its
     /// source of truth, so `edit`, `rm`, `pause` and `resume` refuse it.
     pub managed: bool,
+    /// Run only on this host, or on hosts with this label (`--on`); None:
+    /// any host of the cluster.
+    pub run_on: Option<String>,
     /// Its own alert rules and destinations (`--alert-on`, `--alert-after`,
     /// `--on-alert`, `--alert-webhook`, `--alert-ping`); unset ones are the config's.
     pub alerts: crate::alert::JobAlerts,
@@ -145,6 +148,7 @@ impl Job {
             require_scope: false,
             hermes_id: None,
             managed: false,
+            run_on: None,
             state: JobState::Active,
             anchor: now,
             next_run_at: None,

@@ -46,6 +46,9 @@ pub enum ReasonCode {
     /// Skipped: the command exited with its declined status (a Hermes job's
     /// fire that Hermes did not grant: already being fired, paused or gone).
     Declined,
+    /// Unknown: the run had started on a host whose lease expired; a
+    /// surviving gateway recorded it (never re-run).
+    HostLost,
 }
 
 crate::text_enum_impls!(ReasonCode, "reason code", {
@@ -55,7 +58,7 @@ crate::text_enum_impls!(ReasonCode, "reason code", {
     SpawnFailed => "spawn_failed", ScopeUnavailable => "scope_unavailable",
     ClaimerDied => "claimer_died", WorkerDied => "worker_died", GatewayRestart => "gateway_restart",
     GatewayStopped => "gateway_stopped", WorkerExited => "worker_exited", NoOwner => "no_owner",
-    Declined => "declined",
+    Declined => "declined", HostLost => "host_lost",
 });
 
 crate::text_enum_serde!(ReasonCode);

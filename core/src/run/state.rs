@@ -112,6 +112,8 @@ pub struct Execution {
     pub output_path: Option<String>,
     pub output_bytes: Option<u64>,
     pub output_truncated: Option<bool>,
+    /// The host whose claimer decided the row; its worker runs there.
+    pub host: Option<String>,
 }
 
 impl Execution {
@@ -147,6 +149,7 @@ impl Execution {
             output_path: None,
             output_bytes: None,
             output_truncated: None,
+            host: None,
         }
     }
 

@@ -10,7 +10,8 @@
 //!     |               |  |  spawn_failed -> failed |
 //!     |               |  |  unadopted -> failed |  |
 //!     |               |  |  abandoned -> missed |  |
-//!     |               |  +--- orphaned ---------|--+---> unknown
+//!     |               |  +--- orphaned ---------|--+---> unknown (also host_lost)
+//!     |               |  +--- take_over --> claimed (a survivor's, on its host)
 //!     |         stage |                   start |
 //!     |               +----> staged ------------+
 //!     |                        |  overlapped -> skipped
@@ -24,6 +25,11 @@
 //! the instant; its gateway gone before releasing it) is taken back, as if
 //! it had never been claimed, and its job's next slot set back to it when
 //! the job has not been rescheduled since.
+//!
+//! `take_over` is the one move between two active states of different
+//! owners: a surviving gateway takes a claimed row of a host whose lease
+//! expired, compare-and-setting on the lost claimer, so the lost host's
+//! worker can no longer adopt it.
 
 use super::state::ExecState;
 
@@ -52,6 +58,8 @@ pub enum Move {
     Stalled,
     /// The gateway stopped with the claim not yet dispatched.
     Abandoned,
+    /// A surviving gateway takes a claimed row of a host whose lease expired.
+    TakeOver,
     /// The worker takes over its row ahead of the instant and holds.
     Stage,
     /// The released worker started the command (right after forking it).
@@ -66,7 +74,7 @@ use ExecState::*;
 
 impl Move {
     /// Every move, in the order of a row's life.
-    pub const ALL: [Move; 15] = [
+    pub const ALL: [Move; 16] = [
         Move::Claim,
         Move::NotRun,
         Move::Adopt,
@@ -78,6 +86,7 @@ impl Move {
         Move::Orphaned,
         Move::Stalled,
         Move::Abandoned,
+        Move::TakeOver,
         Move::Stage,
         Move::Start,
         Move::Overlapped,
@@ -98,6 +107,7 @@ impl Move {
             Move::Orphaned => "orphaned",
             Move::Stalled => "stalled",
             Move::Abandoned => "abandoned",
+            Move::TakeOver => "take_over",
             Move::Stage => "stage",
             Move::Start => "start",
             Move::Overlapped => "overlapped",
@@ -109,9 +119,12 @@ impl Move {
     pub fn from(self) -> &'static [ExecState] {
         match self {
             Move::Claim | Move::NotRun => &[],
-            Move::Adopt | Move::Refuse | Move::SpawnFailed | Move::Abandoned | Move::Stage => {
-                &[Claimed]
-            }
+            Move::Adopt
+            | Move::Refuse
+            | Move::SpawnFailed
+            | Move::Abandoned
+            | Move::Stage
+            | Move::TakeOver => &[Claimed],
             Move::Unadopted | Move::Overlapped | Move::Withdraw => &[Claimed, Staged],
             Move::Start => &[Staged],
             Move::Heartbeat | Move::Finish | Move::Stalled => &[Running],
@@ -126,7 +139,7 @@ impl Move {
             Move::Stage => &[Staged],
             Move::Start => &[Running],
             Move::Overlapped => &[Skipped],
-            Move::Claim => &[Claimed],
+            Move::Claim | Move::TakeOver => &[Claimed],
             Move::NotRun => &[Skipped, Missed],
             Move::Adopt | Move::Heartbeat => &[Running],
             Move::Finish => &[Succeeded, Failed, TimedOut, Cancelled, Skipped],
@@ -170,6 +183,8 @@ mod tests {
         assert!(!Move::Refuse.allows(Some(Running), Refused));
         assert!(Move::Claim.allows(None, Claimed));
         assert!(!Move::Claim.allows(Some(Claimed), Claimed));
+        assert!(Move::TakeOver.allows(Some(Claimed), Claimed));
+        assert!(!Move::TakeOver.allows(Some(Running), Claimed));
     }
 
     #[test]

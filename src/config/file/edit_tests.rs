@@ -208,6 +208,7 @@ fn every_key_round_trips_through_set_and_get() {
         ("gateway.http_listen", "[::1]:9464"),
         ("gateway.http_token", "0123456789abcdef-token"),
         ("gateway.http_token_file", "/etc/hermes-cron/token"),
+        ("cron.database", "postgresql://cron@db.example:5432/ledger"),
         ("cron.path", "/opt/tools/bin:/usr/bin:/bin"),
         // `cron.env` is a mapping: one variable at a time.
         ("cron.env.TZ", "Europe/Berlin"),

@@ -11,7 +11,7 @@
 use super::page_reads;
 use super::server::Context;
 use crate::config::SecretText;
-use crate::db::Db;
+use crate::db::{Conn, Db, Location};
 use crate::ops::{metrics, status};
 use crate::state_files::read_heartbeat;
 use crate::text::Chain;
@@ -21,7 +21,6 @@ use hermes_cron_core::http::response::{PAGE_POLICY, Response};
 use hermes_cron_core::http::route::{Route, route};
 use hermes_cron_core::page::select::MAX_JOBS;
 use hermes_cron_core::page::{self, PageData, PageHeader};
-use rusqlite::Connection;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -35,6 +34,9 @@ pub(super) struct App {
     ctx: Context,
     token: Option<SecretText>,
     host: String,
+    /// Where the ledger is (a shared one adds the cluster to the report);
+    /// None when the config does not say (then every read fails, saying why).
+    location: Option<Location>,
     db: Mutex<Option<Db>>,
 }
 
@@ -49,6 +51,7 @@ fn host_name() -> String {
 impl App {
     pub(super) fn new(ctx: Context, token: Option<SecretText>) -> App {
         App {
+            location: Location::of_home(&ctx.home).ok(),
             ctx,
             token,
             host: host_name(),
@@ -78,17 +81,19 @@ impl App {
 
     /// Run `read` on the endpoint's connection, opening it when needed; a
     /// failure closes it (the next request opens a fresh one).
-    fn with_db<T>(&self, read: impl FnOnce(&Connection) -> Result<T, String>) -> Result<T, String> {
+    fn with_db<T>(&self, read: impl FnOnce(&Conn) -> Result<T, String>) -> Result<T, String> {
         let mut slot = self.db.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
-            let db = Db::open_read_only(&self.ctx.home.db_file())
+            let db = Db::open_home_read_only(&self.ctx.home)
                 .map_err(|e| format!("cannot open the ledger: {}", Chain(&e)))?;
-            let conn = db.conn();
-            let tune = conn
-                .busy_timeout(BUSY_TIMEOUT)
-                .and_then(|()| conn.pragma_update(None, "cache_size", -CACHE_KIB));
-            if let Err(e) = tune {
-                return Err(format!("cannot configure the ledger connection: {e}"));
+            // SQLite only: PostgreSQL's reads never wait for a writer.
+            if let Some(conn) = db.conn().sqlite() {
+                let tune = conn
+                    .busy_timeout(BUSY_TIMEOUT)
+                    .and_then(|()| conn.pragma_update(None, "cache_size", -CACHE_KIB));
+                if let Err(e) = tune {
+                    return Err(format!("cannot configure the ledger connection: {e}"));
+                }
             }
             *slot = Some(db);
         }
@@ -119,11 +124,32 @@ impl App {
         let now = self.ctx.clock.now();
         let mut report =
             status::from_heartbeat(beat.as_ref(), alive, self.ctx.shared.capability(), now);
-        if let Err(e) =
-            self.with_db(|c| status::count_ledger(&mut report, c).map_err(|e| e.to_string()))
-        {
+        let counted =
+            self.with_db(|c| status::count_ledger(&mut report, c).map_err(|e| e.to_string()));
+        if let Err(e) = &counted {
             tracing::warn!("http endpoint: {e}");
             report.healthy = false;
+        }
+        if let Some(location @ Location::Postgres(_)) = &self.location {
+            let cluster = self.with_db(|c| {
+                Ok(crate::ops::cluster::status(
+                    Some(c),
+                    None,
+                    location.describe(),
+                    crate::state_files::read_cluster(&self.ctx.home),
+                    now,
+                ))
+            });
+            let cluster = cluster.unwrap_or_else(|e| {
+                crate::ops::cluster::status(
+                    None,
+                    Some(e),
+                    location.describe(),
+                    crate::state_files::read_cluster(&self.ctx.home),
+                    now,
+                )
+            });
+            status::add_cluster(&mut report, Some(cluster));
         }
         report
     }

@@ -2,15 +2,15 @@
 //! snapshot): the shown jobs' light columns (never a command or an
 //! environment, and no schedule is parsed), the rows of the
 //! last 24 hours and the active ones (newest first, at most [`MAX_RUNS`]),
-//! and the newest row of each job shown.
+//! and the newest row of each job shown. The same SQL on both backends.
 
-use crate::db::{from_ms, to_ms};
+use crate::db::{Conn, Row, SqlResult, from_ms, to_ms};
+use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::page::select::by_name;
 use hermes_cron_core::page::timeline::WINDOW;
 use hermes_cron_core::page::{JobView, PageJob, PageRun};
 use hermes_cron_core::run::ExecState;
-use rusqlite::{Connection, OptionalExtension, Row};
 
 /// The most rows drawn.
 pub(crate) const MAX_RUNS: usize = 10_000;
@@ -24,27 +24,30 @@ pub(super) struct Rows {
 }
 
 const RUN_COLUMNS: &str = "e.id, e.job_id, e.job_name, e.state, e.attempt, e.scheduled_for,
-    e.claimed_at, e.started_at, e.finished_at, e.dispatch_mode, e.reason_code, j.id IS NULL";
+    e.claimed_at, e.started_at, e.finished_at, e.dispatch_mode, e.reason_code,
+    j.id IS NULL AS orphan";
 
-fn run_from_row(r: &Row<'_>) -> rusqlite::Result<PageRun> {
-    let ms = |i: usize| -> rusqlite::Result<Option<Timestamp>> {
-        Ok(r.get::<_, Option<i64>>(i)?.map(from_ms))
+fn run_from_row(r: &Row) -> SqlResult<PageRun> {
+    let ms = |col: &str| -> SqlResult<Option<Timestamp>> {
+        Ok(r.get::<_, Option<i64>>(col)?.map(from_ms))
     };
-    let state: String = r.get(3)?;
+    let state: String = r.get("state")?;
     Ok(PageRun {
-        id: r.get(0)?,
-        job_id: r.get(1)?,
-        job_name: r.get(2)?,
+        id: r.get("id")?,
+        job_id: r.get("job_id")?,
+        job_name: r.get("job_name")?,
         // A state this build does not know (a newer writer) shows as unknown.
         state: state.parse().unwrap_or(ExecState::Unknown),
-        attempt: r.get::<_, i64>(4)?.clamp(0, i64::from(u32::MAX)) as u32,
-        scheduled_for: ms(5)?,
-        claimed_at: from_ms(r.get(6)?),
-        started_at: ms(7)?,
-        finished_at: ms(8)?,
-        mode: r.get::<_, Option<String>>(9)?.and_then(|m| m.parse().ok()),
-        reason_code: r.get(10)?,
-        orphan: r.get(11)?,
+        attempt: r.get::<_, i64>("attempt")?.clamp(0, i64::from(u32::MAX)) as u32,
+        scheduled_for: ms("scheduled_for")?,
+        claimed_at: from_ms(r.get("claimed_at")?),
+        started_at: ms("started_at")?,
+        finished_at: ms("finished_at")?,
+        mode: r
+            .get::<_, Option<String>>("dispatch_mode")?
+            .and_then(|m| m.parse().ok()),
+        reason_code: r.get("reason_code")?,
+        orphan: r.get("orphan")?,
     })
 }
 
@@ -52,112 +55,120 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<PageRun> {
 /// in the window or an active one first, then the others by name, up to
 /// `cap` (the rule of `hermes_cron_core::page::select`, applied in SQL so a
 /// home with many jobs never holds them all in memory here).
-fn chosen_jobs(conn: &Connection, since: Timestamp, cap: usize) -> rusqlite::Result<Vec<PageJob>> {
-    let mut stmt = conn.prepare_cached(
+fn chosen_jobs(conn: &Conn, since: Timestamp, cap: usize) -> SqlResult<Vec<PageJob>> {
+    conn.query_map(
         "SELECT id, name, schedule_text, tz, state, pause_reason, next_run_at, managed FROM jobs
          ORDER BY id IN (SELECT job_id FROM executions
                          WHERE job_id IS NOT NULL
                            AND (finished_at >= ?1 OR state IN ('claimed', 'staged', 'running'))) DESC,
                   lower(name), id
          LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![to_ms(since), cap as i64], |r| {
-        let view = match r.get::<_, String>(4)?.as_str() {
-            "paused" => JobView::Paused { reason: r.get(5)? },
-            "completed" => JobView::Completed,
-            _ => JobView::Active,
-        };
-        Ok(PageJob {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            schedule: r.get(2)?,
-            tz: r.get(3)?,
-            view,
-            next_fire: r.get::<_, Option<i64>>(6)?.map(from_ms),
-            managed: r.get(7)?,
-            last: None,
-        })
-    })?;
-    rows.collect()
+        params![to_ms(since), cap as i64],
+        |r| {
+            let view = match r.get::<_, String>("state")?.as_str() {
+                "paused" => JobView::Paused {
+                    reason: r.get("pause_reason")?,
+                },
+                "completed" => JobView::Completed,
+                _ => JobView::Active,
+            };
+            Ok(PageJob {
+                id: r.get("id")?,
+                name: r.get("name")?,
+                schedule: r.get("schedule_text")?,
+                tz: r.get("tz")?,
+                view,
+                next_fire: r.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
+                managed: r.get("managed")?,
+                last: None,
+            })
+        },
+    )
 }
 
 /// Rows that ended inside the window, and the active ones, newest first.
-/// (`+e.id`: sorting by the primary key would walk the whole ledger; this way
-/// the finish and active indexes find the window's rows, then they are sorted.)
-fn window_runs(conn: &Connection, now: Timestamp) -> rusqlite::Result<(Vec<PageRun>, bool)> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
-         WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'staged', 'running')
-         ORDER BY +e.id DESC LIMIT ?2"
-    ))?;
-    let mut runs = stmt
-        .query_map(
-            rusqlite::params![to_ms(now - WINDOW), MAX_RUNS as i64 + 1],
-            run_from_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+/// (`e.id || ''`: sorting by the primary key itself would walk the whole
+/// ledger in key order; sorting by an expression of it, the finish and active
+/// indexes find the window's rows, then they are sorted. SQLite's idiom is
+/// `+e.id`, which PostgreSQL does not read for text.)
+fn window_runs(conn: &Conn, now: Timestamp) -> SqlResult<(Vec<PageRun>, bool)> {
+    let mut runs = conn.query_map(
+        &format!(
+            "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
+             WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'staged', 'running')
+             ORDER BY e.id || '' DESC LIMIT ?2"
+        ),
+        params![to_ms(now - WINDOW), MAX_RUNS as i64 + 1],
+        run_from_row,
+    )?;
     let capped = runs.len() > MAX_RUNS;
     runs.truncate(MAX_RUNS);
     Ok((runs, capped))
 }
 
-fn newest_run(conn: &Connection, job_id: &str) -> rusqlite::Result<Option<PageRun>> {
-    conn.prepare_cached(&format!(
-        "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
-         WHERE e.job_id = ?1 ORDER BY e.id DESC LIMIT 1"
-    ))?
-    .query_row([job_id], run_from_row)
-    .optional()
+fn newest_run(conn: &Conn, job_id: &str) -> SqlResult<Option<PageRun>> {
+    conn.query_opt(
+        &format!(
+            "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
+             WHERE e.job_id = ?1 ORDER BY e.id DESC LIMIT 1"
+        ),
+        params![job_id],
+        run_from_row,
+    )
 }
 
 /// Everything the page shows, as of `now`, with at most `cap` jobs.
-pub(super) fn read(conn: &Connection, now: Timestamp, cap: usize) -> rusqlite::Result<Rows> {
-    let tx = conn.unchecked_transaction()?;
-    let jobs_total = tx
-        .prepare_cached("SELECT COUNT(*) FROM jobs")?
-        .query_row([], |r| r.get::<_, i64>(0))?
-        .max(0) as usize;
-    let (runs, runs_capped) = window_runs(&tx, now)?;
-    let mut jobs = chosen_jobs(&tx, now - WINDOW, cap)?;
-    jobs.sort_by(by_name);
-    for job in &mut jobs {
-        job.last = newest_run(&tx, &job.id)?;
-    }
-    Ok(Rows {
-        jobs,
-        jobs_total,
-        runs,
-        runs_capped,
+pub(super) fn read(conn: &Conn, now: Timestamp, cap: usize) -> SqlResult<Rows> {
+    conn.snapshot(|conn| {
+        let jobs_total = conn
+            .query_row("SELECT COUNT(*) AS n FROM jobs", params![], |r| {
+                r.get::<_, i64>("n")
+            })?
+            .max(0) as usize;
+        let (runs, runs_capped) = window_runs(conn, now)?;
+        let mut jobs = chosen_jobs(conn, now - WINDOW, cap)?;
+        jobs.sort_by(by_name);
+        for job in &mut jobs {
+            job.last = newest_run(conn, &job.id)?;
+        }
+        Ok(Rows {
+            jobs,
+            jobs_total,
+            runs,
+            runs_capped,
+        })
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Db;
+    use crate::db::test_backends::on_both;
 
-    fn job(conn: &Connection, id: &str, name: &str) {
+    fn job(conn: &Conn, id: &str, name: &str) {
         conn.execute(
             "INSERT INTO jobs (id, name, schedule_text, schedule, argv, anchor, created_at, updated_at)
              VALUES (?1, ?2, 'every 1m', 'every 60s', '[]', 0, 0, 0)",
-            [id, name],
+            params![id, name],
         )
         .unwrap();
     }
 
-    fn row(conn: &Connection, id: &str, job: Option<&str>, finished: Timestamp) {
+    fn row(conn: &Conn, id: &str, job: Option<&str>, finished: Timestamp) {
         conn.execute(
             "INSERT INTO executions (id, job_id, job_name, source, state, spec, claimed_at, finished_at)
              VALUES (?1, ?2, 'x', 'schedule', 'succeeded', '{}', ?3, ?3)",
-            rusqlite::params![id, job, to_ms(finished)],
+            params![id, job, to_ms(finished)],
         )
         .unwrap();
     }
 
     #[test]
     fn over_the_cap_jobs_that_ran_come_first_then_by_name() {
-        let db = Db::open_in_memory().unwrap();
-        let c = db.conn();
+        on_both(|db| over_the_cap(db.conn()));
+    }
+
+    fn over_the_cap(c: &Conn) {
         let now = chrono::DateTime::UNIX_EPOCH + chrono::TimeDelta::days(400);
         for (id, name) in [("1", "a"), ("2", "B"), ("3", "c"), ("4", "d"), ("5", "e")] {
             job(c, id, name);

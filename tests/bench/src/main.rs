@@ -35,6 +35,8 @@ sections (run in table order; `all` is every one):
   claim      5a/5b     claim pass cost at 1k, 10k, 100k jobs
   memory     6a/6b/6c  gateway RSS with 10k jobs; worker overhead; a staged worker
   ledger     7a/7b     terminal rows per second; size per 100k rows
+  cluster    8a-8c     PostgreSQL: claim pass vs SQLite at 1k and 100k jobs;
+                       1,000 same-second jobs on three gateways vs one
   breakdown  -         (diagnostics, stderr) where a scoped dispatch spends its time
 
 options:

@@ -63,6 +63,8 @@ pub struct TestHome {
     env: BTreeMap<String, OsString>,
     /// Log files of the gateways started on this home, for [`TestHome::diag`].
     logs: Mutex<Vec<PathBuf>>,
+    /// A command every command of this home runs under (`ip netns exec NS`).
+    wrapper: Vec<OsString>,
 }
 
 impl TestHome {
@@ -90,13 +92,18 @@ impl TestHome {
         let home = home.unwrap_or_else(|| tmp.path().join("home"));
         let scratch = tmp.path().join("scratch");
         std::fs::create_dir(&scratch).expect("scratch dir");
+        let mut env = BTreeMap::new();
+        if let Some(url) = super::ledger::for_new_home(&home) {
+            env.insert("HERMES_CRON_DATABASE".to_string(), OsString::from(url));
+        }
         TestHome {
             tmp,
             home,
             scratch,
             bus: Bus::None,
-            env: BTreeMap::new(),
+            env,
             logs: Mutex::new(Vec::new()),
+            wrapper: Vec::new(),
         }
     }
 
@@ -120,6 +127,31 @@ impl TestHome {
     /// Give every later command of this home `key=value`.
     pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
         self.env.insert(key.to_string(), value.into());
+    }
+
+    /// Where this home's ledger is, for a process started without the
+    /// home's environment: `HERMES_CRON_DATABASE` when it is in PostgreSQL.
+    pub fn ledger_env(&self) -> Vec<(String, OsString)> {
+        self.env
+            .get("HERMES_CRON_DATABASE")
+            .map(|url| ("HERMES_CRON_DATABASE".to_string(), url.clone()))
+            .into_iter()
+            .collect()
+    }
+
+    /// This home, every command of it run under `wrapper` (e.g. `ip netns
+    /// exec NS`: a host in a network namespace of its own).
+    pub fn wrapped_in(mut self, wrapper: &[&str]) -> TestHome {
+        self.wrapper = wrapper.iter().map(OsString::from).collect();
+        self
+    }
+
+    /// This home, its ledger in the PostgreSQL database `url` (a host of a
+    /// cluster test: several homes on one database).
+    pub fn on_database(mut self, url: &str) -> TestHome {
+        super::ledger::register(&self.home, url);
+        self.set_env("HERMES_CRON_DATABASE", url);
+        self
     }
 
     /// The home directory.
@@ -163,7 +195,7 @@ impl TestHome {
             bus: self.bus.clone(),
             env: self.env.clone(),
             timeout: super::cli::COMMAND_TIMEOUT,
-            wrapper: Vec::new(),
+            wrapper: self.wrapper.clone(),
         }
     }
 
@@ -401,21 +433,13 @@ impl TestHome {
     /// Stop the scopes and kill the sessions of the runs the ledger still
     /// shows active (each pid checked against its recorded start time).
     fn stop_active_runs(&self) {
-        let db = self.db_file();
-        if !db.exists() {
-            return;
-        }
-        let Ok(conn) = rusqlite::Connection::open_with_flags(
-            &db,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        ) else {
+        let Some(db) = super::ledger::open(&self.db_file()) else {
             return;
         };
-        let _ = conn.busy_timeout(Duration::from_secs(2));
-        let Ok(active) = hermes_cron::ledger::active_runs(&conn) else {
+        let Ok(active) = hermes_cron::ledger::active_runs(db.conn()) else {
             return;
         };
-        drop(conn);
+        drop(db);
         for row in active {
             if let Some(unit) = &row.unit {
                 let _ = real_manager::systemctl(

@@ -1,8 +1,9 @@
-//! The ledger read directly (read-only, with rusqlite, not through the CLI),
+//! The ledger read directly (read-only, through the library's connection,
+//! not through the CLI; SQLite or PostgreSQL as the home has it),
 //! and the invariants every crash test ends with, checked on the database
 //! itself and on the file the jobs append their execution id to:
 //!
-//! - `PRAGMA integrity_check` is `ok`;
+//! - `PRAGMA integrity_check` is `ok` (SQLite);
 //! - no two rows share a job, slot and attempt;
 //! - every row is terminal, and in one of the states a slot may end in
 //!   (ran: succeeded/failed/timed_out/cancelled; missed; skipped; refused;
@@ -18,7 +19,8 @@
 
 use super::process::alive;
 use super::waiting::wait_for_or;
-use rusqlite::{Connection, OpenFlags};
+use hermes_cron::db::Db;
+use hermes_cron::params;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -62,21 +64,18 @@ const RAN: &[&str] = &["succeeded", "failed", "timed_out", "cancelled"];
 const NEVER_RAN: &[&str] = &["missed", "skipped", "refused"];
 const ACTIVE: &[&str] = &["claimed", "staged", "running"];
 
-/// A read-only connection to the ledger.
-pub fn open_read_only(db: &Path) -> Connection {
-    let conn = Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .unwrap_or_else(|e| panic!("cannot open {} read-only: {e}", db.display()));
-    conn.busy_timeout(Duration::from_secs(10))
-        .expect("busy timeout");
-    conn
+/// The ledger, read-only (its PostgreSQL schema when the home has one).
+pub fn open_read_only(db: &Path) -> Db {
+    super::ledger::open(db).unwrap_or_else(|| panic!("cannot open the ledger of {}", db.display()))
 }
 
-/// `PRAGMA integrity_check`, all lines joined.
+/// `PRAGMA integrity_check`, all lines joined (SQLite). PostgreSQL has no
+/// such check of its own; its ledger counts as `ok`.
 pub fn integrity(db: &Path) -> String {
-    let conn = open_read_only(db);
+    let db = open_read_only(db);
+    let Some(conn) = db.conn().sqlite() else {
+        return "ok".into();
+    };
     let mut stmt = conn.prepare("PRAGMA integrity_check").expect("prepare");
     let lines: Vec<String> = stmt
         .query_map([], |r| r.get::<_, String>(0))
@@ -88,31 +87,29 @@ pub fn integrity(db: &Path) -> String {
 
 /// Every ledger row, oldest id first.
 pub fn rows(db: &Path) -> Vec<Row> {
-    let conn = open_read_only(db);
-    let mut stmt = conn
-        .prepare(
+    let db = open_read_only(db);
+    db.conn()
+        .query_map(
             "SELECT id, job_id, job_name, scheduled_for, attempt, source, state, reason_code, \
              reason, dispatch_mode, pid FROM executions ORDER BY id",
+            params![],
+            |r| {
+                Ok(Row {
+                    id: r.get(0)?,
+                    job_id: r.get(1)?,
+                    job_name: r.get(2)?,
+                    scheduled_for: r.get(3)?,
+                    attempt: r.get(4)?,
+                    source: r.get(5)?,
+                    state: r.get(6)?,
+                    reason_code: r.get(7)?,
+                    reason: r.get(8)?,
+                    dispatch_mode: r.get(9)?,
+                    pid: r.get(10)?,
+                })
+            },
         )
-        .expect("prepare");
-    stmt.query_map([], |r| {
-        Ok(Row {
-            id: r.get(0)?,
-            job_id: r.get(1)?,
-            job_name: r.get(2)?,
-            scheduled_for: r.get(3)?,
-            attempt: r.get(4)?,
-            source: r.get(5)?,
-            state: r.get(6)?,
-            reason_code: r.get(7)?,
-            reason: r.get(8)?,
-            dispatch_mode: r.get(9)?,
-            pid: r.get(10)?,
-        })
-    })
-    .expect("query")
-    .map(|r| r.expect("row"))
-    .collect()
+        .expect("query")
 }
 
 /// Rows still `claimed` or `running`.
@@ -125,17 +122,15 @@ pub fn active(db: &Path) -> Vec<Row> {
 
 /// Rows still active that were claimed before `ms` (milliseconds since the epoch).
 pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
-    let conn = open_read_only(db);
-    let mut stmt = conn
-        .prepare(
+    open_read_only(db)
+        .conn()
+        .query_map(
             "SELECT id FROM executions WHERE state IN ('claimed', 'staged', 'running')
                 AND claimed_at < ?1",
+            params![ms],
+            |r| r.get(0),
         )
-        .expect("prepare");
-    stmt.query_map([ms], |r| r.get(0))
         .expect("query")
-        .map(|r| r.expect("row"))
-        .collect()
 }
 
 /// Wait until no row is `claimed` or `running` (workers finishing after the

@@ -2,6 +2,8 @@
 //!
 //! - `cli`: the binaries under test (the worker brought up to date first) and
 //!   running them: a scrubbed environment, a hard timeout, output to files;
+//! - `cluster`: several hosts (homes) on one PostgreSQL ledger, jobs in bulk,
+//!   the exactly-once checks of the cluster tests;
 //! - `home`: [`TestHome`], a private home per test (degraded by default, or on
 //!   the real user manager's bus), the CLI commands tests run on it, and the
 //!   cleanup when it is dropped;
@@ -10,6 +12,8 @@
 //! - `process`: processes as `/proc` shows them;
 //! - `rows`: ledger rows as the CLI prints them;
 //! - `invariants`: the ledger read directly, and the invariants crash tests check;
+//! - `ledger`: which ledger a home uses (its SQLite file, or a fresh PostgreSQL
+//!   schema when `HERMES_CRON_TEST_PG` is set) and opening it;
 //! - `scene`: the homes of the crash tests;
 //! - `tmpfs`: a small filesystem for full-disk tests;
 //! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
@@ -23,6 +27,7 @@
 //!   the benchmark run it).
 
 pub mod cli;
+pub mod cluster;
 pub mod dbus_daemon;
 pub mod fake_model;
 pub mod gateway;
@@ -31,6 +36,7 @@ pub mod home;
 pub mod hook_server;
 pub mod http;
 pub mod invariants;
+pub mod ledger;
 pub mod mock_manager;
 pub mod process;
 pub mod real_manager;

@@ -230,6 +230,10 @@ pub struct JobFlags {
     /// Never run this job outside a restart-safe scope.
     #[arg(long = "require-scope")]
     pub require_scope: bool,
+    /// Run only on the host of this name, or on hosts with this label
+    /// (HERMES_CRON_HOST_LABELS); `any` (edit) runs it on any host again.
+    #[arg(long = "on", value_name = "HOST|LABEL")]
+    pub on: Option<String>,
     /// Do not check that the program exists.
     #[arg(long = "no-check")]
     pub no_check: bool,

@@ -54,7 +54,7 @@ impl Ctx {
     /// Create the home if needed and open the database.
     pub fn open_db(&self) -> anyhow::Result<Db> {
         self.home.ensure()?;
-        Db::open(&self.home.db_file()).map_err(|e| {
+        Db::open_home(&self.home).map_err(|e| {
             // SQLite says only "unable to open database file" or "disk I/O
             // error"; name the usual cause (a read-only or foreign directory,
             // a held lock, a full disk) when it is one.
@@ -75,7 +75,7 @@ impl Ctx {
 
     /// Open the database only if the home already has one.
     pub fn open_existing_db(&self) -> anyhow::Result<Option<Db>> {
-        if !self.home.db_file().exists() {
+        if !hermes_cron::db::Location::of_home(&self.home)?.may_exist() {
             return Ok(None);
         }
         self.open_db().map(Some)

@@ -8,6 +8,7 @@
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, local, utc};
+use hermes_cron::db::Conn as Connection;
 use hermes_cron::ids::JobId;
 use hermes_cron::import::{
     ExistingJob, ImportContext, ImportNote, ImportPlan, ImportedJob, SkipCode, import_file,
@@ -15,7 +16,6 @@ use hermes_cron::import::{
 use hermes_cron::job::{Job, JobState};
 use hermes_cron::schedule::{Timestamp, Tz};
 use hermes_cron::store;
-use rusqlite::Connection;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 

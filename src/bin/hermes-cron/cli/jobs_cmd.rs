@@ -4,13 +4,13 @@ use super::args::{AddArgs, EditArgs, JobFlags};
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, job_json, local};
+use hermes_cron::db::Conn as Connection;
 use hermes_cron::ids::JobId;
 use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
 use hermes_cron::ledger::{self, Execution, RunFilter};
 use hermes_cron::schedule::{self, Tz};
 use hermes_cron::store;
 use hermes_cron_core::run::lookup_path;
-use rusqlite::Connection;
 use std::path::Path;
 
 fn input_from_flags(f: &JobFlags) -> JobInput {
@@ -31,6 +31,7 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
         workdir: f.workdir.clone(),
         shell: f.shell.then_some(true),
         require_scope: f.require_scope.then_some(true),
+        run_on: f.on.clone(),
         alert_on: f.alert_on.clone(),
         alert_after: f.alert_after,
         on_alert: f.on_alert.clone(),
@@ -295,6 +296,10 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
             ),
         ),
         ("require scope", job.require_scope.to_string()),
+        (
+            "runs on",
+            job.run_on.clone().unwrap_or_else(|| "any host".into()),
+        ),
     ];
     if !job.alerts.is_empty() {
         lines.push(("alerts", super::render::alerts_line(&job.alerts)));

@@ -42,9 +42,11 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let alive = beat.as_ref().is_some_and(status::writer_alive);
     let cap = capability_now();
     let mut report = status::from_heartbeat(beat.as_ref(), alive, cap, now);
-    if let Some(db) = ctx.open_existing_db()? {
+    let (db, cluster) = open_for_status(ctx)?;
+    if let Some(db) = db {
         status::count_ledger(&mut report, db.conn())?;
     }
+    status::add_cluster(&mut report, cluster);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -55,6 +57,53 @@ pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     } else {
         hermes_cron::exit::FAILURE
     })
+}
+
+/// The ledger for `status` and `doctor`, and on a shared (PostgreSQL)
+/// ledger the cluster's status: a database out of reach is reported, not an
+/// error (`read_only` for `doctor`, which changes nothing).
+fn open_ledger(
+    ctx: &Ctx,
+    read_only: bool,
+) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
+    let location = hermes_cron::db::Location::of_home(&ctx.home)?;
+    let hermes_cron::db::Location::Postgres(_) = &location else {
+        let db = if read_only {
+            if location.may_exist() {
+                Some(Db::open_home_read_only(&ctx.home)?)
+            } else {
+                None
+            }
+        } else {
+            ctx.open_existing_db()?
+        };
+        return Ok((db, None));
+    };
+    let view = hermes_cron::state_files::read_cluster(&ctx.home);
+    let opened = if read_only {
+        Db::open_home_read_only(&ctx.home)
+    } else {
+        Db::open_home(&ctx.home)
+    };
+    let (db, error) = match opened {
+        Ok(db) => (Some(db), None),
+        Err(hermes_cron::db::DbError::NoLedger(_)) => (None, None),
+        Err(e) => (None, Some(hermes_cron::text::Chain(&e).to_string())),
+    };
+    let cluster = hermes_cron::ops::cluster::status(
+        db.as_ref().map(|d| d.conn()),
+        error,
+        location.describe(),
+        view,
+        ctx.now(),
+    );
+    Ok((db, Some(cluster)))
+}
+
+fn open_for_status(
+    ctx: &Ctx,
+) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
+    open_ledger(ctx, false)
 }
 
 /// Which zone rules are in use, and the zones the jobs use.
@@ -106,11 +155,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let now = ctx.now();
     let (_, gateway) = gateway_health(ctx);
     let cap = capability_now();
-    let db = if ctx.home.db_file().exists() {
-        Some(Db::open_read_only(&ctx.home.db_file())?)
-    } else {
-        None
-    };
+    let (db, cluster) = open_ledger(ctx, true)?;
     let jobs = match &db {
         Some(db) => store::list_jobs(db.conn(), true)?,
         None => Vec::new(),
@@ -136,6 +181,9 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         now,
     };
     let mut findings: Vec<Finding> = doctor::check_all(&gathered);
+    if let Some(c) = &cluster {
+        findings.extend(hermes_cron::ops::cluster::findings(c, now));
+    }
     if let Some(db) = &db {
         findings.extend(doctor::check_ledger(db.conn(), &gathered)?);
     }
@@ -144,7 +192,7 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "ok": findings.is_empty(), "findings": findings, "zone_rules": zones,
-                "hermes_provider": provider,
+                "hermes_provider": provider, "cluster": cluster,
             }))?
         );
     } else if findings.is_empty() {

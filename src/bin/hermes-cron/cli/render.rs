@@ -104,6 +104,7 @@ pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
         "cpu_weight": job.resources.cpu_weight,
         "tasks_max": job.resources.tasks_max,
         "require_scope": job.require_scope,
+        "run_on": job.run_on,
         "state": job.state.as_str(),
         "pause_reason": match &job.state { JobState::Paused { reason } => reason.clone(), _ => None },
         "next_run_at": opt_utc(job.next_run_at),
@@ -177,6 +178,7 @@ pub fn execution_json(e: &Execution) -> Value {
         "output_path": e.output_path,
         "output_bytes": e.output_bytes,
         "output_truncated": e.output_truncated,
+        "host": e.host,
     })
 }
 

@@ -120,6 +120,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         config: &config,
         fallback_zone: zone,
         owner: hermes_cron::process::owner(OwnerRole::Cli),
+        host: hermes_cron::cluster::Host::this(),
         now: ctx.now(),
     };
     let report = claim_manual(&mut db, &claim_ctx, &job)?;

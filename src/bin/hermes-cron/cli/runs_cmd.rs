@@ -43,7 +43,7 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
                 if let Some((row, _)) =
                     ledger::get_execution(db.conn(), &ExecutionId::from_string(key.as_str()))?
                 {
-                    return print_runs(&[row], a.json);
+                    return print_runs(db.conn(), &[row], a.json);
                 }
                 // Spawned runs and removed jobs are found by name.
                 Some((None, key.clone()))
@@ -94,13 +94,33 @@ pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
             "no job, execution or runs named {key:?}; `hermes-cron list --all` shows the jobs, `hermes-cron runs` the runs"
         )));
     }
-    print_runs(&rows, a.json)
+    print_runs(db.conn(), &rows, a.json)
+}
+
+/// The late outcome of a row a survivor recorded `host_lost`.
+fn late(
+    conn: &hermes_cron::db::Conn,
+    r: &hermes_cron::ledger::Execution,
+) -> anyhow::Result<Option<hermes_cron_core::cluster::LateOutcome>> {
+    if r.reason_code != Some(hermes_cron::ledger::ReasonCode::HostLost) {
+        return Ok(None);
+    }
+    Ok(hermes_cron::ledger::late_outcome_of(conn, &r.id)?)
 }
 
 /// The rows as a table, or as `--json`.
-fn print_runs(rows: &[hermes_cron::ledger::Execution], json: bool) -> anyhow::Result<i32> {
+fn print_runs(
+    conn: &hermes_cron::db::Conn,
+    rows: &[hermes_cron::ledger::Execution],
+    json: bool,
+) -> anyhow::Result<i32> {
     if json {
-        let items: Vec<_> = rows.iter().map(execution_json).collect();
+        let mut items = Vec::with_capacity(rows.len());
+        for r in rows {
+            let mut item = execution_json(r);
+            item["late_outcome"] = serde_json::to_value(late(conn, r)?)?;
+            items.push(item);
+        }
         println!("{}", serde_json::to_string_pretty(&items)?);
         return Ok(hermes_cron::exit::OK);
     }
@@ -117,17 +137,23 @@ fn print_runs(rows: &[hermes_cron::ledger::Execution], json: bool) -> anyhow::Re
         "STATE",
         "MODE",
         "EXIT",
+        "HOST",
     ]);
     for r in rows {
+        let state = match late(conn, r)? {
+            Some(l) => format!("{} (late: {})", r.state, l.state),
+            None => r.state.to_string(),
+        };
         t.row(vec![
             r.id.to_string(),
             cell(&r.job_name, 24),
             short_time(r.scheduled_for),
             short_time(r.started_at),
             r.duration_ms.map_or("-".into(), short_duration),
-            r.state.to_string(),
+            state,
             r.dispatch_mode.map_or("-".into(), |m| m.to_string()),
             exit_cell(r),
+            r.host.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
     print!("{}", t.render());

@@ -6,8 +6,11 @@ use super::render::{Table, cell, utc};
 use hermes_cron::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use hermes_cron::process::OwnerRole;
 use hermes_cron::reconcile;
-use hermes_cron::tick::{ClaimContext, claim_due};
+use hermes_cron::tick::{ClaimContext, ClaimReport, claim_due};
 use serde_json::json;
+
+/// Most claim passes one `tick` makes.
+const MAX_PASSES: usize = 1_000;
 
 pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
@@ -29,14 +32,30 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         config: &config,
         fallback_zone: zone,
         owner: hermes_cron::process::owner(OwnerRole::Cli),
+        host: hermes_cron::cluster::Host::this(),
         now,
     };
-    let report = claim_due(&mut db, &claim_ctx).map_err(|e| {
-        let why = hermes_cron::db::explain(&e, &ctx.home.cron_dir())
-            .map(|w| format!(" ({w})"))
-            .unwrap_or_default();
-        anyhow::Error::from(e).context(format!("tick failed{why}"))
-    })?;
+    // Passes until nothing more is due (a PostgreSQL pass takes a batch) or
+    // another process holds the tick lock (it claims the rest); bounded, in
+    // case a pass could ever leave its jobs due.
+    let mut report: Option<ClaimReport> = None;
+    for _ in 0..MAX_PASSES {
+        let pass = claim_due(&mut db, &claim_ctx).map_err(|e| {
+            let why = hermes_cron::db::explain(&e, &ctx.home.cron_dir())
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
+            anyhow::Error::from(e).context(format!("tick failed{why}"))
+        })?;
+        let Some(pass) = pass else { break };
+        let more = pass.more_due;
+        match report.as_mut() {
+            Some(r) => r.absorb(pass),
+            None => report = Some(pass),
+        }
+        if !more {
+            break;
+        }
+    }
     let Some(report) = report else {
         if as_json {
             println!("{}", json!({ "contended": true }));

@@ -21,7 +21,7 @@ use hermes_cron::ledger;
 use hermes_cron::tick::claim_due;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
-const DUE: usize = 10;
+pub(super) const DUE: usize = 10;
 
 /// Milliseconds per pass, by size, FULL and OFF.
 pub struct ClaimCost {
@@ -29,26 +29,32 @@ pub struct ClaimCost {
     pub off: Vec<Samples>,
 }
 
-struct Ledger {
-    home: Home,
-    db: Db,
+pub(super) struct Ledger {
+    pub home: Home,
+    pub db: Db,
+}
+
+/// `n` jobs in `db`, [`DUE`] of them due one second after `base_ms`, the
+/// others not before the day after tomorrow.
+pub(super) fn fill(db: &mut Db, n: usize, base_ms: i64) -> Result<(), String> {
+    let due = job("due", "every 1s", &["/usr/local/bin/job", "--quick"])?;
+    insert_jobs(db, &due, DUE, |_, j| {
+        j.anchor = from_ms(base_ms);
+        j.next_run_at = Some(from_ms(base_ms + 1000));
+    })?;
+    let idle = job("idle", "every 1d", &["/usr/local/bin/job", "--nightly"])?;
+    insert_jobs(db, &idle, n - DUE, |i, j| {
+        // Spread over the day after tomorrow: never due during the passes.
+        let at = base_ms + 2 * 86_400_000 + (i as i64 * 997) % 86_400_000;
+        j.anchor = from_ms(at - 86_400_000);
+        j.next_run_at = Some(from_ms(at));
+    })
 }
 
 fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), String> {
     let full_home = Home::at(&setup.fresh_dir(&format!("claim-{n}-full"))?);
     let mut db = open_db(&full_home)?;
-    let due = job("due", "every 1s", &["/usr/local/bin/job", "--quick"])?;
-    insert_jobs(&mut db, &due, DUE, |_, j| {
-        j.anchor = from_ms(base_ms);
-        j.next_run_at = Some(from_ms(base_ms + 1000));
-    })?;
-    let idle = job("idle", "every 1d", &["/usr/local/bin/job", "--nightly"])?;
-    insert_jobs(&mut db, &idle, n - DUE, |i, j| {
-        // Spread over the day after tomorrow: never due during the passes.
-        let at = base_ms + 2 * 86_400_000 + (i as i64 * 997) % 86_400_000;
-        j.anchor = from_ms(at - 86_400_000);
-        j.next_run_at = Some(from_ms(at));
-    })?;
+    fill(&mut db, n, base_ms)?;
     db.conn()
         .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .map_err(|e| e.to_string())?;
@@ -66,13 +72,15 @@ fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), Stri
     };
     off.db
         .conn()
+        .sqlite()
+        .ok_or("synchronous=OFF is SQLite's")?
         .pragma_update(None, "synchronous", "OFF")
         .map_err(|e| e.to_string())?;
     Ok((full, off))
 }
 
 /// One timed pass at `now_ms`, then the untimed resolution of its rows.
-fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, String> {
+pub(super) fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, String> {
     let ctx = claim_ctx(&l.home, config, from_ms(now_ms));
     let t0 = mono_ns();
     let report = claim_due(&mut l.db, &ctx)
@@ -94,6 +102,40 @@ fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, String> {
     Ok(took)
 }
 
+/// `reps` timed passes over every ledger (after a warm-up), round-robin,
+/// rotating which goes first, so a burst of load hits all alike. Ledgers
+/// come in pairs, one pair per size: the samples of the first of each pair,
+/// and of the second, by size.
+pub(super) async fn round_robin(
+    ledgers: &mut [Ledger],
+    base_ms: i64,
+    reps: usize,
+) -> Result<(Vec<Samples>, Vec<Samples>), String> {
+    let config = Config::default();
+    let warmup = 5;
+    let sizes = ledgers.len() / 2;
+    let (mut first, mut second) = (vec![Samples::new(); sizes], vec![Samples::new(); sizes]);
+    for i in 0..warmup + reps {
+        let now_ms = base_ms + 1000 * (i as i64 + 1);
+        for k in 0..ledgers.len() {
+            let which = (i + k) % ledgers.len();
+            let took = pass(&mut ledgers[which], &config, now_ms)?;
+            if i >= warmup {
+                let bucket = if which.is_multiple_of(2) {
+                    &mut first
+                } else {
+                    &mut second
+                };
+                bucket[which / 2].push(took);
+            }
+        }
+        if i % 10 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    Ok((first, second))
+}
+
 /// Measure every size, FULL and OFF, round-robin.
 pub async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
     let base_ms = super::common::wall_ms() / 1000 * 1000;
@@ -104,32 +146,8 @@ pub async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
         ledgers.push(full);
         ledgers.push(off);
     }
-    let config = Config::default();
-    let reps = setup.reps(300, 40);
-    let warmup = 5;
-    let mut cost = ClaimCost {
-        full: vec![Samples::new(); SIZES.len()],
-        off: vec![Samples::new(); SIZES.len()],
-    };
-    for i in 0..warmup + reps {
-        let now_ms = base_ms + 1000 * (i as i64 + 1);
-        for k in 0..ledgers.len() {
-            let which = (i + k) % ledgers.len();
-            let took = pass(&mut ledgers[which], &config, now_ms)?;
-            if i >= warmup {
-                let bucket = if which % 2 == 0 {
-                    &mut cost.full
-                } else {
-                    &mut cost.off
-                };
-                bucket[which / 2].push(took);
-            }
-        }
-        if i % 10 == 0 {
-            tokio::task::yield_now().await;
-        }
-    }
-    Ok(cost)
+    let (full, off) = round_robin(&mut ledgers, base_ms, setup.reps(300, 40)).await?;
+    Ok(ClaimCost { full, off })
 }
 
 fn cell(s: &[Samples]) -> String {

@@ -124,7 +124,7 @@ pub fn make_all_due(home: &Home, at_ms: i64, period_ms: i64) -> Result<(), Strin
     db.conn()
         .execute(
             "UPDATE jobs SET next_run_at = ?1, anchor = ?2",
-            [at_ms, at_ms - period_ms],
+            hermes_cron::params![at_ms, at_ms - period_ms],
         )
         .map(|_| ())
         .map_err(|e| e.to_string())
@@ -148,6 +148,7 @@ pub fn claim_ctx<'a>(home: &'a Home, config: &'a Config, now: Timestamp) -> Clai
         config,
         fallback_zone: zone(),
         owner: hermes_cron::process::owner(OwnerRole::Cli),
+        host: hermes_cron::cluster::Host::this(),
         now,
     }
 }

@@ -58,7 +58,11 @@ async fn ours(setup: &Setup, scoped: bool, run: usize) -> Result<(f64, f64), Str
     make_all_due(&home, due, DAY_MS)?;
     sleep_until_wall(due).await;
 
-    let count = |sql: &str| -> Option<i64> { db.conn().query_row(sql, [due], |r| r.get(0)).ok() };
+    let count = |sql: &str| -> Option<i64> {
+        db.conn()
+            .query_row(sql, hermes_cron::params![due], |r| r.get(0))
+            .ok()
+    };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
     loop {
         let started = count("SELECT COUNT(started_at) FROM executions WHERE scheduled_for = ?1");
@@ -76,17 +80,14 @@ async fn ours(setup: &Setup, scoped: bool, run: usize) -> Result<(f64, f64), Str
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let mut stmt = db
+    let rows: Vec<(i64, String, String)> = db
         .conn()
-        .prepare(
+        .query_map(
             "SELECT started_at - scheduled_for, dispatch_mode, state FROM executions WHERE scheduled_for = ?1",
+            hermes_cron::params![due],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .map_err(|e| e.to_string())?;
-    let rows: Vec<(i64, String, String)> = stmt
-        .query_map([due], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .and_then(|rows| rows.collect())
-        .map_err(|e| e.to_string())?;
-    drop(stmt);
     gw.stop().await?;
     if let Some((_, m, s)) = rows.iter().find(|(_, m, s)| m != mode || s != "succeeded") {
         return Err(format!("{mode} fan-out: a row ran {m} and ended {s}"));

@@ -20,6 +20,16 @@ impl Gateway {
     /// Start `hermes-cron --home HOME gateway`; its log goes to `gateway.log`
     /// next to the home.
     pub fn start(setup: &Setup, home: &Home, scoped: bool) -> Result<Gateway, String> {
+        Gateway::start_with(setup, home, scoped, &[])
+    }
+
+    /// [`Gateway::start`] with `env` added (a shared ledger, a host name).
+    pub fn start_with(
+        setup: &Setup,
+        home: &Home,
+        scoped: bool,
+        env: &[(&str, &str)],
+    ) -> Result<Gateway, String> {
         let log = home.root().join("gateway.log");
         let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
@@ -32,6 +42,9 @@ impl Gateway {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         if scoped {
             cmd.env("XDG_RUNTIME_DIR", &setup.runtime_dir)
                 .env("DBUS_SESSION_BUS_ADDRESS", &setup.bus_address);

@@ -71,7 +71,7 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
             .query_row(
                 "SELECT COUNT(*) FROM executions WHERE scheduled_for >= ?1 AND scheduled_for < ?2
                    AND state IN ('claimed', 'staged', 'running')",
-                [first, end],
+                hermes_cron::params![first, end],
                 |r| r.get(0),
             )
             .unwrap_or(-1)

@@ -79,6 +79,7 @@ fn write_one(db: &Db, home: &Home, job: &JobId, spec: &RunSpec, slot: i64) -> Re
             source: Source::Schedule,
             spec,
             at: now,
+            host: &hermes_cron::cluster::Host::this().name,
         },
         owner: claimer,
         output_path: Some(output.to_string_lossy().into_owned()),
@@ -119,6 +120,8 @@ async fn throughput(setup: &Setup, f: &mut LedgerFigures) -> Result<(), String> 
     let normal = open_db(&normal_home)?;
     normal
         .conn()
+        .sqlite()
+        .ok_or("the ledger benchmark runs on SQLite")?
         .pragma_update(None, "synchronous", "NORMAL")
         .map_err(|e| e.to_string())?;
     let (job, spec) = (JobId::generate(), spec());

@@ -3,6 +3,7 @@
 
 mod breakdown;
 mod claim;
+mod cluster;
 mod common;
 mod dispatch;
 mod e2e;
@@ -37,12 +38,14 @@ pub enum Section {
     Memory,
     /// Rows 7a, 7b.
     Ledger,
+    /// Rows 8a, 8b, 8c: the PostgreSQL ledger, several gateways.
+    Cluster,
     /// Diagnostics only (stderr): where a scoped dispatch spends its time.
     Breakdown,
 }
 
 impl Section {
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::Scoped,
         Section::Degraded,
         Section::Fanout,
@@ -50,6 +53,7 @@ impl Section {
         Section::Claim,
         Section::Memory,
         Section::Ledger,
+        Section::Cluster,
     ];
 
     pub fn parse(name: &str) -> Option<Section> {
@@ -61,6 +65,7 @@ impl Section {
             "claim" | "5" => Section::Claim,
             "memory" | "6" => Section::Memory,
             "ledger" | "7" => Section::Ledger,
+            "cluster" | "8" => Section::Cluster,
             "breakdown" => Section::Breakdown,
             _ => return None,
         })
@@ -137,6 +142,10 @@ pub async fn run(setup: &Setup, sections: &[Section]) -> Vec<Row> {
     if want(Section::Ledger) {
         let r = ledger::measure(setup).await.map(|f| ledger::rows(&f));
         rows.extend(or_failed("7", "ledger", r));
+    }
+    if want(Section::Cluster) {
+        let r = cluster::measure(setup).await.map(|c| cluster::rows(&c));
+        rows.extend(or_failed("8", "cluster", r));
     }
     rows
 }

@@ -39,16 +39,14 @@ pub struct Started {
 /// Every row scheduled in `[from, to)` and its command's start, if any.
 pub fn started_in(db: &Db, stamps: &Path, from: i64, to: i64) -> Result<Vec<Started>, String> {
     let by_id = read_stamps(stamps);
-    let mut stmt = db
+    let rows: Vec<(String, i64, i64)> = db
         .conn()
-        .prepare(
+        .query_map(
             "SELECT id, scheduled_for, claimed_at FROM executions
              WHERE scheduled_for >= ?1 AND scheduled_for < ?2",
+            hermes_cron::params![from, to],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .map_err(|e| e.to_string())?;
-    let rows: Vec<(String, i64, i64)> = stmt
-        .query_map([from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .and_then(|rows| rows.collect())
         .map_err(|e| e.to_string())?;
     Ok(rows
         .into_iter()
