@@ -42,8 +42,18 @@ pub struct DeliveryView {
     pub attempts: Vec<AttemptView>,
 }
 
-/// The newest `limit` deliveries, of one job when `job_name` is given.
+/// The newest `limit` deliveries, of one job when `job_name` is given, read
+/// in one snapshot: an attempt's end and its delivery's state are written
+/// together, and are shown together.
 pub fn list_deliveries(
+    conn: &Conn,
+    job_name: Option<&str>,
+    limit: usize,
+) -> SqlResult<Vec<DeliveryView>> {
+    conn.snapshot(|conn| deliveries_in(conn, job_name, limit))
+}
+
+fn deliveries_in(
     conn: &Conn,
     job_name: Option<&str>,
     limit: usize,

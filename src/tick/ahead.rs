@@ -12,9 +12,8 @@
 //! not yet started is left alone (one staged run per job at a time), and so
 //! is a job whose plan would not simply run its slot.
 
-use super::claim::{ClaimContext, ClaimError, ClaimedRun};
-use super::lock::{TickLock, TryLock};
-use crate::db::{Db, Dialect, LockKey};
+use super::claim::{ClaimContext, ClaimError, ClaimedRun, begin_claim};
+use crate::db::Db;
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, JobState};
 use crate::ledger::{self, NewClaim, Occurrence, RunSpec, Source, StagedClaim};
@@ -47,16 +46,8 @@ pub fn claim_ahead(
     if limit == 0 || instants.is_empty() {
         return Ok(Some(Vec::new()));
     }
-    // The tick lock, as a claim pass takes it (`claim.rs`): the `flock` on
-    // SQLite, the advisory lock `Tick` on PostgreSQL.
-    let lock = match db.dialect() {
-        Dialect::Sqlite => match TickLock::try_acquire(&ctx.home.tick_lock())? {
-            TryLock::Acquired(lock) => Some(lock),
-            TryLock::Contended => return Ok(None),
-        },
-        Dialect::Postgres => None,
-    };
-    let Some(tx) = db.conn().try_immediate(LockKey::Tick)? else {
+    // The tick lock and transaction, as a claim pass takes them.
+    let Some((lock, tx)) = begin_claim(db, ctx.home)? else {
         return Ok(None);
     };
     let host = ctx.host.filter();

@@ -17,7 +17,7 @@
 use super::lock::{LockError, TickLock, TryLock};
 use crate::cluster::Host;
 use crate::config::Config;
-use crate::db::{Conn, Db, Dialect, LockKey, SqlError};
+use crate::db::{Conn, Db, Dialect, LockKey, SqlError, Tx};
 use crate::home::Home;
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, Job, Overlap};
@@ -149,17 +149,28 @@ pub(super) fn zone_of(job: &Job, fallback: Tz) -> Tz {
         .unwrap_or(fallback)
 }
 
-/// One claim pass. `Ok(None)` means another process holds the tick lock.
-pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimReport>, ClaimError> {
-    let limit = pass_limit(db.dialect());
+/// What every claim holds: the tick lock as the backend takes it (the
+/// `flock` on SQLite, held by the returned guard; the advisory lock `Tick`
+/// on PostgreSQL, with the transaction) and the write transaction. None:
+/// another process is claiming right now.
+pub(super) fn begin_claim<'c>(
+    db: &'c Db,
+    home: &Home,
+) -> Result<Option<(Option<TickLock>, Tx<'c>)>, ClaimError> {
     let lock = match db.dialect() {
-        Dialect::Sqlite => match TickLock::try_acquire(&ctx.home.tick_lock())? {
+        Dialect::Sqlite => match TickLock::try_acquire(&home.tick_lock())? {
             TryLock::Acquired(lock) => Some(lock),
             TryLock::Contended => return Ok(None),
         },
         Dialect::Postgres => None,
     };
-    let Some(tx) = db.conn().try_immediate(LockKey::Tick)? else {
+    Ok(db.conn().try_immediate(LockKey::Tick)?.map(|tx| (lock, tx)))
+}
+
+/// One claim pass. `Ok(None)` means another process holds the tick lock.
+pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimReport>, ClaimError> {
+    let limit = pass_limit(db.dialect());
+    let Some((lock, tx)) = begin_claim(db, ctx.home)? else {
         return Ok(None);
     };
     let report = claim_in(&tx, ctx, limit)?;
