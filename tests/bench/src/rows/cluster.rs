@@ -199,8 +199,18 @@ async fn fanout_once(
     for g in gws {
         g.stop().await?;
     }
-    // Let the workers finish before the next run.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The workers finish before the next run starts.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while count("SELECT COUNT(*) FROM executions WHERE scheduled_for = ?1 AND finished_at IS NULL")
+        .is_none_or(|active| active > 0)
+    {
+        if tokio::time::Instant::now() > deadline {
+            return Err(format!(
+                "{hosts}-gateway fan-out: runs still active after 60 s"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     Ok((last - due) as f64 / 1000.0)
 }
 
