@@ -95,6 +95,12 @@ pub fn monotonic() -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// The monotonic clock as the runtime's instant: the event loop's deadlines.
+#[allow(clippy::disallowed_methods)]
+pub fn loop_now() -> tokio::time::Instant {
+    tokio::time::Instant::now()
+}
+
 /// Time elapsed since `start` on the monotonic clock.
 pub fn elapsed(start: std::time::Instant) -> Duration {
     monotonic().saturating_duration_since(start)

@@ -16,6 +16,12 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming the home.
+/// Hermes's jobs, in `cron/`.
+pub const HERMES_JOBS_FILE: &str = "jobs.json";
+/// The file in `cron/` the provider plugin touches to make the gateway read
+/// `jobs.json` now.
+pub const POKE_FILE: &str = ".hermes-cron.poke";
+
 pub(crate) const HOME_ENV: &str = "HERMES_HOME";
 
 /// A hermes home: the root directory and the fixed layout under it.
@@ -75,6 +81,10 @@ impl Home {
     }
     pub fn db_file(&self) -> PathBuf {
         self.cron_dir().join("cron.db")
+    }
+    /// `cron/jobs.json`, Hermes's jobs.
+    pub fn hermes_jobs_file(&self) -> PathBuf {
+        self.cron_dir().join(HERMES_JOBS_FILE)
     }
     /// `cron/.hermes-cron.tick.lock` (Hermes's own ticker locks `cron/.tick.lock`).
     pub(crate) fn tick_lock(&self) -> PathBuf {

@@ -1,14 +1,15 @@
 //! The host's time zones, and all the IO about zones:
 //!
 //! - [`ZoneDir`]: the host's zoneinfo (`$TZDIR`, else `/usr/share/zoneinfo`),
-//!   the TZif files the core's zone table reads through
-//!   [`ZoneFiles`](crate::schedule::ZoneFiles). [`install`] hands it to
-//!   `schedule::parse_zone` once per process (from `main`, and from
-//!   [`system_zone`] for library users); from then on a zone name is read
-//!   from the host's file, and the compiled-in copy answers only for a zone
-//!   the host lacks, or when there is no host database.
-//! - [`system_zone`]: the host's own zone: `TZ`, else `/etc/timezone`, else
-//!   the target of the `/etc/localtime` link, else UTC.
+//!   the TZif files the core's zone table reads through [`ZoneFiles`].
+//!   [`table`] makes the process's [`ZoneTable`] over it, once, in each
+//!   binary's `main`, which hands it down (the CLI's context, the gateway's
+//!   `Deps`, the claim's context); a zone name read in it comes from the
+//!   host's file, and the compiled-in copy answers only for a zone the host
+//!   lacks, or when there is no host database.
+//! - [`system_zone`]: the host's own zone, read in the table it is given:
+//!   `TZ`, else `/etc/timezone`, else the target of the `/etc/localtime`
+//!   link, else UTC.
 //!
 //! `TZ` may hold a zone name (`Europe/Berlin`, `:Europe/Berlin`), a path
 //! into a zoneinfo tree, or a POSIX rule string (`CET-1CEST,M3.5.0,M10.5.0/3`),
@@ -17,7 +18,7 @@
 //! source is used (glibc would silently use UTC). The readers of each
 //! source are pure and tested.
 
-use crate::schedule::{self, Tz, ZoneFiles};
+use crate::schedule::{Tz, ZoneFiles, ZoneTable};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -171,13 +172,10 @@ fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<String>) {
     }
 }
 
-/// Hand the host's zoneinfo to `schedule::parse_zone`. Once per process;
-/// later calls do nothing.
-pub fn install() {
-    static ONCE: OnceLock<()> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        schedule::install_zone_files(Box::new(ZoneDir::from_env()));
-    });
+/// The zone table over the host's zoneinfo ([`ZoneDir::from_env`]): made
+/// once by each binary's `main` and handed down.
+pub fn table() -> ZoneTable {
+    ZoneTable::new(Box::new(ZoneDir::from_env()))
 }
 
 /// The host's own zone, where it came from, and what was refused on the way.
@@ -190,11 +188,12 @@ pub struct SystemZone {
     pub refused: Vec<(&'static str, String, String)>,
 }
 
-/// The host's zone: `TZ`, else `/etc/timezone`, else the `/etc/localtime`
-/// link, else UTC. A refused source is warned about once per process.
-pub fn system_zone() -> Tz {
+/// The host's zone, read in `zones`: `TZ`, else `/etc/timezone`, else the
+/// `/etc/localtime` link, else UTC. A refused source is warned about once
+/// per process.
+pub fn system_zone(zones: &ZoneTable) -> Tz {
     static WARNED: OnceLock<()> = OnceLock::new();
-    let found = find_system_zone();
+    let found = find_system_zone(zones);
     if !found.refused.is_empty() {
         WARNED.get_or_init(|| {
             for (source, value, why) in &found.refused {
@@ -210,18 +209,17 @@ pub fn system_zone() -> Tz {
 }
 
 /// [`system_zone`], explained (for `doctor`).
-pub fn find_system_zone() -> SystemZone {
-    install();
+pub fn find_system_zone(zones: &ZoneTable) -> SystemZone {
     let mut refused = Vec::new();
     if let Ok(value) = std::env::var("TZ") {
-        match from_tz_var(&value) {
+        match from_tz_var(&value, zones) {
             Ok(Some(zone)) => return found(zone, "TZ", refused),
             Ok(None) => {}
             Err(why) => refused.push(("TZ", value, why)),
         }
     }
     if let Ok(content) = std::fs::read_to_string("/etc/timezone") {
-        match from_etc_timezone(&content) {
+        match from_etc_timezone(&content, zones) {
             Ok(Some(zone)) => return found(zone, "/etc/timezone", refused),
             Ok(None) => {}
             Err(why) => refused.push(("/etc/timezone", content.trim().to_string(), why)),
@@ -230,7 +228,7 @@ pub fn find_system_zone() -> SystemZone {
     if let Some(zone) = std::fs::read_link("/etc/localtime")
         .ok()
         .as_deref()
-        .and_then(from_localtime_link)
+        .and_then(|target| from_localtime_link(target, zones))
     {
         return found(zone, "/etc/localtime", refused);
     }
@@ -252,44 +250,44 @@ fn found(
 /// `TZ=Europe/Berlin`, `TZ=:Europe/Berlin`, a path into a zoneinfo tree, or
 /// a POSIX rule string. Ok(None): empty, or `:/etc/localtime` (the next
 /// sources say which zone that is). Err: why the value names no zone.
-fn from_tz_var(value: &str) -> Result<Option<Tz>, String> {
+fn from_tz_var(value: &str, zones: &ZoneTable) -> Result<Option<Tz>, String> {
     let value = value.trim();
     let value = value.strip_prefix(':').unwrap_or(value).trim();
     if value.is_empty() || value == "/etc/localtime" {
         return Ok(None);
     }
     if value.starts_with('/') {
-        return from_zoneinfo_path(value).map(Some).ok_or_else(|| {
+        return from_zoneinfo_path(value, zones).map(Some).ok_or_else(|| {
             "a file outside a zoneinfo directory; hermes-cron reads zones by name".to_string()
         });
     }
-    schedule::parse_zone(value).map(Some).map_err(|e| e.message)
+    zones.parse(value).map(Some).map_err(|e| e.message)
 }
 
 /// The first line of `/etc/timezone` that is not blank or a comment.
-fn from_etc_timezone(content: &str) -> Result<Option<Tz>, String> {
+fn from_etc_timezone(content: &str, zones: &ZoneTable) -> Result<Option<Tz>, String> {
     match content
         .lines()
         .map(str::trim)
         .find(|line| !line.is_empty() && !line.starts_with('#'))
     {
-        Some(line) => schedule::parse_zone(line).map(Some).map_err(|e| e.message),
+        Some(line) => zones.parse(line).map(Some).map_err(|e| e.message),
         None => Ok(None),
     }
 }
 
 /// `/usr/share/zoneinfo/Europe/Berlin`, `../usr/share/zoneinfo/posix/UTC`, ...
-fn from_localtime_link(target: &Path) -> Option<Tz> {
-    from_zoneinfo_path(target.to_str()?)
+fn from_localtime_link(target: &Path, zones: &ZoneTable) -> Option<Tz> {
+    from_zoneinfo_path(target.to_str()?, zones)
 }
 
-fn from_zoneinfo_path(path: &str) -> Option<Tz> {
+fn from_zoneinfo_path(path: &str, zones: &ZoneTable) -> Option<Tz> {
     let (_, name) = path.rsplit_once("zoneinfo/")?;
     let name = name
         .strip_prefix("posix/")
         .or_else(|| name.strip_prefix("right/"))
         .unwrap_or(name);
-    schedule::parse_zone(name).ok()
+    zones.parse(name).ok()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod dispatch;
 pub(crate) mod fsutil;
 pub mod home;
 pub mod host_zone;
+pub mod knobs;
 pub mod ledger;
 mod legacy_names;
 pub mod logging;

@@ -16,13 +16,15 @@ use std::time::Duration;
 /// Longest host name or label.
 pub const MAX_NAME: usize = 64;
 
+/// Whether `c` may be in a host name or a label: `A-Z a-z 0-9 . : -`.
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-')
+}
+
 /// Whether `s` can name a host or a label (and so a pin, `--on`): 1 to 64
 /// characters of `A-Z a-z 0-9 . : -`. No SQL `LIKE` wildcard can occur.
 pub fn valid_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= MAX_NAME
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b':' | b'-'))
+    !s.is_empty() && s.len() <= MAX_NAME && s.chars().all(name_char)
 }
 
 /// A system host name made valid: other characters become `-`, cut to
@@ -31,13 +33,7 @@ pub fn host_name_from_system(raw: &str) -> String {
     let cleaned: String = raw
         .trim()
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
+        .map(|c| if name_char(c) { c } else { '-' })
         .take(MAX_NAME)
         .collect();
     if cleaned.is_empty() {
@@ -107,7 +103,9 @@ pub fn check_database(text: &str) -> Result<String, &'static str> {
 /// How long a lease lasts and how often it is renewed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeasePolicy {
+    /// How long a lease lasts unrenewed.
     pub ttl: Duration,
+    /// How often its gateway renews it.
     pub renew_every: Duration,
 }
 
@@ -155,30 +153,46 @@ crate::text_enum_serde!(HostState);
 /// One host's lease row, as read.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct HostLease {
+    /// The host's name.
     pub host: String,
+    /// Its labels (what `--on` may name besides the host).
     pub labels: Vec<String>,
     /// The gateway process that holds it (`gateway:pid:start`).
     pub gateway: Option<String>,
+    /// The row's state.
     pub state: HostState,
+    /// When the lease runs out (the database's clock).
     pub lease_until: Timestamp,
+    /// When it was last renewed (the database's clock).
     pub renewed_at: Timestamp,
+    /// When its gateway registered (the database's clock).
     pub started_at: Timestamp,
+    /// When a survivor declared it lost (None: never, or registered again since).
     pub lost_at: Option<Timestamp>,
     /// The host whose gateway found it expired.
     pub lost_by: Option<String>,
+    /// The version of the gateway that last wrote it.
     pub version: String,
 }
 
 /// What a lease says at `now`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseView {
-    /// Renewed in time: valid for `left` more.
-    Live { left: Duration },
-    /// Not renewed: ran out `ago`. A survivor resolves the host's rows.
-    Expired { ago: Duration },
-    /// Declared lost (by `by`, at `at`).
+    /// Renewed in time.
+    Live {
+        /// How long it is still valid.
+        left: Duration,
+    },
+    /// Not renewed: a survivor resolves the host's rows.
+    Expired {
+        /// How long ago it ran out.
+        ago: Duration,
+    },
+    /// Declared lost.
     Lost {
+        /// When (None: not recorded).
         at: Option<Timestamp>,
+        /// The host whose gateway declared it (None: not recorded).
         by: Option<String>,
     },
     /// Its gateway stopped cleanly.
@@ -248,13 +262,21 @@ pub fn expired_hosts<'a>(leases: &'a [HostLease], me: &str, now: Timestamp) -> V
 /// stays as the survivor decided (`runs --json` `late_outcome`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LateOutcome {
+    /// The host whose worker reported it.
     pub host: Option<String>,
+    /// The state the worker would have recorded.
     pub state: String,
+    /// Its reason code, as text.
     pub reason_code: Option<String>,
+    /// Its reason, in words.
     pub reason: Option<String>,
+    /// The command's exit status (None: killed by a signal, or never started).
     pub exit_code: Option<i32>,
+    /// The signal that killed the command (None: it was not killed).
     pub signal: Option<i32>,
+    /// How long the command ran, in milliseconds.
     pub duration_ms: Option<u64>,
+    /// When the worker reported it.
     pub finished_at: Timestamp,
 }
 
@@ -265,7 +287,9 @@ pub struct LateOutcome {
 /// database).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClusterFile {
+    /// This host's name.
     pub host: String,
+    /// This host's labels.
     pub labels: Vec<String>,
     /// The database, its password hidden.
     pub database: String,
@@ -277,9 +301,9 @@ pub struct ClusterFile {
     pub unreachable_since: Option<Timestamp>,
     /// Why, when it does not answer.
     pub error: Option<String>,
-    /// The last successful renewal (our clock) and the lease it gave (the
-    /// database's clock).
+    /// The last successful renewal (our clock).
     pub renewed_at: Option<Timestamp>,
+    /// When the lease that renewal gave runs out (the database's clock).
     pub lease_until: Option<Timestamp>,
     /// How many times the survivors had declared this host lost and it
     /// registered again.

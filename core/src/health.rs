@@ -18,7 +18,9 @@ pub enum CapabilityMode {
     /// Not checked yet.
     #[default]
     Unknown,
+    /// Scopes can be made.
     Scoped,
+    /// Scopes cannot be made: runs start degraded.
     Degraded,
 }
 
@@ -44,14 +46,17 @@ impl<'de> serde::Deserialize<'de> for CapabilityMode {
 /// Whether a scope can be made now, and why not.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Capability {
+    /// Whether scopes can be made.
     pub mode: CapabilityMode,
     /// The cause when degraded.
     #[serde(default, deserialize_with = "lenient_cause")]
     pub cause: Option<CauseCode>,
+    /// What the probe said, in words (None: nothing more to say).
     pub detail: Option<String>,
 }
 
 impl Capability {
+    /// Scopes can be made.
     pub fn scoped() -> Capability {
         Capability {
             mode: CapabilityMode::Scoped,
@@ -60,6 +65,7 @@ impl Capability {
         }
     }
 
+    /// Scopes cannot be made, for `cause`.
     pub fn degraded(cause: CauseCode, detail: Option<String>) -> Capability {
         Capability {
             mode: CapabilityMode::Degraded,
@@ -81,9 +87,11 @@ pub enum TickResult {
     /// No pass yet.
     #[default]
     None,
+    /// The pass ran.
     Ok,
     /// Another process held the tick lock.
     Contended,
+    /// The pass failed, for this reason.
     Error(String),
 }
 
@@ -119,27 +127,42 @@ impl<'de> serde::Deserialize<'de> for TickResult {
 /// The outcome of the last claim pass.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TickSummary {
+    /// When the pass ran (None: no pass yet).
     pub at: Option<Timestamp>,
+    /// How it ended.
     pub result: TickResult,
+    /// Rows it claimed.
     pub claimed: usize,
+    /// Rows it recorded `skipped`.
     pub skipped: usize,
+    /// Rows it recorded `missed`.
     pub missed: usize,
 }
 
 /// The heartbeat file's contents.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Heartbeat {
+    /// The gateway's pid.
     pub pid: u32,
+    /// The gateway's start time, in clock ticks after boot (with `pid`, its identity).
     pub start_time: u64,
+    /// When the gateway started.
     pub started_at: Timestamp,
+    /// When the file was written.
     pub updated_at: Timestamp,
+    /// How often it is written, in milliseconds.
     pub period_ms: u64,
+    /// Bumped by the loop on every turn: a frozen loop shows as a still counter.
     pub loop_counter: u64,
     /// When the heartbeat thread last saw `loop_counter` change.
     pub loop_counter_changed_at: Timestamp,
+    /// The last claim pass.
     pub last_tick: TickSummary,
+    /// Whether scopes can be made.
     pub capability: Capability,
+    /// Runs the gateway watches.
     pub active_runs: u64,
+    /// The gateway's version.
     pub version: String,
 }
 
@@ -164,14 +187,19 @@ impl Heartbeat {
 pub struct LifecycleLine {
     /// `start` or `exit`.
     pub event: String,
+    /// When it happened.
     pub at: Timestamp,
+    /// The gateway's pid.
     pub pid: u32,
+    /// The gateway's start time, in clock ticks after boot.
     pub start_time: u64,
     /// Why it exited: `signal`, `loop_liveness_watchdog`, `fatal: ...`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The exit status (None: a start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The gateway's version.
     pub version: String,
 }
 

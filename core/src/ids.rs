@@ -10,7 +10,8 @@ use std::fmt;
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+        #[serde(transparent)]
         pub struct $name(String);
 
         impl $name {
@@ -22,6 +23,7 @@ macro_rules! id_type {
             pub fn from_string(s: impl Into<String>) -> Self {
                 $name(s.into())
             }
+            /// The id's text, as stored.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -30,13 +32,6 @@ macro_rules! id_type {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
-            }
-        }
-
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.0)
             }
         }
     };

@@ -5,52 +5,13 @@
 //! went wrong into a [`Cause`]; [`place`] only weighs it against the
 //! [`Requirement`].
 
+pub use crate::run::CauseCode;
 use crate::run::DispatchMode;
-
-/// Why no scope could be made, as a stable code: stored on the row
-/// (`dispatch_cause`), printed by `status` and `--json`, never renamed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CauseCode {
-    /// Neither `DBUS_SESSION_BUS_ADDRESS` nor `XDG_RUNTIME_DIR` is set.
-    NoAddress,
-    /// The bus socket does not exist.
-    SocketMissing,
-    /// Nobody accepts connections on the bus socket.
-    ConnectionRefused,
-    /// The runtime directory or socket belongs to another user.
-    WrongOwner,
-    /// No systemd manager on the bus.
-    NoSystemd,
-    /// The manager refused the call.
-    CallRefused,
-    /// The scope's start job did not end `done`.
-    JobFailed,
-    /// The manager did not answer in time.
-    Timeout,
-    /// The bus connection dropped.
-    Disconnected,
-    /// Another bus failure.
-    Io,
-    /// Scopes are disabled for this launcher.
-    Disabled,
-    /// The worker could not be spawned.
-    SpawnFailed,
-    /// The held worker could not be released.
-    ReleaseFailed,
-}
-
-crate::text_enum_impls!(CauseCode, "cause", {
-    NoAddress => "no_address", SocketMissing => "socket_missing",
-    ConnectionRefused => "connection_refused", WrongOwner => "wrong_owner",
-    NoSystemd => "no_systemd", CallRefused => "call_refused", JobFailed => "job_failed",
-    Timeout => "timeout", Disconnected => "disconnected", Io => "io", Disabled => "disabled",
-    SpawnFailed => "spawn_failed", ReleaseFailed => "release_failed",
-});
-crate::text_enum_serde!(CauseCode);
 
 /// Why no scope could be made, and what to do about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cause {
+    /// Which cause, as a row stores it (`dispatch_cause`).
     pub code: CauseCode,
     /// What is wrong, in a sentence, without the fix.
     pub problem: String,
@@ -101,7 +62,12 @@ pub enum Placement<S = ()> {
     /// Detached, without a scope (not restart-safe).
     Degraded(Cause),
     /// Nowhere: a scope was required.
-    Refused { cause: Cause, message: String },
+    Refused {
+        /// Why no scope could be made.
+        cause: Cause,
+        /// The refusal, as recorded: the requirement, the cause and its fix.
+        message: String,
+    },
 }
 
 impl<S> Placement<S> {

@@ -41,23 +41,44 @@ pub fn misfire_grace(period: Option<Duration>) -> Duration {
 /// What to do with one slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SlotFate {
-    Run { source: Source },
-    Missed { code: ReasonCode, reason: String },
-    Skipped { code: ReasonCode, reason: String },
+    /// A row is claimed and the run starts.
+    Run {
+        /// `schedule`, or `catch_up` for a late slot.
+        source: Source,
+    },
+    /// A `missed` row: the slot passed and does not run.
+    Missed {
+        /// Why, as a code.
+        code: ReasonCode,
+        /// Why, in words.
+        reason: String,
+    },
+    /// A `skipped` row: the previous run still goes (overlap `skip`).
+    Skipped {
+        /// Why, as a code.
+        code: ReasonCode,
+        /// Why, in words.
+        reason: String,
+    },
 }
 
 /// One slot and its fate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedSlot {
+    /// The slot.
     pub scheduled_for: Timestamp,
+    /// What becomes of it.
     pub fate: SlotFate,
 }
 
 /// Everything a claim pass needs to know about a due job.
 #[derive(Clone, Debug)]
 pub struct PlanInput<'a> {
+    /// The due job.
     pub job: &'a Job,
+    /// The zone its schedule is read in.
     pub zone: Tz,
+    /// The claim pass's instant.
     pub now: Timestamp,
     /// The job's policy, or the config default.
     pub catch_up: CatchUp,
@@ -68,9 +89,13 @@ pub struct PlanInput<'a> {
 /// The plan for one job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobPlan {
+    /// The due slots, oldest first, each with its fate.
     pub slots: Vec<PlannedSlot>,
+    /// The job's next slot after the pass (None: none, as for a fired one-shot).
     pub next_run_at: Option<Timestamp>,
+    /// The job's `every` anchor after the pass (catch-up `skip` moves it to `now`).
     pub anchor: Timestamp,
+    /// The job's state after the pass (a fired one-shot is completed).
     pub state: JobState,
 }
 
@@ -158,6 +183,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
         |slot: Timestamp, limit: Duration| late(slot).to_std().map(|l| l <= limit).unwrap_or(true);
     let newest_on_time = within(newest, on_time);
 
+    let run = |source| SlotFate::Run { source };
     let missed = |code: ReasonCode, why: String| SlotFate::Missed { code, reason: why };
     let mut decisions: Vec<SlotFate> = Vec::with_capacity(due.len());
     let count = due.len();
@@ -168,15 +194,11 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
     for (i, &slot) in due.iter().enumerate() {
         let is_newest = i + 1 == count;
         let d = match catch_up {
-            _ if is_newest && count == 1 && newest_on_time => SlotFate::Run {
-                source: Source::Schedule,
-            },
+            _ if is_newest && count == 1 && newest_on_time => run(Source::Schedule),
             CatchUp::Once => {
                 if within(newest, grace) {
                     if is_newest {
-                        SlotFate::Run {
-                            source: Source::CatchUp,
-                        }
+                        run(Source::CatchUp)
                     } else {
                         missed(
                             ReasonCode::Collapsed,
@@ -199,9 +221,7 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
             }
             CatchUp::Skip => {
                 if is_newest && newest_on_time {
-                    SlotFate::Run {
-                        source: Source::Schedule,
-                    }
+                    run(Source::Schedule)
                 } else {
                     missed(
                         ReasonCode::OutsideGrace,
@@ -214,12 +234,11 @@ pub fn plan_job(input: &PlanInput<'_>) -> JobPlan {
             }
             CatchUp::All => {
                 if count - i <= CatchUp::ALL_LIMIT {
-                    let source = if is_newest && newest_on_time {
+                    run(if is_newest && newest_on_time {
                         Source::Schedule
                     } else {
                         Source::CatchUp
-                    };
-                    SlotFate::Run { source }
+                    })
                 } else {
                     missed(
                         ReasonCode::CatchUpLimit,
@@ -278,6 +297,7 @@ mod tests {
     use super::*;
     use crate::ids::JobId;
     use crate::job::JobInput;
+    use crate::schedule::ZoneTable;
     use chrono::TimeZone;
 
     fn at(h: u32, m: u32) -> Timestamp {
@@ -291,7 +311,12 @@ mod tests {
             argv: Some(vec!["true".into()]),
             ..JobInput::default()
         }
-        .build(JobId::generate(), created, Tz::UTC)
+        .build(
+            JobId::generate(),
+            created,
+            Tz::UTC,
+            &ZoneTable::compiled_in_only(),
+        )
         .unwrap()
     }
 

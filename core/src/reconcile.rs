@@ -58,6 +58,7 @@ pub trait Liveness {
 pub struct Reaped {
     /// Who launched (and reaped) it: the row's claimer if it never adopted.
     pub by: Owner,
+    /// The worker's pid.
     pub pid: u32,
     /// How it ended, in words (`exit 3`, `SIGKILL`).
     pub how: String,
@@ -80,6 +81,7 @@ pub enum ScopeSeen {
 pub struct Silence {
     /// The row's own heartbeat interval.
     pub interval: Duration,
+    /// The instant of the check.
     pub now: Timestamp,
     /// When the checker last resumed watching after a gap in its own running
     /// (a suspend, a stop): nobody's silence counts from before it.
@@ -89,6 +91,7 @@ pub struct Silence {
 /// The evidence about one row beyond the liveness of processes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Evidence {
+    /// We reaped the row's worker (None: not one we launched, or it lives).
     pub reaped: Option<Reaped>,
     /// At a gateway's start: its scope, when the manager could be asked.
     pub scope: Option<ScopeSeen>,
@@ -106,16 +109,33 @@ pub enum Judgement {
     Ended,
     /// Its owner (or a worker started for it) lives: leave it; a `running`
     /// row is watched to its end.
-    Alive { note: String },
+    Alive {
+        /// Who lives, for the log.
+        note: String,
+    },
     /// `unadopted`: failed (`worker_exited`), retried per policy.
-    Unadopted { reason: String },
+    Unadopted {
+        /// Why, as recorded.
+        reason: String,
+    },
     /// `orphaned`: unknown, never retried.
-    Orphaned { code: ReasonCode, reason: String },
+    Orphaned {
+        /// Why, as a code (`claimer_died`, `worker_died`, ...).
+        code: ReasonCode,
+        /// Why, as recorded.
+        reason: String,
+    },
     /// `stalled`: timed out (`stalled`); the caller stops the worker.
-    Stalled { reason: String },
+    Stalled {
+        /// Why, as recorded.
+        reason: String,
+    },
     /// `withdraw`: a claim made ahead that no worker ever held is taken
     /// back (the row removed, the job's slot restored).
-    Withdraw { reason: String },
+    Withdraw {
+        /// Why, for the log.
+        reason: String,
+    },
 }
 
 impl Judgement {
@@ -149,7 +169,10 @@ pub enum LostRowFate {
     /// over, it would run before its instant.)
     Withdraw,
     /// Started: `unknown` (`host_lost`), never re-run.
-    Unknown { reason: String },
+    Unknown {
+        /// Why, as recorded.
+        reason: String,
+    },
 }
 
 /// Judge an active row of `lost` (a host whose lease ran out at

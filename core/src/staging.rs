@@ -70,7 +70,9 @@ impl LeadTime {
 /// One upcoming instant and how many jobs are due at it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Upcoming {
+    /// The instant, after `now`.
     pub at: Timestamp,
+    /// How many jobs are due at it.
     pub jobs: usize,
 }
 
@@ -117,8 +119,11 @@ pub enum AtInstant {
 /// The job of a staged run as it is at the instant.
 #[derive(Clone, Copy, Debug)]
 pub struct JobAtInstant<'a> {
+    /// When the job was last changed.
     pub updated_at: Timestamp,
+    /// Its state now.
     pub state: &'a JobState,
+    /// Its overlap policy now.
     pub overlap: Overlap,
 }
 

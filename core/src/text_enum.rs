@@ -9,7 +9,9 @@
 pub struct UnknownWord {
     /// What was being parsed (`state`, `--overlap`).
     pub what: &'static str,
+    /// The text that was given, as given.
     pub got: String,
+    /// Every word accepted.
     pub accepted: &'static [&'static str],
 }
 

@@ -1,6 +1,6 @@
 //! A command alert, launched like a job: a `spawn` row of its own (job
 //! `alert-<job>`, so its output is in `logs` and its end in the ledger),
-//! dispatched by the same launcher (scoped when possible, degraded or
+//! launched by the gateway like any run (scoped when possible, degraded or
 //! refused as the config says), with the defined job environment plus the
 //! `HERMES_CRON_ALERT_*` variables, and the event as JSON on its stdin. Its
 //! attempt is recorded with the row's claim, and settled by the row's own
@@ -8,35 +8,27 @@
 
 use crate::config::Config;
 use crate::db::Db;
-use crate::dispatch::{Attach, Dispatched, Launcher, Requirement};
 use crate::home::Home;
 use crate::ids::ExecutionId;
 use crate::job::Env;
-use crate::ledger::{self, Delivery, NewClaim, Occurrence, RunSpec};
+use crate::ledger::ClaimedRun;
+use crate::ledger::{self, Delivery, LedgerError, NewClaim, Occurrence, RunSpec};
 use crate::process::Owner;
 use crate::schedule::Timestamp;
-use crate::tick::ClaimedRun;
 use hermes_cron_core::alert::AlertEvent;
 
 /// How long a command alert may run.
 const COMMAND_TIMEOUT_S: u64 = 120;
 
-/// A command alert's worker, started.
-pub(crate) struct Launched {
-    pub id: ExecutionId,
-    pub job_name: String,
-    pub child: std::process::Child,
-    pub unit: Option<String>,
-    pub mode: ledger::DispatchMode,
-}
-
-/// Why a command alert did not start.
-pub(crate) enum NotLaunched {
-    /// Its attempt could not be written (nothing started; written again later).
-    Ledger(String),
-    /// The launcher refused it or could not spawn it; its row says so, and
-    /// its attempt is settled with it.
-    Launcher(String),
+/// What beginning deliveries needs.
+pub(crate) struct Launch<'a> {
+    pub db: &'a Db,
+    pub home: &'a Home,
+    pub config: &'a Config,
+    /// The claimer of command alerts' runs.
+    pub owner: Owner,
+    /// This host: attempts and command alerts' runs name it.
+    pub host: &'a str,
 }
 
 /// The shell line that runs `command` with the event on its stdin.
@@ -61,56 +53,27 @@ fn spec_of(d: &Delivery, config: &Config) -> RunSpec {
     }
 }
 
-/// Begin an attempt of command delivery `d` and dispatch its run. Ok(None):
-/// another process began the attempt first.
-pub(crate) async fn launch(
-    db: &Db,
-    launcher: &Launcher,
-    home: &Home,
-    config: &Config,
-    owner: Owner,
+/// Begin an attempt of command delivery `d`: its run's row is claimed with
+/// the attempt, in one transaction; the run, for the caller to launch.
+/// Ok(None): another process began the attempt first.
+pub(crate) fn claim(
+    l: &Launch<'_>,
     d: &Delivery,
     now: Timestamp,
-) -> Result<Option<Launched>, NotLaunched> {
-    let spec = spec_of(d, config);
+) -> Result<Option<ClaimedRun>, LedgerError> {
+    let spec = spec_of(d, l.config);
     let id = ExecutionId::generate();
     let job_name = format!("alert-{}", d.job_name);
-    let output = home.output_file("alert", id.as_str());
+    let output = l.home.output_file("alert", id.as_str());
     let claim = NewClaim {
-        occurrence: Occurrence::spawned(
-            &id,
-            &job_name,
-            &spec,
-            now,
-            &crate::cluster::Host::this().name,
-        ),
-        owner,
+        occurrence: Occurrence::spawned(&id, &job_name, &spec, now, l.host),
+        owner: l.owner,
         output_path: Some(output.to_string_lossy().into_owned()),
     };
-    match ledger::begin_command_attempt(db.conn(), d, &claim) {
-        Ok(true) => {}
-        Ok(false) => return Ok(None),
-        Err(e) => return Err(NotLaunched::Ledger(crate::text::Chain(&e).to_string())),
+    if !ledger::begin_command_attempt(l.db.conn(), d, &claim)? {
+        return Ok(None);
     }
-    let run = ClaimedRun::spawned(id.clone(), job_name.clone(), spec, owner);
-    match launcher
-        .dispatch(db, &run, Requirement::None, Attach::Detached, now)
-        .await
-    {
-        Ok(Dispatched::Started {
-            mode, unit, child, ..
-        }) => Ok(Some(Launched {
-            id,
-            job_name,
-            child,
-            unit,
-            mode,
-        })),
-        Ok(Dispatched::Refused { message, .. }) | Ok(Dispatched::NotSpawned { message, .. }) => {
-            Err(NotLaunched::Launcher(message))
-        }
-        Err(e) => Err(NotLaunched::Launcher(crate::text::Chain(&e).to_string())),
-    }
+    Ok(Some(ClaimedRun::spawned(id, job_name, spec, l.owner)))
 }
 
 #[cfg(test)]

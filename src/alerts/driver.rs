@@ -1,20 +1,17 @@
 //! The event loop's part in delivering alerts: pick the deliveries that are
 //! due, begin an attempt of each and hand it off (an HTTP request to the
-//! `alerts-http` thread; a command alert to the launcher, like a job), and
-//! record what comes back. Nothing here waits on a delivery: an HTTP
-//! outcome arrives on [`AlertDriver::outcome`], a command alert's run
-//! settles its own attempt when it ends.
+//! `alerts-http` thread; a command alert's run back to the loop, which
+//! launches it like any run), and record what comes back. Nothing here
+//! waits on a delivery: an HTTP outcome arrives on [`AlertDriver::outcome`],
+//! a command alert's run settles its own attempt when it ends.
 
-use super::command::{self, Launched, NotLaunched};
+use super::command::{self, Launch};
 use super::http::{HttpThread, Outcome, Request};
 use super::late::LateWatch;
 use crate::config::Config;
 use crate::db::Db;
-use crate::dispatch::Launcher;
-use crate::home::Home;
 use crate::ledger::{self, Delivery};
-use crate::process::Owner;
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 use crate::text::Chain;
 use hermes_cron_core::alert::Destination;
 use std::time::Duration;
@@ -26,15 +23,6 @@ const BATCH: usize = 32;
 /// this long before writing again, doubling up to [`MAX_HOLD`].
 const FIRST_HOLD: Duration = Duration::from_secs(1);
 const MAX_HOLD: Duration = Duration::from_secs(30);
-
-/// What a turn of the loop needs to launch command alerts.
-pub(crate) struct Launch<'a> {
-    pub db: &'a Db,
-    pub launcher: &'a Launcher,
-    pub home: &'a Home,
-    pub config: &'a Config,
-    pub owner: Owner,
-}
 
 pub(crate) struct AlertDriver {
     http: HttpThread,
@@ -51,7 +39,7 @@ pub(crate) struct AlertDriver {
 }
 
 impl AlertDriver {
-    pub fn new(gateway_started: Timestamp) -> AlertDriver {
+    pub(crate) fn new(gateway_started: Timestamp) -> AlertDriver {
         let (results_tx, results) = unbounded_channel();
         AlertDriver {
             http: HttpThread::default(),
@@ -72,8 +60,7 @@ impl AlertDriver {
     }
 
     /// At start: HTTP attempts a previous gateway left open end failed.
-    pub fn startup(&self, db: &Db, now: Timestamp) {
-        let host = &crate::cluster::Host::this().name;
+    pub(crate) fn startup(&self, db: &Db, host: &str, now: Timestamp) {
         match ledger::interrupted_attempts(db.conn(), ledger::Interrupted::Restarted { host }, now)
         {
             Ok(0) => {}
@@ -86,7 +73,7 @@ impl AlertDriver {
 
     /// When the next delivery is due (None: none owed, or unreadable);
     /// not before a hold after a failed write.
-    pub fn next_due(&self, db: &Db) -> Option<Timestamp> {
+    pub(crate) fn next_due(&self, db: &Db) -> Option<Timestamp> {
         let next = ledger::next_delivery_at(db.conn()).ok().flatten();
         let next = if self.unrecorded.is_empty() {
             next
@@ -100,13 +87,13 @@ impl AlertDriver {
     }
 
     /// The next HTTP outcome (pending forever when none is coming).
-    pub async fn outcome(&mut self) -> Option<Outcome> {
+    pub(crate) async fn outcome(&mut self) -> Option<Outcome> {
         self.results.recv().await
     }
 
     /// Record an HTTP attempt's outcome (kept and written again later when
     /// the ledger cannot take it now).
-    pub fn record(&mut self, db: &Db, o: Outcome, now: Timestamp) {
+    pub(crate) fn record(&mut self, db: &Db, o: Outcome, now: Timestamp) {
         self.in_flight = self.in_flight.saturating_sub(1);
         if o.ok {
             tracing::info!(delivery = %o.delivery, attempt = o.attempt, "alert delivered: {}", o.result);
@@ -125,8 +112,9 @@ impl AlertDriver {
         }
     }
 
-    /// Begin every due delivery (up to a batch); the command alerts started.
-    pub async fn pump(&mut self, l: &Launch<'_>, now: Timestamp) -> Vec<Launched> {
+    /// Begin every due delivery (up to a batch); the runs of the command
+    /// alerts begun, for the loop to launch.
+    pub(crate) fn pump(&mut self, l: &Launch<'_>, now: Timestamp) -> Vec<ledger::ClaimedRun> {
         if self.hold.is_some_and(|(until, _)| now < until) {
             return Vec::new();
         }
@@ -144,41 +132,35 @@ impl AlertDriver {
                 return Vec::new();
             }
         };
-        let mut launched = Vec::new();
+        let mut runs = Vec::new();
         for d in due {
             match d.destination {
-                Destination::Command => {
-                    match command::launch(l.db, l.launcher, l.home, l.config, l.owner, &d, now)
-                        .await
-                    {
-                        Ok(Some(run)) => {
-                            tracing::info!(delivery = %d.id, kind = %d.kind, job = %d.job_name, execution = %run.id, "alert command started");
-                            launched.push(run);
-                        }
-                        Ok(None) => {}
-                        Err(NotLaunched::Ledger(message)) => {
-                            tracing::error!(delivery = %d.id, "failed to begin an alert command: {message}");
-                            self.held_back(now);
-                            break;
-                        }
-                        Err(NotLaunched::Launcher(message)) => {
-                            tracing::warn!(delivery = %d.id, "alert command not started: {message}")
-                        }
+                Destination::Command => match command::claim(l, &d, now) {
+                    Ok(Some(run)) => {
+                        tracing::info!(delivery = %d.id, kind = %d.kind, job = %d.job_name, execution = %run.id, "alert command claimed");
+                        runs.push(run);
                     }
-                }
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::error!(delivery = %d.id, "failed to begin an alert command: {}", Chain(&e));
+                        self.held_back(now);
+                        break;
+                    }
+                },
                 Destination::Webhook | Destination::Ping => {
-                    if !self.send(l.db, &d, now) {
+                    if !self.send(l, &d, now) {
                         break;
                     }
                 }
             }
         }
-        launched
+        runs
     }
 
     /// Begin an HTTP attempt; false when the ledger cannot be written.
-    fn send(&mut self, db: &Db, d: &Delivery, now: Timestamp) -> bool {
-        match ledger::begin_attempt(db.conn(), d, now, &crate::cluster::Host::this().name) {
+    fn send(&mut self, l: &Launch<'_>, d: &Delivery, now: Timestamp) -> bool {
+        let db = l.db;
+        match ledger::begin_attempt(db.conn(), d, now, l.host) {
             Ok(true) => {}
             Ok(false) => return true,
             Err(e) => {
@@ -209,12 +191,19 @@ impl AlertDriver {
     }
 
     /// HTTP requests handed off and not answered yet.
-    pub fn http_in_flight(&self) -> usize {
+    pub(crate) fn http_in_flight(&self) -> usize {
         self.in_flight
     }
 
-    /// The lateness watch (at most every 30 s).
-    pub fn watch_late(&mut self, db: &Db, config: &Config, zone: Tz, now: Timestamp) {
-        self.late.check(db, config, zone, now);
+    /// The lateness watch (at most every 30 s); job zones read in `zones`.
+    pub(crate) fn watch_late(
+        &mut self,
+        db: &Db,
+        config: &Config,
+        zone: Tz,
+        zones: &ZoneTable,
+        now: Timestamp,
+    ) {
+        self.late.check(db, config, zone, zones, now);
     }
 }

@@ -6,11 +6,12 @@
 //! (waiting up to [`WAIT`] for HTTP answers). Whatever is not delivered
 //! stays owed, and the next gateway retries it.
 
-use super::driver::{AlertDriver, Launch};
+use super::command::Launch;
+use super::driver::AlertDriver;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
-use crate::dispatch::Launcher;
+use crate::dispatch::{Attach, Launcher, Requirement};
 use crate::home::Home;
 use crate::ledger;
 use crate::process::OwnerRole;
@@ -37,6 +38,7 @@ pub async fn gateway_failed(
     config: &Config,
     launcher: &Launcher,
     db: &Db,
+    host: &str,
     detail: &str,
     clock: &dyn Clock,
 ) -> Result<GatewayFailedReport, ledger::LedgerError> {
@@ -63,20 +65,25 @@ pub async fn gateway_failed(
     let mut driver = AlertDriver::new(now);
     let launch = Launch {
         db,
-        launcher,
         home,
         config,
         owner: crate::process::owner(OwnerRole::Cli),
+        host,
     };
-    let launched = driver.pump(&launch, now).await;
+    let commands = driver.pump(&launch, now);
     let mut report = GatewayFailedReport {
         queued,
-        begun: launched.len() + driver.http_in_flight(),
+        begun: commands.len() + driver.http_in_flight(),
         ..GatewayFailedReport::default()
     };
     // The command alerts' workers record themselves; not waited for.
-    drop(launched);
-    let deadline = tokio::time::Instant::now() + WAIT;
+    for run in commands {
+        launcher
+            .dispatch(db, &run, Requirement::None, Attach::Detached, clock.now())
+            .await
+            .map_err(|crate::dispatch::DispatchError::Ledger(e)| e)?;
+    }
+    let deadline = crate::clock::loop_now() + WAIT;
     while driver.http_in_flight() > 0 {
         match tokio::time::timeout_at(deadline, driver.outcome()).await {
             Ok(Some(o)) => {

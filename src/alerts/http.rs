@@ -66,7 +66,7 @@ pub(crate) struct HttpThread {
 impl HttpThread {
     /// Queue `req`; its outcome arrives on `results`. Err: the thread could
     /// not be started (the delivery stays owed).
-    pub fn send(
+    pub(crate) fn send(
         &mut self,
         req: Request,
         results: &UnboundedSender<Outcome>,

@@ -10,7 +10,7 @@ use crate::clock::monotonic;
 use crate::config::Config;
 use crate::db::Db;
 use crate::ledger;
-use crate::schedule::{Schedule, Timestamp, Tz};
+use crate::schedule::{Schedule, Timestamp, Tz, ZoneTable};
 use crate::store::{self, LateRow};
 use crate::text::Chain;
 use hermes_cron_core::alert::{AlertKind, AlertSpec, late_deadline};
@@ -34,7 +34,7 @@ pub(crate) struct LateWatch {
 }
 
 impl LateWatch {
-    pub fn new(gateway_started: Timestamp) -> LateWatch {
+    pub(super) fn new(gateway_started: Timestamp) -> LateWatch {
         LateWatch {
             gateway_started,
             next_check: None,
@@ -42,8 +42,16 @@ impl LateWatch {
         }
     }
 
-    /// Check every job, at most once per [`CHECK_EVERY`].
-    pub fn check(&mut self, db: &Db, config: &Config, fallback: Tz, now: Timestamp) {
+    /// Check every job, at most once per [`CHECK_EVERY`]; a job's zone is
+    /// read in `zones`, `fallback` for a job without one.
+    pub(super) fn check(
+        &mut self,
+        db: &Db,
+        config: &Config,
+        fallback: Tz,
+        zones: &ZoneTable,
+        now: Timestamp,
+    ) {
         if self.next_check.is_some_and(|at| monotonic() < at) {
             return;
         }
@@ -68,7 +76,8 @@ impl LateWatch {
             .flatten()
             .max()
             .unwrap_or(now);
-            if let Some(deadline) = self.deadline(&job, since, fallback)
+            if let Some(deadline) =
+                self.deadline(&job, since, zones.zone_or(job.tz.as_deref(), fallback))
                 && now > deadline
             {
                 late.push((job, alert, since));
@@ -94,19 +103,15 @@ impl LateWatch {
         }
     }
 
-    /// The job's deadline from `since`, from the cache when nothing moved.
-    fn deadline(&mut self, job: &LateRow, since: Timestamp, fallback: Tz) -> Option<Timestamp> {
+    /// The job's deadline from `since` in its `zone`, from the cache when
+    /// nothing moved.
+    fn deadline(&mut self, job: &LateRow, since: Timestamp, zone: Tz) -> Option<Timestamp> {
         if let Some(c) = self.deadlines.get(&job.id)
             && c.since == since
             && c.updated_at == job.updated_at
         {
             return c.deadline;
         }
-        let zone = job
-            .tz
-            .as_deref()
-            .and_then(|z| crate::schedule::parse_zone(z).ok())
-            .unwrap_or(fallback);
         let deadline = Schedule::from_canonical(&job.schedule)
             .ok()
             .and_then(|s| late_deadline(&s, zone, job.anchor, since));
@@ -169,9 +174,10 @@ mod tests {
             let mut config = Config::default();
             config.cron.alert_webhook = Some("http://127.0.0.1:9/hook".into());
             let mut watch = LateWatch::new(t0);
+            let zones = ZoneTable::compiled_in_only();
             let mut check = |now: &str| {
                 watch.next_check = None;
-                watch.check(db, &config, Tz::UTC, at(now));
+                watch.check(db, &config, Tz::UTC, &zones, at(now));
             };
             // Next slot 10:01, grace 2 min: due by 10:03.
             check("2026-01-01T10:02:59Z");
@@ -192,7 +198,13 @@ mod tests {
             let t0 = at("2026-01-01T10:00:00Z");
             with_a_job(db, t0);
             let mut watch = LateWatch::new(t0);
-            watch.check(db, &Config::default(), Tz::UTC, at("2026-01-02T00:00:00Z"));
+            watch.check(
+                db,
+                &Config::default(),
+                Tz::UTC,
+                &ZoneTable::compiled_in_only(),
+                at("2026-01-02T00:00:00Z"),
+            );
             assert!(late_alerts(db).is_empty());
         });
     }

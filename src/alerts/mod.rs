@@ -5,15 +5,15 @@
 //! them off, record results; never waits on a delivery); `http.rs` the one
 //! thread that makes HTTP requests (webhooks, pings), `command.rs` a command
 //! alert launched like a job (a `spawn` row, scoped when possible),
-//! `late.rs` the lateness watch, `deadman.rs` the gateway's ping thread.
+//! `late.rs` the lateness watch. (The gateway's dead-man ping thread is
+//! the gateway's: `daemon/supervision/deadman.rs`.)
 
 mod command;
-mod deadman;
 mod driver;
 mod gateway_failed;
-mod http;
+pub(crate) mod http;
 mod late;
 
-pub(crate) use deadman::spawn as spawn_deadman;
-pub(crate) use driver::{AlertDriver, Launch};
+pub(crate) use command::Launch;
+pub(crate) use driver::AlertDriver;
 pub use gateway_failed::{GatewayFailedReport, gateway_failed};

@@ -1,11 +1,10 @@
 //! Which host this process is: `HERMES_CRON_HOST`, else the system's host
 //! name; and its labels, `HERMES_CRON_HOST_LABELS` (comma-separated). Read
-//! once per process. Every row a process claims names its host; jobs pinned
+//! once, in each binary's `main`, and handed down as a value. Every row a process claims names its host; jobs pinned
 //! with `--on` run only on the host of that name or a host with that label.
 
 use crate::store::HostFilter;
 use hermes_cron_core::cluster::{host_name_from_system, parse_labels, valid_name};
-use std::sync::OnceLock;
 
 /// The host name override.
 pub const HOST_ENV: &str = "HERMES_CRON_HOST";
@@ -22,13 +21,8 @@ pub struct Host {
 }
 
 impl Host {
-    /// This process's host (read once).
-    pub fn this() -> &'static Host {
-        static HOST: OnceLock<Host> = OnceLock::new();
-        HOST.get_or_init(Host::from_env)
-    }
-
-    fn from_env() -> Host {
+    /// This host, as the environment names it.
+    pub fn from_env() -> Host {
         let mut warnings = Vec::new();
         let name = match std::env::var(HOST_ENV) {
             Ok(v) if valid_name(v.trim()) => v.trim().to_string(),

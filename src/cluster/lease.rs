@@ -23,32 +23,23 @@ use crate::schedule::Timestamp;
 use hermes_cron_core::cluster::{HostLease, HostState, LeasePolicy};
 use std::time::Duration;
 
-/// Test knob: the lease length in milliseconds (default 15000).
-pub const LEASE_TTL_ENV: &str = "HERMES_CRON_LEASE_MS";
-
-/// The lease policy (`HERMES_CRON_LEASE_MS`, else 15 s).
-pub(crate) fn lease_policy() -> LeasePolicy {
-    std::env::var(LEASE_TTL_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| (500..=3_600_000).contains(ms))
-        .map(|ms| LeasePolicy::with_ttl(Duration::from_millis(ms)))
-        .unwrap_or_default()
+/// The lease policy: a lease of `ttl` (the test knob), else 15 s.
+pub(crate) fn lease_policy(ttl: Option<Duration>) -> LeasePolicy {
+    ttl.map(LeasePolicy::with_ttl).unwrap_or_default()
 }
 
 /// The database's clock: PostgreSQL's server clock; for SQLite (one host),
 /// `ours`.
 pub fn database_now(conn: &Conn, ours: Timestamp) -> SqlResult<Timestamp> {
-    match conn.dialect() {
-        crate::db::Dialect::Sqlite => Ok(ours),
-        crate::db::Dialect::Postgres => conn
-            .query_row(
-                "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS now_ms",
-                params![],
-                |r| r.get::<_, i64>("now_ms"),
-            )
-            .map(from_ms),
+    if !conn.caps().server_clock {
+        return Ok(ours);
     }
+    conn.query_row(
+        "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS now_ms",
+        params![],
+        |r| r.get::<_, i64>("now_ms"),
+    )
+    .map(from_ms)
 }
 
 const COLUMNS: &str =

@@ -9,7 +9,6 @@ mod lease;
 
 pub use hermes_cron_core::cluster::{HostLease, HostState, LeasePolicy, LeaseView, judge_lease};
 pub use host::{HOST_ENV, Host, LABELS_ENV};
-pub use lease::LEASE_TTL_ENV;
 pub(crate) use lease::lease_policy;
 pub use lease::{Leases, database_now, read_leases};
 pub use lease::{Renewal, mark_lost};

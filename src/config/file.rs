@@ -1,22 +1,23 @@
 //! The config file on disk: [`load`], [`get`], [`show`], [`set`] and
 //! [`unset`] read or write `config.yaml` and leave the parsing, validation and
-//! editing to `hermes_cron_core::config`. Writes are atomic and 0600
-//! (`crate::fsutil`).
+//! editing to `hermes_cron_core::config`, with the caller's zone table for
+//! `timezone`. Writes are atomic and 0600 (`crate::fsutil`).
 
 use std::fs;
 use std::io;
 use std::path::Path;
 
 use hermes_cron_core::config::{self as pure, ConfigError, Loaded, Validated};
+use hermes_cron_core::schedule::ZoneTable;
 
 /// Load `path`; a missing file means every default.
-pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    Ok(read(path)?.loaded)
+pub fn load(path: &Path, zones: &ZoneTable) -> Result<Loaded, ConfigError> {
+    Ok(read(path, zones)?.loaded)
 }
 
 /// Load `path`, keeping where each value came from.
-fn read(path: &Path) -> Result<Validated, ConfigError> {
-    pure::validated(path, read_bytes(path)?.as_deref())
+fn read(path: &Path, zones: &ZoneTable) -> Result<Validated, ConfigError> {
+    pure::validated(path, read_bytes(path)?.as_deref(), zones)
 }
 
 /// The file's bytes, or None when it does not exist.
@@ -32,18 +33,18 @@ fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
 }
 
 /// The effective value of `key` as text (the default when unset).
-pub fn get(path: &Path, key: &str) -> Result<String, ConfigError> {
-    pure::get(&read(path)?, key)
+pub fn get(path: &Path, key: &str, zones: &ZoneTable) -> Result<String, ConfigError> {
+    pure::get(&read(path, zones)?, key)
 }
 
 /// Every key with its effective value and where it came from.
-pub fn show(path: &Path) -> Result<String, ConfigError> {
-    Ok(pure::show(&read(path)?))
+pub fn show(path: &Path, zones: &ZoneTable) -> Result<String, ConfigError> {
+    Ok(pure::show(&read(path, zones)?))
 }
 
 /// Validate `value` for `key`, then write it, keeping every other key.
-pub fn set(path: &Path, key: &str, value: &str) -> Result<(), ConfigError> {
-    let text = pure::set(path, read_bytes(path)?.as_deref(), key, value)?;
+pub fn set(path: &Path, key: &str, value: &str, zones: &ZoneTable) -> Result<(), ConfigError> {
+    let text = pure::set(path, read_bytes(path)?.as_deref(), key, value, zones)?;
     write_atomic(path, &text)
 }
 

@@ -50,14 +50,16 @@ pub(crate) struct Cluster {
 impl Cluster {
     /// Start the lease thread for `home`'s shared ledger at `location`: it
     /// registers this host at once, then renews.
-    pub fn start(
+    pub(super) fn start(
         home: &Home,
         location: &Location,
+        host: &Host,
         owner: Owner,
         clock: Arc<dyn Clock>,
+        lease_ttl: Option<std::time::Duration>,
     ) -> std::io::Result<Cluster> {
-        let policy = lease_policy();
-        let host = Host::this().clone();
+        let policy = lease_policy(lease_ttl);
+        let host = host.clone();
         for w in &host.warnings {
             tracing::warn!("{w}");
         }
@@ -95,7 +97,7 @@ impl Cluster {
     }
 
     /// Whether this gateway may declare other hosts lost now.
-    pub fn may_resolve_others(&self) -> bool {
+    pub(super) fn may_resolve_others(&self) -> bool {
         let holding = self
             .view
             .lock()
@@ -107,7 +109,7 @@ impl Cluster {
 
     /// Stop renewing and mark the lease `stopped` (a clean stop leaves
     /// nothing for the others to resolve).
-    pub fn stop(mut self) {
+    pub(super) fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -1,52 +1,54 @@
-//! The gateway's event loop: sleep until the next due instant (no polling
-//! interval for due work), wake early when the database changes or a child
-//! exits, claim under the tick lock, dispatch up to `cron.max_parallel_jobs`,
-//! reap, and watch running work. Ahead of an instant it stages the runs due
-//! then (`staging.rs`) and releases them at the instant (`release.rs`).
-//! Dispatches and stagings are in flight inside the `select!`
-//! (`inflight.rs`): a burst never keeps the loop from a release, a claim or
-//! a reap.
+//! The gateway's event loop: a dispatcher over the gateway's parts. Each
+//! part says when it next needs to wake ([`Wakes`]) and what it does then;
+//! the `select!` waits for the earliest of those or for an event: a stop
+//! request, an exited child, a launch that is done, an alert's HTTP outcome,
+//! a change in the ledger or Hermes's jobs. Nothing in it waits on IO
+//! beyond one ledger statement at a time: launches are futures in flight
+//! (`launches.rs`), what needs the bus is a task of its own.
+//!
+//! | part | wakes | does |
+//! |---|---|---|
+//! | stager (`staging.rs`) | a little before the next staged instant | releases its runs |
+//! | claims (`claims.rs`) | the next slot or owed retry | claims what is due |
+//! | stager | when an instant's lead begins | claims ahead, stages |
+//! | alerts (`alerts/`) | the next owed delivery | begins deliveries |
+//! | monitor (`monitor.rs`) | its period | watches runs, upkeep, lost hosts, Hermes |
+//! | feed (`feed.rs`) | just after a change | looks again |
 //!
 //! ## Locking
-//! The tick lock is held only inside `claim_due` and `claim_ahead` (the
-//! claim transactions). Nothing here holds a lock across an await, IO or
-//! logging: the shared-state mutexes are set and released in one statement.
+//! The tick lock is held only inside the claim transactions. Nothing here
+//! holds a lock across an await, IO or logging: the shared-state mutexes
+//! are set and released in one statement.
 
+use super::claims::Claims;
+use super::cluster::Cluster;
+use super::context::Ctx;
 use super::fatal::{Fatal, dispatch_failure};
-use super::inflight::{Done, InFlight};
-use super::monitor::Monitor;
+use super::feed::{Change, Feed};
+use super::launches::Launches;
+use super::monitor::{Monitor, release_unit};
 use super::provider_sync::ProviderSync;
-use super::release;
 use super::runs::{Runs, reap_children};
 use super::staging::Stager;
-use super::state::Shared;
 use super::supervision::stop_signals::StopRequests;
 use super::upkeep::Upkeep;
 use crate::alerts::{AlertDriver, Launch};
-use crate::clock::Clock;
-use crate::config::Config;
+use crate::clock::loop_now;
 use crate::db::Db;
-use crate::db::{DbWatcher, RECHECK_AFTER_CHANGE};
-use crate::dispatch::{Dispatched, Launcher};
-use crate::home::Home;
-use crate::ledger::{self, ExecState};
+use crate::dispatch::{Dispatched, Launched, Launcher};
+use crate::ledger;
+use crate::ledger::ClaimedRun;
 use crate::logging::run_span;
-use crate::process::Owner;
-use crate::reconcile::{self, Settled};
-use crate::schedule::{Timestamp, Tz};
+use crate::reconcile::{self, ReapedWorker};
+use crate::schedule::Timestamp;
 use crate::store;
 use crate::text::Chain;
-use crate::tick::{ClaimContext, ClaimReport, ClaimedAhead, ClaimedRun, claim_due};
-use hermes_cron_core::health::{TickResult, TickSummary};
-use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::time::Instant;
 
 /// The longest sleep without looking again, even with nothing due.
 const MAX_SLEEP: Duration = Duration::from_secs(3600);
-/// Dispatches in flight at once (D-Bus calls overlap; forks do not).
-const DISPATCH_CONCURRENCY: usize = 32;
 
 /// Why the loop ended.
 #[derive(Debug)]
@@ -57,14 +59,14 @@ pub(crate) enum LoopExit {
 }
 
 /// The signals the loop listens to: stop requests from the signal thread
-/// (SIGTERM, SIGINT; see `signals.rs`) and SIGCHLD.
+/// (SIGTERM, SIGINT; see `stop_signals.rs`) and SIGCHLD.
 pub(crate) struct Signals {
     stop: StopRequests,
     child: Signal,
 }
 
 impl Signals {
-    pub fn install(stop: StopRequests) -> std::io::Result<Signals> {
+    pub(super) fn install(stop: StopRequests) -> std::io::Result<Signals> {
         Ok(Signals {
             stop,
             child: signal(SignalKind::child())?,
@@ -72,345 +74,278 @@ impl Signals {
     }
 }
 
-/// Everything the loop owns.
-pub(crate) struct EventLoop {
-    pub home: Home,
-    pub config: Config,
-    pub zone: Tz,
-    pub clock: Arc<dyn Clock>,
-    pub db: Db,
-    pub launcher: Arc<Launcher>,
-    pub shared: Arc<Shared>,
-    pub owner: Owner,
+/// The gateway's parts, as the loop drives them.
+pub(crate) struct Parts {
     pub runs: Runs,
     pub monitor: Monitor,
-    pub upkeep: Upkeep,
-    pub provider: ProviderSync,
-    /// Alert deliveries and the lateness watch (`alerts/`).
-    pub alerts: AlertDriver,
-    pub queue: VecDeque<ClaimedRun>,
-    /// Runs claimed ahead, waiting for room in flight to be staged.
-    pub stage_queue: VecDeque<ClaimedAhead>,
     pub stager: Stager,
-    pub inflight: InFlight,
-    /// After a failed or contended claim, do not claim again before this.
-    pub claim_backoff_until: Option<tokio::time::Instant>,
-    pub claim_failures: u32,
-    /// Set when a dispatch met a failure the gateway does not survive.
-    pub fatal: Option<Fatal>,
+    pub alerts: AlertDriver,
+    pub feed: Feed,
     /// On a shared (PostgreSQL) ledger: this host's lease.
-    pub cluster: Option<super::cluster::Cluster>,
-    /// On a PostgreSQL ledger: job changes by other processes.
-    pub listener: Option<crate::db::PgListener>,
+    pub cluster: Option<Cluster>,
+    /// Runs claimed at start (`@reboot`), to launch first.
+    pub launch_first: Vec<ClaimedRun>,
+}
+
+/// When each part next needs the loop (None: not until something changes).
+#[derive(Clone, Copy, Debug, Default)]
+struct Wakes {
+    release: Option<Instant>,
+    claim: Option<Instant>,
+    stage: Option<Instant>,
+    alerts: Option<Instant>,
+    monitor: Option<Instant>,
+    recheck: Option<Instant>,
+}
+
+impl Wakes {
+    fn earliest(&self) -> Instant {
+        [
+            self.release,
+            self.claim,
+            self.stage,
+            self.alerts,
+            self.monitor,
+            self.recheck,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or_else(|| loop_now() + MAX_SLEEP)
+    }
 }
 
 /// A wall-clock instant as a tokio deadline.
-fn deadline_for(at: Timestamp, now: Timestamp) -> tokio::time::Instant {
+fn deadline_for(at: Timestamp, now: Timestamp) -> Instant {
     let wait = (at - now).to_std().unwrap_or_default().min(MAX_SLEEP);
-    tokio::time::Instant::now() + wait
+    loop_now() + wait
+}
+
+/// Everything the loop owns.
+pub(crate) struct EventLoop {
+    cx: Ctx,
+    db: Db,
+    claims: Claims,
+    stager: Stager,
+    launches: Launches,
+    runs: Runs,
+    monitor: Monitor,
+    upkeep: Upkeep,
+    provider: ProviderSync,
+    alerts: AlertDriver,
+    feed: Feed,
+    cluster: Option<Cluster>,
+    /// Set when recording a launch met a failure the gateway does not survive.
+    fatal: Option<Fatal>,
 }
 
 impl EventLoop {
+    pub(super) fn new(cx: Ctx, db: Db, parts: Parts) -> EventLoop {
+        let mut launches = Launches::default();
+        for run in parts.launch_first {
+            launches.now(run, true);
+        }
+        EventLoop {
+            cx,
+            db,
+            claims: Claims::default(),
+            stager: parts.stager,
+            launches,
+            runs: parts.runs,
+            monitor: parts.monitor,
+            upkeep: Upkeep::default(),
+            provider: ProviderSync::default(),
+            alerts: parts.alerts,
+            feed: parts.feed,
+            cluster: parts.cluster,
+            fatal: None,
+        }
+    }
+
+    /// The test knobs the gateway runs with.
+    pub(super) fn knobs(&self) -> &crate::knobs::Knobs {
+        &self.cx.knobs
+    }
+
     /// Runs that may still start under `cron.max_parallel_jobs`.
-    pub(super) fn capacity_left(&self) -> usize {
-        match self.config.cron.max_parallel_jobs {
-            Some(max) => {
-                (max as usize).saturating_sub(self.runs.len() + self.inflight.dispatches())
-            }
+    fn capacity_left(&self) -> usize {
+        match self.cx.config.cron.max_parallel_jobs {
+            Some(max) => (max as usize).saturating_sub(self.runs.len() + self.launches.counted()),
             None => usize::MAX,
         }
     }
 
+    /// Run until a signal or a fatal error.
+    pub(super) async fn run(&mut self, mut sig: Signals) -> LoopExit {
+        self.sync_provider(true);
+        loop {
+            self.cx.shared.bump();
+            self.launches.start(&self.cx.launcher, self.capacity_left());
+            if let Some(fatal) = self.fatal.take() {
+                return LoopExit::Fatal(fatal);
+            }
+            let wakes = self.wakes();
+            tokio::select! {
+                // In this order when several are ready: a stop, then the
+                // parts' wakes (a release is due at an exact instant), reaping
+                // and finishing launches, which can come in long bursts.
+                biased;
+                Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
+                _ = tokio::time::sleep_until(wakes.earliest()) => self.wake(wakes),
+                _ = sig.child.recv() => self.reap(),
+                (run, launched) = self.launches.next(), if !self.launches.is_empty() => {
+                    self.launched(run, launched);
+                }
+                Some(done) = self.alerts.outcome() => {
+                    self.alerts.record(&self.db, done, self.cx.clock.now());
+                }
+                change = self.feed.changed() => {
+                    if let Change::HermesJobs = change {
+                        self.sync_provider(true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// When each part next needs the loop.
+    fn wakes(&self) -> Wakes {
+        let now = self.cx.clock.now();
+        let not_before = |at: Instant| match self.claims.not_before() {
+            Some(b) if b > at => b,
+            _ => at,
+        };
+        let claim = match self.next_due() {
+            Ok(Some(at)) => {
+                tracing::debug!("sleeping until {at}");
+                self.cx.shared.set_doing(format!("sleeping until {at}"));
+                Some(deadline_for(at, now))
+            }
+            Ok(None) => {
+                tracing::debug!("idle: no job due");
+                self.cx.shared.set_doing("idle: no job due");
+                None
+            }
+            Err(e) => {
+                tracing::error!("failed to read the next due instant: {}", Chain(&e));
+                Some(loop_now() + Duration::from_secs(1))
+            }
+        };
+        Wakes {
+            release: (self.capacity_left() > 0)
+                .then(|| self.stager.next_release())
+                .flatten()
+                .map(|at| deadline_for(at, now)),
+            claim: claim.map(not_before),
+            stage: self
+                .stager
+                .next_pass(&self.db, &self.cx, now)
+                .map(|at| not_before(deadline_for(at, now))),
+            alerts: self
+                .alerts
+                .next_due(&self.db)
+                .map(|at| deadline_for(at, now)),
+            monitor: Some(self.monitor.next_wake()),
+            recheck: self.feed.next_wake(),
+        }
+    }
+
     /// The next instant with work: a job's slot or an owed retry.
-    fn next_due(&self) -> Result<Option<Timestamp>, String> {
-        let host = crate::cluster::Host::this().filter();
-        let job = store::next_due_at(self.db.conn(), &host).map_err(|e| e.to_string())?;
-        let retry = ledger::next_retry_at(self.db.conn(), &host).map_err(|e| e.to_string())?;
+    fn next_due(&self) -> Result<Option<Timestamp>, store::StoreError> {
+        let host = self.cx.host.filter();
+        let job = store::next_due_at(self.db.conn(), &host)?;
+        let retry = ledger::next_retry_at(self.db.conn(), &host)?;
         Ok(match (job, retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         })
     }
 
-    /// When to wake for the next release, a little before its instant
-    /// (None: nothing held, or no capacity to release into).
-    fn release_deadline(&self, now: Timestamp) -> Option<tokio::time::Instant> {
-        let (at, runs) = self.stager.next_release()?;
-        if self.capacity_left() == 0 {
-            return None;
+    /// Do what each part woken by now does, the release first.
+    fn wake(&mut self, wakes: Wakes) {
+        let due = |at: Option<Instant>| at.is_some_and(|at| at <= loop_now());
+        if due(wakes.release) {
+            self.release_due();
         }
-        let margin = chrono::Duration::from_std(release::margin(runs)).unwrap_or_default();
-        Some(deadline_for(at - margin, now))
-    }
-
-    /// Run until a signal or a fatal error.
-    pub async fn run(&mut self, mut sig: Signals, mut watcher: DbWatcher) -> LoopExit {
-        let mut monitor_tick = tokio::time::interval(self.monitor.period());
-        monitor_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut recheck: Option<tokio::time::Instant> = None;
-        self.sync_provider(true);
-        loop {
-            self.shared.bump();
-            self.start_in_flight();
-            self.deliver_alerts().await;
-            if let Some(fatal) = self.fatal.take() {
-                return LoopExit::Fatal(fatal);
+        if due(wakes.claim) {
+            for run in self.claims.due(&mut self.db, &self.cx) {
+                self.launches.now(run, true);
             }
-            let now = self.clock.now();
-            let deadline = match self.next_due() {
-                Ok(Some(at)) => {
-                    tracing::debug!("sleeping until {at}");
-                    self.shared.set_doing(format!("sleeping until {at}"));
-                    deadline_for(at, now)
-                }
-                Ok(None) => {
-                    tracing::debug!("idle: no job due");
-                    self.shared.set_doing("idle: no job due");
-                    tokio::time::Instant::now() + MAX_SLEEP
-                }
-                Err(e) => {
-                    tracing::error!("failed to read the next due instant: {e}");
-                    tokio::time::Instant::now() + Duration::from_secs(1)
-                }
+        }
+        if due(wakes.stage) {
+            for (run, gate) in self.stager.pass(&mut self.db, &self.cx, &mut self.claims) {
+                self.launches.staged(run, gate);
+            }
+        }
+        if due(wakes.alerts) {
+            let launch = Launch {
+                db: &self.db,
+                home: &self.cx.home,
+                config: &self.cx.config,
+                owner: self.cx.owner,
+                host: &self.cx.host.name,
             };
-            let deadline = match self.claim_backoff_until {
-                Some(b) if b > deadline => b,
-                _ => deadline,
-            };
-            let stage_at = self
-                .stager
-                .next_pass(&self.db, now)
-                .map(|at| deadline_for(at, now));
-            let release_at = self.release_deadline(now);
-            let soon = tokio::time::Instant::now;
-            // An owed alert wakes the loop (its top begins it), not a claim.
-            let alert_due = self
-                .alerts
-                .next_due(&self.db)
-                .map(|at| deadline_for(at, now));
-            tokio::select! {
-                // In this order when several are ready: a release is due at
-                // an exact instant; reaping and claiming come before
-                // finishing in-flight work, which can come in long bursts.
-                biased;
-                Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
-                _ = tokio::time::sleep_until(release_at.unwrap_or_else(soon)), if release_at.is_some() => {
-                    self.release_due();
-                }
-                _ = sig.child.recv() => self.on_children_exited().await,
-                _ = tokio::time::sleep_until(deadline) => self.claim_pass(),
-                _ = tokio::time::sleep_until(stage_at.unwrap_or_else(soon)), if stage_at.is_some() => {
-                    self.stage_pass();
-                }
-                done = self.inflight.next(), if !self.inflight.is_empty() => self.on_done(done),
-                _ = tokio::time::sleep_until(alert_due.unwrap_or(deadline)), if alert_due.is_some_and(|a| a < deadline) => {}
-                Some(done) = self.alerts.outcome() => self.alerts.record(&self.db, done, self.clock.now()),
-                _ = watcher.changed() => {
-                    if watcher.take_hermes_jobs_changed() {
-                        self.sync_provider(true);
-                    }
-                    // The write that woke us may not be committed yet (a WAL
-                    // append comes before its commit); look again shortly.
-                    recheck = Some(tokio::time::Instant::now() + RECHECK_AFTER_CHANGE);
-                }
-                _ = async {
-                    match self.listener.as_mut() {
-                        Some(l) => l.changed().await,
-                        None => std::future::pending().await,
-                    }
-                } => {}
-                _ = tokio::time::sleep_until(recheck.unwrap_or_else(soon)), if recheck.is_some() => {
-                    recheck = None;
-                }
-                _ = monitor_tick.tick() => {
-                    self.shared.set_doing("monitoring running work");
-                    self.monitor.run(&self.db, &self.launcher, &mut self.runs, &self.shared, self.clock.now()).await;
-                    self.resolve_lost_hosts();
-                    self.upkeep.run(&mut self.db, &self.home, &self.config.cron, self.clock.now());
-                    self.alerts.watch_late(&self.db, &self.config, self.zone, self.clock.now());
-                    self.sync_provider(false);
-                }
+            for run in self.alerts.pump(&launch, self.cx.clock.now()) {
+                self.launches.now(run, false);
+            }
+        }
+        if due(wakes.monitor) {
+            self.monitor_round();
+        }
+        if due(wakes.recheck) {
+            self.feed.rechecked();
+        }
+    }
+
+    /// Release the staged runs whose instant has come, and record at once
+    /// what they came to (their launches write the release bytes now).
+    fn release_due(&mut self) {
+        self.cx.shared.set_doing("releasing staged runs");
+        let capacity = self.capacity_left();
+        if self
+            .stager
+            .release_due(&self.db, self.cx.clock.as_ref(), capacity)
+            > 0
+        {
+            for (run, launched) in self.launches.ready() {
+                self.launched(run, launched);
             }
         }
     }
 
-    /// On a shared ledger: resolve the rows of hosts whose lease expired,
-    /// and queue the claims taken over for dispatch here.
-    fn resolve_lost_hosts(&mut self) {
-        let Some(cluster) = &self.cluster else {
-            return;
-        };
-        if !cluster.may_resolve_others() {
-            return;
-        }
-        self.shared.set_doing("looking at other hosts' leases");
-        let now = self.clock.now();
-        let report = match reconcile::lost_hosts(&mut self.db, &self.home, &self.owner, now) {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::error!("failed to look at other hosts' leases: {}", Chain(&e));
-                return;
-            }
-        };
-        for host in &report.hosts {
-            tracing::warn!(
-                host = %host,
-                "host lost: its lease expired; its started runs are recorded unknown (host_lost), its unstarted claims taken over"
-            );
-        }
-        for row in &report.unknown {
-            run_span(&row.job_name, &row.id).in_scope(|| {
-                tracing::warn!(
-                    reason = "host_lost",
-                    host = row.host.as_deref().unwrap_or("-"),
-                    "resolved unknown: its host was lost"
-                )
-            });
-        }
-        for (row, spec) in report.taken {
-            run_span(&row.job_name, &row.id)
-                .in_scope(|| tracing::info!("taken over from a lost host; dispatching here"));
-            self.queue.push_back(ClaimedRun {
-                id: row.id,
-                job_id: row.job_id,
-                job_name: row.job_name,
-                scheduled_for: row.scheduled_for,
-                attempt: row.attempt,
-                source: row.source,
-                spec,
-                owner: self.owner,
-                replace: Vec::new(),
-            });
-        }
+    /// The monitor's period: watch runs, then the chores that share its pace.
+    fn monitor_round(&mut self) {
+        self.cx.shared.set_doing("monitoring running work");
+        self.monitor.round(&self.db, &self.cx, &mut self.runs);
+        self.take_over_lost_hosts();
+        let now = self.cx.clock.now();
+        let cx = &self.cx;
+        self.upkeep
+            .run(&mut self.db, &cx.home, &cx.host.name, &cx.config.cron, now);
+        self.alerts
+            .watch_late(&self.db, &cx.config, cx.zone, &cx.zones, now);
+        self.sync_provider(false);
     }
 
-    /// Follow Hermes's jobs (see `provider_sync.rs`).
-    fn sync_provider(&mut self, forced: bool) {
-        let timeout = Duration::from_secs(self.config.cron.script_timeout_seconds);
-        let now = self.clock.now();
-        self.provider
-            .run(&mut self.db, &self.home, timeout, now, forced);
-    }
-
-    /// One claim pass; a failure is this pass's (logged, retried with backoff),
-    /// never the gateway's.
-    fn claim_pass(&mut self) {
-        // Stopping: a slot claimed now could only be recorded `missed`
-        // (gateway_stopped); leave it due for the next gateway. (select!
-        // picks among ready branches at random, so a stop request and a
-        // passed deadline seen together could claim first.)
-        if self.shared.stop_requested() {
-            return;
-        }
-        self.shared.set_doing("claiming due occurrences");
-        let now = self.clock.now();
-        let ctx = ClaimContext {
-            home: &self.home,
-            config: &self.config,
-            fallback_zone: self.zone,
-            owner: self.owner,
-            host: crate::cluster::Host::this(),
-            now,
-        };
-        let result = claim_due(&mut self.db, &ctx);
-        match result {
-            Ok(Some(report)) => {
-                self.claim_backoff_until = None;
-                self.claim_failures = 0;
-                self.record_claims(&report, now);
-                self.queue.extend(report.claimed);
-            }
-            Ok(None) => {
-                self.shared.set_tick(TickSummary {
-                    at: Some(now),
-                    result: TickResult::Contended,
-                    ..TickSummary::default()
-                });
-                self.claim_backoff_until =
-                    Some(tokio::time::Instant::now() + Duration::from_millis(50));
-            }
-            Err(e) => {
-                self.claim_failures += 1;
-                let backoff =
-                    Duration::from_millis(500 * 2u64.saturating_pow(self.claim_failures.min(6)));
-                let msg = Chain(&e).to_string();
-                tracing::error!(retry_in = ?backoff, "claim failed: {msg}");
-                self.shared.set_tick(TickSummary {
-                    at: Some(now),
-                    result: TickResult::Error(msg),
-                    ..TickSummary::default()
-                });
-                self.claim_backoff_until = Some(tokio::time::Instant::now() + backoff);
-            }
-        }
-    }
-
-    fn record_claims(&self, report: &ClaimReport, now: Timestamp) {
-        let skipped = report
-            .not_run
-            .iter()
-            .filter(|n| n.state == ExecState::Skipped)
-            .count();
-        self.shared.set_tick(TickSummary {
-            at: Some(now),
-            result: TickResult::Ok,
-            claimed: report.claimed.len(),
-            skipped,
-            missed: report.not_run.len() - skipped,
-        });
-        for n in &report.not_run {
-            run_span(&n.job_name, &n.id).in_scope(
-                || tracing::info!(state = %n.state, reason = %n.reason_code, "{}", n.reason),
-            );
-        }
-        for c in &report.claimed {
-            run_span(&c.job_name, &c.id)
-                .in_scope(|| tracing::debug!(source = %c.source, "claimed"));
-        }
-    }
-
-    /// Put queued work in flight while there is room: claims due now first
-    /// (while capacity lasts), then runs to stage.
-    fn start_in_flight(&mut self) {
-        // A stop request: what is not in flight yet stays queued, and is
-        // recorded on the way out.
-        while self.inflight.len() < DISPATCH_CONCURRENCY && !self.shared.stop_requested() {
-            if self.capacity_left() > 0
-                && let Some(run) = self.queue.pop_front()
-            {
-                self.shared
-                    .set_doing(format!("dispatching {}", run.job_name));
-                let db = self.db.location().clone();
-                self.inflight.dispatch(self.launcher.clone(), db, run);
-            } else if let Some(ahead) = self.stage_queue.pop_front() {
-                self.inflight.stage(self.launcher.clone(), ahead);
-            } else {
-                break;
-            }
-        }
-    }
-
-    /// A piece of in-flight work is done: record it.
-    fn on_done(&mut self, done: Done) {
+    /// Record what a launch came to, in one place: the ledger's part
+    /// (`Launcher::record`), then what the gateway tracks.
+    fn launched(&mut self, run: ClaimedRun, launched: Launched) {
         // A long burst is progress, not a frozen loop.
-        self.shared.bump();
-        match done {
-            Done::Dispatched { run, prepared } => self.dispatched(run, prepared),
-            Done::Staged { ahead, staged } => {
-                self.stager.staged(&self.db, ahead, staged, self.owner);
+        self.cx.shared.bump();
+        let now = self.cx.clock.now();
+        if let Err(e) = Launcher::record(&self.db, &run, &launched, now) {
+            match dispatch_failure(&run.id, e) {
+                Ok(fatal) => {
+                    self.fatal.get_or_insert(fatal);
+                }
+                Err(e) => run_span(&run.job_name, &run.id)
+                    .in_scope(|| tracing::error!("dispatch failed: {}", Chain(&e))),
             }
-            Done::Replaced { held } => self.release(vec![held]),
+            return;
         }
-    }
-
-    /// Record what a dispatch came to.
-    fn dispatched(&mut self, run: ClaimedRun, prepared: Dispatched) {
-        let result = self
-            .launcher
-            .record(&self.db, &run, prepared, self.clock.now());
-        let _span = run_span(&run.job_name, &run.id).entered();
-        match result {
-            Ok(Dispatched::Started {
+        let span = run_span(&run.job_name, &run.id).entered();
+        match launched {
+            Launched::Dispatched(Dispatched::Started {
                 mode,
                 cause,
                 unit,
@@ -427,109 +362,141 @@ impl EventLoop {
                 // Reaped through SIGCHLD by pid; the handle must not wait.
                 drop(child);
             }
-            Ok(Dispatched::Refused { cause, message }) => {
+            Launched::Dispatched(Dispatched::Refused { cause, message }) => {
                 tracing::warn!(cause = %cause.code, "{message}");
             }
-            Ok(Dispatched::NotSpawned { message, .. }) => {
+            Launched::Dispatched(Dispatched::NotSpawned { message, .. }) => {
                 tracing::error!("{message}");
             }
-            Err(e) => match dispatch_failure(&run.id, e) {
-                Ok(fatal) => {
-                    self.fatal.get_or_insert(fatal);
-                }
-                Err(e) => {
-                    tracing::error!("dispatch failed: {}", Chain(&e))
-                }
-            },
+            Launched::NotStaged(why) => {
+                drop(span);
+                self.stager.not_staged(&run, &why);
+            }
+            Launched::Withdrawn => {}
+            Launched::Gone { pid, error } => {
+                tracing::warn!("the staged worker was gone at its release ({error})");
+                self.settle(&run.id, pid, None, false);
+            }
         }
-        self.publish_active();
+        self.runs.publish(&self.cx.shared);
     }
 
-    pub(super) fn publish_active(&self) {
-        self.shared
-            .active_runs
-            .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Begin the alert deliveries that are due; command alerts are runs.
-    async fn deliver_alerts(&mut self) {
-        let launch = Launch {
-            db: &self.db,
-            launcher: &self.launcher,
-            home: &self.home,
-            config: &self.config,
-            owner: self.owner,
-        };
-        let started = self.alerts.pump(&launch, self.clock.now()).await;
-        for run in started {
-            self.runs
-                .add_child(run.id, &run.job_name, run.child.id(), run.unit, run.mode);
-            // Reaped through SIGCHLD by pid; the handle must not wait.
-            drop(run.child);
-        }
-    }
-
-    /// Reap every exited child and settle its run.
-    async fn on_children_exited(&mut self) {
-        self.shared.set_doing("reaping workers");
+    /// Reap every exited child and settle its run: a run's worker, or a
+    /// staged worker that died before its release.
+    fn reap(&mut self) {
+        self.cx.shared.set_doing("reaping workers");
         for (pid, status) in reap_children() {
-            let Some(t) = self.runs.reaped(pid) else {
-                if let Some(h) = self.stager.take_pid(pid) {
-                    self.staged_worker_died(&h, pid, status);
-                }
-                continue;
-            };
-            let _span = run_span(&t.job_name, &t.id).entered();
-            let w = reconcile::ReapedWorker {
-                by: self.owner,
-                pid,
-                status: Some(status),
-                released: true,
-            };
-            match reconcile::reaped(&self.db, &t.id, w, self.clock.now()) {
-                Ok(Settled::Finished(r)) => {
-                    tracing::info!(
-                        state = %r.state,
-                        exit = r.exit_code.map_or("-".into(), |c| c.to_string()),
-                        "finished"
-                    );
-                }
-                Ok(Settled::Resolved(r)) => {
-                    if let Some((state, code, reason)) = r.judgement.recorded() {
-                        tracing::warn!(state = %state, reason = %code, "worker exited without an outcome: {reason}");
-                    }
-                }
-                Ok(Settled::Untouched) => {}
-                Err(e) => {
-                    tracing::error!("failed to settle a reaped worker's run: {}", Chain(&e));
-                }
-            }
-            if let (Some(unit), Some(m)) = (&t.unit, self.launcher.manager()) {
-                let _ = m.release_unit(unit).await;
+            if let Some(t) = self.runs.reaped(pid) {
+                self.settle(&t.id, pid, Some(status), true);
+                release_unit(self.cx.launcher.manager(), t.unit);
+            } else if let Some(id) = self.stager.worker_died(pid) {
+                self.settle(&id, pid, Some(status), false);
             }
         }
-        self.shared
-            .active_runs
-            .store(self.runs.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.runs.publish(&self.cx.shared);
     }
 
-    /// On shutdown: claims never dispatched are recorded as not run, claims
-    /// made ahead and not staged are taken back. Held workers are let go:
-    /// their gates close with this process, and they withdraw their rows.
-    pub(crate) fn abandon_queue(&mut self) {
-        let now = self.clock.now();
-        for run in self.queue.drain(..) {
-            let _ = ledger::abandoned(self.db.conn(), &run.id, &run.owner, now);
+    /// Settle the run `id` of our worker `pid` that is gone (`released`: its
+    /// go or release was written).
+    fn settle(&self, id: &crate::ids::ExecutionId, pid: u32, status: Option<i32>, released: bool) {
+        let w = ReapedWorker {
+            by: self.cx.owner,
+            pid,
+            status,
+            released,
+        };
+        match reconcile::reaped(&self.db, id, w, self.cx.clock.now()) {
+            Ok(settled) => settled.announce(),
+            Err(e) => tracing::error!(
+                execution = %id,
+                "failed to settle a reaped worker's run: {}",
+                Chain(&e)
+            ),
         }
-        let stored = self.owner.to_string();
-        for ahead in self.stage_queue.drain(..) {
-            let _ = ledger::withdraw(
-                self.db.conn(),
-                &ahead.run.id,
-                ExecState::Claimed,
-                Some(&stored),
+    }
+
+    /// On a shared ledger: resolve the rows of hosts whose lease expired,
+    /// and launch here the claims taken over.
+    fn take_over_lost_hosts(&mut self) {
+        if !self
+            .cluster
+            .as_ref()
+            .is_some_and(Cluster::may_resolve_others)
+        {
+            return;
+        }
+        self.cx.shared.set_doing("looking at other hosts' leases");
+        let now = self.cx.clock.now();
+        let report = match reconcile::lost_hosts(
+            &mut self.db,
+            &self.cx.home,
+            &self.cx.owner,
+            &self.cx.host.name,
+            now,
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!("failed to look at other hosts' leases: {}", Chain(&e));
+                return;
+            }
+        };
+        for host in &report.hosts {
+            tracing::warn!(
+                host = %host,
+                "host lost: its lease expired; its started runs are recorded unknown (host_lost), its unstarted claims taken over"
             );
         }
-        self.inflight.abandon(&self.db, now);
+        for row in &report.unknown {
+            reconcile::announce(
+                row,
+                &reconcile::Judgement::Orphaned {
+                    code: ledger::ReasonCode::HostLost,
+                    reason: "its host was lost".into(),
+                },
+            );
+        }
+        for (row, spec) in report.taken {
+            run_span(&row.job_name, &row.id)
+                .in_scope(|| tracing::info!("taken over from a lost host; dispatching here"));
+            self.launches.now(
+                ClaimedRun {
+                    id: row.id,
+                    job_id: row.job_id,
+                    job_name: row.job_name,
+                    scheduled_for: row.scheduled_for,
+                    attempt: row.attempt,
+                    source: row.source,
+                    spec,
+                    owner: self.cx.owner,
+                    replace: Vec::new(),
+                },
+                true,
+            );
+        }
+    }
+
+    /// Follow Hermes's jobs (see `provider_sync.rs`).
+    fn sync_provider(&mut self, forced: bool) {
+        let timeout = Duration::from_secs(self.cx.config.cron.script_timeout_seconds);
+        let now = self.cx.clock.now();
+        let cx = &self.cx;
+        self.provider
+            .run(&mut self.db, &cx.home, &cx.host.name, timeout, now, forced);
+    }
+
+    /// On the way out: what is queued or in flight is settled
+    /// (`Launches::abandon`); staged workers are let go (their gates close
+    /// with this process, and they withdraw their rows); the lease thread
+    /// stops; systemd hears we are stopping.
+    pub(crate) fn shut_down(mut self) {
+        self.monitor.notifier().stopping();
+        self.launches.abandon(&self.db, self.cx.clock.now());
+        if let Some(cluster) = self.cluster.take() {
+            cluster.stop();
+        }
     }
 }
+
+#[cfg(test)]
+#[path = "loop_tests.rs"]
+mod tests;

@@ -1,22 +1,23 @@
 //! Watching running work on a fixed period: adopted runs to their end, rows
 //! of dead owners, stalled workers, the scope capability, and systemd's
-//! watchdog and status.
-//! The period is also the loop's liveness beat: each one bumps the progress
-//! counter the heartbeat file carries.
+//! watchdog and status. Nothing here waits: what needs the bus (stopping a
+//! stalled run, releasing a finished scope, probing the manager) is a task
+//! of its own on the loop's runtime.
+//! The period is also the loop's liveness beat: each round bumps the
+//! progress counter the heartbeat file carries.
 
+use super::context::Ctx;
 use super::runs::Runs;
-use super::stall;
-use super::state::Shared;
 use super::supervision::notify::Notifier;
 use crate::clock::monotonic;
 use crate::db::Db;
-use crate::dispatch::{Launcher, probe_capability};
+use crate::dispatch::{probe_capability, stop_run};
 use crate::logging::run_span;
-use crate::reconcile::{self, Judgement, STALL_INTERVALS, Watch};
+use crate::reconcile::{self, STALL_INTERVALS, Watch};
 use crate::schedule::Timestamp;
+use crate::systemd::UnitManager;
 use crate::text::Chain;
-use hermes_cron_core::health::Capability;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often the scope capability is probed.
@@ -26,6 +27,7 @@ const PROBE_EVERY: Duration = Duration::from_secs(30);
 pub(crate) struct Monitor {
     period: Duration,
     notifier: Notifier,
+    next_round: tokio::time::Instant,
     next_probe: Option<std::time::Instant>,
     /// The wall-clock instant of the previous round.
     last_round: Option<Timestamp>,
@@ -35,7 +37,7 @@ pub(crate) struct Monitor {
 }
 
 impl Monitor {
-    pub fn new(period: Duration, notifier: Notifier) -> Monitor {
+    pub(super) fn new(period: Duration, notifier: Notifier) -> Monitor {
         let period = match notifier.watchdog_period() {
             Some(w) => period.min(w),
             None => period,
@@ -43,13 +45,14 @@ impl Monitor {
         Monitor {
             period: period.max(Duration::from_millis(10)),
             notifier,
+            next_round: crate::clock::loop_now(),
             next_probe: None,
             last_round: None,
             watching_since: None,
         }
     }
 
-    pub fn period(&self) -> Duration {
+    pub(super) fn period(&self) -> Duration {
         self.period
     }
 
@@ -57,29 +60,45 @@ impl Monitor {
         &self.notifier
     }
 
-    pub async fn run(
-        &mut self,
-        db: &Db,
-        launcher: &Launcher,
-        runs: &mut Runs,
-        shared: &Shared,
-        now: Timestamp,
-    ) {
-        shared.bump();
+    /// When the next round is due.
+    pub(super) fn next_wake(&self) -> tokio::time::Instant {
+        self.next_round
+    }
+
+    /// One round.
+    pub(super) fn round(&mut self, db: &Db, cx: &Ctx, runs: &mut Runs) {
+        self.next_round = crate::clock::loop_now() + self.period;
+        let now = cx.clock.now();
+        cx.shared.bump();
         self.notifier.watchdog();
         self.notice_own_gap(now);
-        self.watch_adopted(db, launcher, runs, now).await;
-        resolve_orphans(db, now);
-        self.stop_stalled_runs(db, launcher, now).await;
+        let manager = cx.launcher.manager();
+        watch_adopted(db, manager, runs, now);
+        match reconcile::sweep(db, &cx.host.name, now) {
+            Ok(resolved) => resolved.iter().for_each(|r| r.announce()),
+            Err(e) => tracing::error!("failed to resolve rows of dead owners: {}", Chain(&e)),
+        }
+        match reconcile::stalled(db, &cx.host.name, now, self.watching_since) {
+            Ok(resolved) => {
+                for r in resolved {
+                    r.announce();
+                    let manager = manager.cloned();
+                    let grace = cx.knobs.kill_grace;
+                    tokio::spawn(async move { stop_run(manager.as_deref(), &r.row, grace).await });
+                }
+            }
+            Err(e) => tracing::error!("failed to record a stalled run: {}", Chain(&e)),
+        }
         if self.next_probe.is_none_or(|at| monotonic() >= at) {
             self.next_probe = Some(monotonic() + PROBE_EVERY);
-            shared.set_capability(probe(launcher).await);
+            let (manager, shared) = (manager.cloned(), cx.shared.clone());
+            tokio::spawn(async move {
+                shared.set_capability(probe_capability(manager.as_deref()).await);
+            });
         }
-        shared
-            .active_runs
-            .store(runs.len() as u64, Ordering::Relaxed);
-        let cap = shared.capability();
-        let tick = shared.tick();
+        runs.publish(&cx.shared);
+        let cap = cx.shared.capability();
+        let tick = cx.shared.tick();
         let last = match tick.at {
             Some(at) => format!("{} at {}", tick.result, at.format("%H:%M:%SZ")),
             None => "none yet".into(),
@@ -107,80 +126,43 @@ impl Monitor {
             }
         }
     }
+}
 
-    /// Adopted runs are not our children: follow them through the ledger.
-    async fn watch_adopted(&self, db: &Db, launcher: &Launcher, runs: &mut Runs, now: Timestamp) {
-        for t in runs.adopted() {
-            let done = match reconcile::watched(db, &t.id, now) {
-                Ok(Watch::Running) => false,
-                Ok(Watch::Ended(row)) => {
-                    if let Some(r) = row {
-                        run_span(&r.job_name, &r.id)
-                            .in_scope(|| tracing::info!(state = %r.state, "adopted run finished"));
-                    }
-                    true
+/// Adopted runs are not our children: follow them through the ledger.
+fn watch_adopted(db: &Db, manager: Option<&Arc<dyn UnitManager>>, runs: &mut Runs, now: Timestamp) {
+    for t in runs.adopted() {
+        let done = match reconcile::watched(db, &t.id, now) {
+            Ok(Watch::Running) => false,
+            Ok(Watch::Ended(row)) => {
+                if let Some(r) = row {
+                    run_span(&r.job_name, &r.id)
+                        .in_scope(|| tracing::info!(state = %r.state, "adopted run finished"));
                 }
-                Ok(Watch::Resolved(r)) => {
-                    if let Judgement::Orphaned { reason, .. } = &r.judgement {
-                        run_span(&r.row.job_name, &r.row.id).in_scope(|| {
-                            tracing::warn!("adopted run ended without an outcome: {reason}")
-                        });
-                    }
-                    true
-                }
-                Err(e) => {
-                    run_span(&t.job_name, &t.id).in_scope(|| {
-                        tracing::error!("failed to look at an adopted run: {}", Chain(&e))
-                    });
-                    false
-                }
-            };
-            if done {
-                runs.remove(&t.id);
-                if let (Some(unit), Some(m)) = (&t.unit, launcher.manager()) {
-                    let _ = m.release_unit(unit).await;
-                }
+                true
             }
-        }
-    }
-
-    async fn stop_stalled_runs(&self, db: &Db, launcher: &Launcher, now: Timestamp) {
-        match reconcile::stalled(db, now, self.watching_since) {
-            Ok(resolved) => {
-                for r in resolved {
-                    stall::stop(launcher.manager(), &r.row).await;
-                    run_span(&r.row.job_name, &r.row.id).in_scope(|| {
-                        tracing::warn!(
-                            pid = r.row.pid.unwrap_or_default(),
-                            "stalled worker stopped; recorded timed_out (stalled)"
-                        )
-                    });
-                }
+            Ok(Watch::Resolved(r)) => {
+                r.announce();
+                true
             }
-            Err(e) => tracing::error!("failed to record a stalled run: {}", Chain(&e)),
+            Err(e) => {
+                run_span(&t.job_name, &t.id).in_scope(|| {
+                    tracing::error!("failed to look at an adopted run: {}", Chain(&e))
+                });
+                false
+            }
+        };
+        if done {
+            runs.remove(&t.id);
+            release_unit(manager, t.unit);
         }
     }
 }
 
-/// Rows whose owner died while we run: a `run` or `tick` killed after its
-/// claim, or a claimed row the startup sweep left to a live worker that then
-/// died before adopting it. Nobody else resolves them while the gateway
-/// lives, and overlap `skip` would skip their job until the next restart.
-fn resolve_orphans(db: &Db, now: Timestamp) {
-    match reconcile::sweep(db, now) {
-        Ok(resolved) => {
-            for r in resolved {
-                if let Judgement::Orphaned { code, reason } = &r.judgement {
-                    run_span(&r.row.job_name, &r.row.id)
-                        .in_scope(|| tracing::warn!(reason = %code, "resolved unknown: {reason}"));
-                }
-            }
-        }
-        Err(e) => tracing::error!("failed to resolve rows of dead owners: {}", Chain(&e)),
+/// Let systemd collect a finished run's scope (off the loop).
+pub(crate) fn release_unit(manager: Option<&Arc<dyn UnitManager>>, unit: Option<String>) {
+    if let (Some(unit), Some(m)) = (unit, manager.cloned()) {
+        tokio::spawn(async move {
+            let _ = m.release_unit(&unit).await;
+        });
     }
-}
-
-/// Whether the launcher can make a scope right now, and why not.
-pub async fn probe(launcher: &Launcher) -> Capability {
-    probe_capability(launcher.manager().map(|m| m.as_ref())).await
 }

@@ -44,10 +44,11 @@ pub(crate) struct ProviderSync {
 
 impl ProviderSync {
     /// Sync when `forced` or when a file changed since the last sync.
-    pub fn run(
+    pub(super) fn run(
         &mut self,
         db: &mut Db,
         home: &Home,
+        host: &str,
         script_timeout: Duration,
         now: Timestamp,
         forced: bool,
@@ -60,7 +61,7 @@ impl ProviderSync {
         if !forced && fresh {
             return;
         }
-        match provider::sync(db, home, script_timeout, now) {
+        match provider::sync(db, home, host, script_timeout, now) {
             Ok(report) => {
                 self.synced = Some((seen, mono));
                 if self.inactive.as_ref() != Some(&report.inactive) {

@@ -2,6 +2,7 @@
 //! on SIGCHLD) and runs it adopted at startup (watched through the ledger).
 //! Their count is what `cron.max_parallel_jobs` limits.
 
+use super::state::Shared;
 use crate::ids::ExecutionId;
 use crate::ledger::{DispatchMode, Execution};
 use std::collections::HashMap;
@@ -21,13 +22,13 @@ pub(crate) struct Tracked {
 
 /// Watched runs, by execution and by worker pid.
 #[derive(Debug, Default)]
-pub struct Runs {
+pub(super) struct Runs {
     by_id: HashMap<ExecutionId, Tracked>,
     by_pid: HashMap<u32, ExecutionId>,
 }
 
 impl Runs {
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.by_id.len()
     }
 
@@ -70,13 +71,13 @@ impl Runs {
     }
 
     /// Our child `pid` was reaped: stop watching its run.
-    pub fn reaped(&mut self, pid: u32) -> Option<Tracked> {
+    pub(super) fn reaped(&mut self, pid: u32) -> Option<Tracked> {
         let id = self.by_pid.remove(&pid)?;
         self.by_id.remove(&id)
     }
 
     /// Stop watching `id` (its row is terminal).
-    pub fn remove(&mut self, id: &ExecutionId) -> Option<Tracked> {
+    pub(super) fn remove(&mut self, id: &ExecutionId) -> Option<Tracked> {
         let t = self.by_id.remove(id)?;
         if let Some(pid) = t.pid.filter(|_| t.ours) {
             self.by_pid.remove(&pid);
@@ -84,8 +85,15 @@ impl Runs {
         Some(t)
     }
 
+    /// Tell the other threads how many runs are watched.
+    pub(crate) fn publish(&self, shared: &Shared) {
+        shared
+            .active_runs
+            .store(self.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Adopted runs (not our children): watched through the ledger.
-    pub fn adopted(&self) -> Vec<Tracked> {
+    pub(super) fn adopted(&self) -> Vec<Tracked> {
         self.by_id.values().filter(|t| !t.ours).cloned().collect()
     }
 }

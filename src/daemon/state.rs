@@ -36,7 +36,7 @@ impl Shared {
         self.loop_counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn counter(&self) -> u64 {
+    pub(crate) fn counter(&self) -> u64 {
         self.loop_counter.load(Ordering::Relaxed)
     }
 
@@ -79,7 +79,7 @@ impl Shared {
         }
     }
 
-    pub fn tick(&self) -> TickSummary {
+    pub(crate) fn tick(&self) -> TickSummary {
         self.last_tick.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
@@ -89,7 +89,7 @@ impl Shared {
         }
     }
 
-    pub fn capability(&self) -> Capability {
+    pub(crate) fn capability(&self) -> Capability {
         self.capability
             .lock()
             .map(|l| l.clone())

@@ -31,12 +31,19 @@ pub(crate) struct Upkeep {
 
 impl Upkeep {
     /// Do whatever is due.
-    pub fn run(&mut self, db: &mut Db, home: &Home, cfg: &CronConfig, now: Timestamp) {
+    pub(super) fn run(
+        &mut self,
+        db: &mut Db,
+        home: &Home,
+        host: &str,
+        cfg: &CronConfig,
+        now: Timestamp,
+    ) {
         let mono = monotonic();
         if self.next_metrics.is_none_or(|at| mono >= at) {
             self.next_metrics = Some(mono + METRICS_EVERY);
             let beat = crate::state_files::read_heartbeat(home);
-            match metrics::render(db.conn(), beat.as_ref(), now) {
+            match metrics::render(db.conn(), host, beat.as_ref(), now) {
                 Ok(text) => {
                     if let Err(e) = write_atomic(&home.metrics_file(), text.as_bytes()) {
                         tracing::warn!("cannot write the metrics file: {}", Chain(&e));

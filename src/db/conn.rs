@@ -101,8 +101,8 @@ fn sqlite_rows(conn: &rusqlite::Connection, sql: &str, params: Params<'_>) -> Sq
 impl Conn {
     /// A bare PostgreSQL connection to `url` (no ledger, no migration), for
     /// tools and tests that make databases or schemas.
-    pub fn postgres(url: &str) -> Result<Conn, String> {
-        let conn = PgConn::new(url, super::open::busy_timeout())?;
+    pub fn postgres(url: &str) -> Result<Conn, super::pg::NotAConnectionString> {
+        let conn = PgConn::new(url, super::busy::busy_timeout())?;
         Ok(Conn::Postgres(Box::new(PgBackend { conn, namespace: 0 })))
     }
 
@@ -111,6 +111,11 @@ impl Conn {
             Conn::Sqlite(_) => Dialect::Sqlite,
             Conn::Postgres(_) => Dialect::Postgres,
         }
+    }
+
+    /// What this connection's backend allows and needs.
+    pub fn caps(&self) -> super::Caps {
+        super::Caps::of(self.dialect())
     }
 
     /// The SQLite connection, for what only SQLite has (pragmas); None on
@@ -272,7 +277,7 @@ impl Conn {
                 .conn
                 .query(
                     "SELECT pg_notify(?1, '')::TEXT",
-                    vec![Value::Text(super::listen::channel(p.namespace))],
+                    vec![Value::Text(super::dialect::channel(p.namespace))],
                 )
                 .map(|_| ()),
         }

@@ -32,7 +32,7 @@ impl Dialect {
 
 /// `?N` parameters as `$N`, leaving quoted text, quoted names and comments
 /// alone. A bare `?` is numbered after the highest `?N` seen so far.
-pub fn to_postgres(sql: &str) -> String {
+pub(super) fn to_postgres(sql: &str) -> String {
     let bytes = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 8);
     let mut i = 0;
@@ -79,7 +79,7 @@ pub fn to_postgres(sql: &str) -> String {
 /// (`BIGINT`), as SQLite's are. Everything else in the portable DDL
 /// (`TEXT`, `REAL`, `CHECK`, partial indexes, `ALTER TABLE ... ADD COLUMN`,
 /// `REFERENCES ... ON DELETE CASCADE`) reads the same on both.
-pub fn ddl_to_postgres(sql: &str) -> String {
+pub(super) fn ddl_to_postgres(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 64);
     let mut rest = sql;
     while let Some(at) = find_word(rest, "INTEGER") {
@@ -111,7 +111,7 @@ fn find_word(hay: &str, word: &str) -> Option<usize> {
 /// database never contend). SQLite's equivalents are its own write lock
 /// and the `flock` on `cron/.hermes-cron.tick.lock`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockKey {
+pub(crate) enum LockKey {
     /// Held by a claim pass (tried, never waited for): hosts do not stampede.
     Tick = 1,
     /// Held by every read-then-write transaction (`Db::immediate`): what
@@ -122,7 +122,7 @@ pub enum LockKey {
 }
 
 /// The advisory-lock namespace of a schema: a stable 31-bit hash of its name.
-pub fn lock_namespace(schema: &str) -> i32 {
+pub(super) fn lock_namespace(schema: &str) -> i32 {
     // FNV-1a, folded to a positive i32.
     let mut h: u32 = 0x811c_9dc5;
     for b in schema.bytes() {
@@ -130,6 +130,12 @@ pub fn lock_namespace(schema: &str) -> i32 {
         h = h.wrapping_mul(0x0100_0193);
     }
     (h & 0x7fff_ffff) as i32
+}
+
+/// The `NOTIFY` channel of the ledger whose advisory-lock namespace is
+/// `namespace`.
+pub(crate) fn channel(namespace: i32) -> String {
+    format!("hermes_cron_{namespace}")
 }
 
 #[cfg(test)]

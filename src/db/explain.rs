@@ -4,6 +4,7 @@
 //! timeout, and a full filesystem (which SQLite reports as `database or disk
 //! is full`, or, when even its shared-memory file cannot grow, as an I/O error).
 
+use super::busy::is_busy;
 use super::error::SqlError;
 use std::path::Path;
 
@@ -32,8 +33,8 @@ pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<St
     if busy {
         return Some(format!(
             "another process held the database's write lock for longer than the busy timeout ({} ms, {})",
-            super::open::busy_timeout().as_millis(),
-            super::open::BUSY_TIMEOUT_ENV
+            super::busy::busy_timeout().as_millis(),
+            super::busy::BUSY_TIMEOUT_ENV
         ));
     }
     if let Some(Found::Ours(e)) = found
@@ -64,14 +65,6 @@ pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<St
 enum Found<'a> {
     Ours(&'a SqlError),
     Sqlite(&'a rusqlite::Error),
-}
-
-/// SQLITE_BUSY or SQLITE_LOCKED: another connection holds a lock we need.
-pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
-    matches!(
-        err.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
 }
 
 fn free_bytes(dir: &Path) -> Option<u64> {

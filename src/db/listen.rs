@@ -9,14 +9,10 @@
 //! monitor period.
 
 use super::conn::Conn;
+use super::dialect::channel;
 use postgres::fallible_iterator::FallibleIterator;
 use std::time::Duration;
 use tokio::sync::mpsc;
-
-/// The channel of the ledger whose advisory-lock namespace is `namespace`.
-pub(crate) fn channel(namespace: i32) -> String {
-    format!("hermes_cron_{namespace}")
-}
 
 /// Notifications of job changes, for the event loop.
 pub struct PgListener {

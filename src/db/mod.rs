@@ -3,6 +3,8 @@
 //! its migrations (the same on both), and the one connection API every
 //! statement goes through (`conn.rs`, in the portable SQL of `dialect.rs`).
 
+mod busy;
+mod caps;
 mod codec;
 mod conn;
 mod dialect;
@@ -17,6 +19,7 @@ pub(crate) mod test_backends;
 mod value;
 mod watch;
 
+pub use caps::Caps;
 pub use conn::{Conn, Tx};
 pub use dialect::Dialect;
 pub(crate) use dialect::LockKey;
@@ -31,5 +34,6 @@ pub(crate) use codec::to_ms;
 pub use explain::explain;
 pub use listen::PgListener;
 pub use open::{DATABASE_ENV, Db, DbError, JournalMode, Location};
+pub use pg::NotAConnectionString;
 pub use watch::DbWatcher;
 pub(crate) use watch::RECHECK_AFTER_CHANGE;

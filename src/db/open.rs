@@ -15,6 +15,7 @@
 //! advisory lock `LockKey::Write` (see `conn.rs`). Migrations run under
 //! `BEGIN EXCLUSIVE` (SQLite) or the advisory lock `LockKey::Migrate`.
 
+use super::busy::{busy_timeout, is_busy};
 use super::conn::{Conn, PgBackend, Tx};
 use super::dialect::{Dialect, LockKey, lock_namespace};
 use super::error::SqlError;
@@ -29,21 +30,14 @@ use std::time::Duration;
 /// (forces the rollback journal, as on filesystems where WAL is unavailable).
 pub(crate) const JOURNAL_ENV: &str = "HERMES_CRON_JOURNAL";
 
-/// Override for the busy timeout in milliseconds (default 15000). On
-/// PostgreSQL it is also the lock timeout and how long one statement may go
-/// unanswered before the connection is given up.
-pub(crate) const BUSY_TIMEOUT_ENV: &str = "HERMES_CRON_BUSY_TIMEOUT_MS";
-
 /// A PostgreSQL connection string (`postgresql://user@host/db`, or
 /// `key=value` pairs): the ledger lives there instead of `cron/cron.db`.
 pub const DATABASE_ENV: &str = "HERMES_CRON_DATABASE";
 
 /// The config key that does the same (the variable wins).
-pub const DATABASE_KEY: &str = "cron.database";
+pub(super) const DATABASE_KEY: &str = "cron.database";
 /// The key's leaf, which any spelling of it in `config.yaml` contains.
 const DATABASE_WORD: &[u8] = b"database";
-
-const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The journal the database ended up in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +51,20 @@ pub enum JournalMode {
     },
     /// A database server (PostgreSQL) keeps its own log.
     Server,
+}
+
+impl JournalMode {
+    /// The journal SQLite says it is in (`requested`: by the operator).
+    fn of(mode: &str, requested: bool) -> JournalMode {
+        if mode.eq_ignore_ascii_case("wal") {
+            JournalMode::Wal
+        } else {
+            JournalMode::Rollback {
+                mode: mode.to_ascii_lowercase(),
+                requested,
+            }
+        }
+    }
 }
 
 /// Where a home's ledger is.
@@ -101,7 +109,10 @@ impl Location {
         if !named {
             return Ok(Location::Sqlite(home.db_file()));
         }
-        let loaded = crate::config::load(&path).map_err(|e| DbError::Config {
+        // Only `cron.database` is read here, and no zone name changes it or
+        // its warning: the compiled-in zones judge `timezone` well enough.
+        let zones = crate::schedule::ZoneTable::compiled_in_only();
+        let loaded = crate::config::load(&path, &zones).map_err(|e| DbError::Config {
             path: path.clone(),
             why: crate::text::Chain(&e).to_string(),
         })?;
@@ -216,15 +227,6 @@ impl Db {
         }
     }
 
-    /// Open the ledger at `location` to read it only: SQLite read-only, no
-    /// migration (see [`Db::open_read_only`]).
-    pub fn open_read_only_at(location: &Location) -> Result<Db, DbError> {
-        match location {
-            Location::Sqlite(path) => Db::open_read_only(path),
-            Location::Postgres(url) => Db::open_postgres(url, false),
-        }
-    }
-
     /// Open the ledger of `home` to read it only: SQLite read-only, no
     /// migration (see [`Db::open_read_only`]).
     pub fn open_home_read_only(home: &crate::home::Home) -> Result<Db, DbError> {
@@ -237,7 +239,7 @@ impl Db {
     /// A PostgreSQL ledger at `url`, migrated when `migrate` (else a schema
     /// newer than this build, or none at all, is refused).
     pub fn open_postgres(url: &str, migrate: bool) -> Result<Db, DbError> {
-        let pg = PgConn::new(url, busy_timeout()).map_err(DbError::BadUrl)?;
+        let pg = PgConn::new(url, busy_timeout()).map_err(|e| DbError::BadUrl(e.to_string()))?;
         let path = PathBuf::from(pg.location());
         let schema: Option<String> = pg
             .query("SELECT current_schema() AS s", vec![])
@@ -305,14 +307,7 @@ impl Db {
             .map_err(|e| configure("busy_timeout", e))?;
         let mode =
             set_journal_mode(&conn, requested, busy).map_err(|e| configure("journal_mode", e))?;
-        let journal = if mode.eq_ignore_ascii_case("wal") {
-            JournalMode::Wal
-        } else {
-            JournalMode::Rollback {
-                mode: mode.to_ascii_lowercase(),
-                requested: requested != "wal",
-            }
-        };
+        let journal = JournalMode::of(&mode, requested != "wal");
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(|e| configure("synchronous", e))?;
         conn.pragma_update(None, "foreign_keys", "ON")
@@ -358,18 +353,10 @@ impl Db {
                 found,
             });
         }
-        let journal = if mode.eq_ignore_ascii_case("wal") {
-            JournalMode::Wal
-        } else {
-            JournalMode::Rollback {
-                mode: mode.to_ascii_lowercase(),
-                requested: false,
-            }
-        };
         Ok(Db {
             conn: Conn::Sqlite(conn),
             path: path.to_path_buf(),
-            journal,
+            journal: JournalMode::of(&mode, false),
             location: Location::Sqlite(path.to_path_buf()),
         })
     }
@@ -563,6 +550,11 @@ impl Db {
         self.conn.dialect()
     }
 
+    /// What the ledger's backend allows and needs.
+    pub fn caps(&self) -> super::Caps {
+        self.conn.caps()
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -621,22 +613,13 @@ fn set_journal_mode(
     let mut pause = Duration::from_millis(1);
     loop {
         match conn.pragma_update_and_check(None, "journal_mode", requested, |row| row.get(0)) {
-            Err(e) if super::explain::is_busy(&e) && crate::clock::elapsed(start) < busy => {
+            Err(e) if is_busy(&e) && crate::clock::elapsed(start) < busy => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
             done => return done,
         }
     }
-}
-
-pub(crate) fn busy_timeout() -> Duration {
-    std::env::var(BUSY_TIMEOUT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| (1..=600_000).contains(ms))
-        .map(Duration::from_millis)
-        .unwrap_or(DEFAULT_BUSY_TIMEOUT)
 }
 
 #[cfg(test)]

@@ -100,13 +100,18 @@ pub(crate) fn redact_url(url: &str) -> String {
         .join(" ")
 }
 
+/// A connection string that does not parse (what it says is why).
+#[derive(Debug, thiserror::Error)]
+#[error("not a PostgreSQL connection string: {0}")]
+pub struct NotAConnectionString(String);
+
 impl PgConn {
     /// A connection to `url` (a `postgresql://` URL or `key=value` pairs);
     /// nothing is sent until the first statement.
-    pub(crate) fn new(url: &str, timeout: Duration) -> Result<PgConn, String> {
+    pub(crate) fn new(url: &str, timeout: Duration) -> Result<PgConn, NotAConnectionString> {
         let mut config: postgres::Config = url
             .parse()
-            .map_err(|e: postgres::Error| format!("not a PostgreSQL connection string: {e}"))?;
+            .map_err(|e: postgres::Error| NotAConnectionString(e.to_string()))?;
         let secs = timeout.max(Duration::from_secs(1));
         config
             .connect_timeout(secs)

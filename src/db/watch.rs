@@ -8,7 +8,7 @@
 //! unavailable the watcher never fires and callers look again on their own
 //! period.
 
-use crate::provider::POKE_FILE;
+use crate::home::{HERMES_JOBS_FILE, POKE_FILE};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, InotifyEvent};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::path::Path;
@@ -30,7 +30,7 @@ impl AsRawFd for Watch {
 }
 
 fn is_hermes_jobs(name: &str) -> bool {
-    name == "jobs.json" || name == POKE_FILE
+    name == HERMES_JOBS_FILE || name == POKE_FILE
 }
 
 /// Whether an event names a file `wanted` picks.

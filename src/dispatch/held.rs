@@ -19,17 +19,13 @@
 //! job runs (for a kanban worker: hours).
 
 use crate::home::Home;
-use crate::worker::{Go, RELEASE};
+use crate::worker::{DETACH_ARG, Go, RELEASE};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-
-/// The worker argument that makes it `setsid` and unblock every signal
-/// before anything else.
-pub const DETACH_ARG: &str = "--detach";
 
 /// A spawned worker waiting for its go byte.
 #[derive(Debug)]

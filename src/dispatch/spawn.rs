@@ -8,9 +8,9 @@ use crate::db::Db;
 use crate::home::Home;
 use crate::ids::ExecutionId;
 use crate::job::Env;
+use crate::ledger::ClaimedRun;
 use crate::ledger::{self, DispatchMode, NewClaim, Occurrence, RunSpec};
 use crate::process::OwnerRole;
-use crate::tick::ClaimedRun;
 use std::path::PathBuf;
 use std::process::Child;
 use std::time::Duration;
@@ -77,12 +77,13 @@ pub enum SpawnError {
     Runtime(#[source] std::io::Error),
 }
 
-/// Record a `spawn` row and dispatch it through `launcher`.
+/// Record a `spawn` row on `host` and dispatch it through `launcher`.
 pub async fn spawn_worker(
     home: &Home,
     config: &Config,
     launcher: &Launcher,
     db: &Db,
+    host: &str,
     req: &SpawnRequest,
     clock: &dyn Clock,
 ) -> Result<Spawned, SpawnError> {
@@ -113,13 +114,7 @@ pub async fn spawn_worker(
     ledger::claim(
         db.conn(),
         &NewClaim {
-            occurrence: Occurrence::spawned(
-                &id,
-                &req.name,
-                &spec,
-                now,
-                &crate::cluster::Host::this().name,
-            ),
+            occurrence: Occurrence::spawned(&id, &req.name, &spec, now, host),
             owner,
             output_path: Some(
                 req.log_file

@@ -17,7 +17,7 @@ pub struct WorkerNotFound {
 }
 
 /// Locate the worker binary.
-pub(crate) fn locate_worker() -> Result<PathBuf, WorkerNotFound> {
+pub fn locate_worker() -> Result<PathBuf, WorkerNotFound> {
     if let Some(p) = std::env::var_os(WORKER_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }

@@ -68,6 +68,24 @@ pub(super) fn sql_err(id: &ExecutionId) -> impl FnOnce(SqlError) -> LedgerError 
     }
 }
 
+/// Check that `mv` may take a row from `from` to `to`.
+pub(super) fn check(
+    id: &ExecutionId,
+    mv: Move,
+    from: Option<ExecState>,
+    to: ExecState,
+) -> Result<(), LedgerError> {
+    if mv.allows(from, to) {
+        return Ok(());
+    }
+    Err(LedgerError::NotAllowed {
+        id: id.clone(),
+        mv,
+        from: from.unwrap_or(to),
+        to,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

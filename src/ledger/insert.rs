@@ -1,10 +1,11 @@
-//! The moves that insert a row: a claim ([`claim`]), and a slot recorded as
-//! not run ([`not_run`]: `skipped` or `missed`, terminal from the start).
-//! `UNIQUE(job_id, scheduled_for, attempt)` makes a second row for the same
-//! occurrence a no-op: both return false when the occurrence already has one.
+//! Inserting a row: a claim ([`claim`]; [`claim_in`] inside a caller's
+//! transaction), and the INSERT a slot recorded as not run uses too
+//! (`terminal::not_run`). `UNIQUE(job_id, scheduled_for, attempt)` makes a
+//! second row for the same occurrence a no-op: both return false when the
+//! occurrence already has one.
 
+use super::error::check;
 use super::error::{LedgerError, sql_err};
-use super::terminal::{self, Entered, check};
 use crate::db::to_ms;
 use crate::db::{Conn, SqlResult};
 use crate::ids::{ExecutionId, JobId};
@@ -78,7 +79,7 @@ const INSERT: &str = "INSERT INTO executions (id, job_id, job_name, scheduled_fo
      ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING";
 
 /// One INSERT of an occurrence's row; 0 when it already had one.
-fn insert(
+pub(super) fn insert(
     conn: &Conn,
     o: &Occurrence<'_>,
     state: ExecState,
@@ -129,29 +130,4 @@ pub(super) fn claim_in(conn: &Conn, c: &NewClaim<'_>) -> SqlResult<bool> {
         c.output_path.as_deref(),
     )?;
     Ok(n == 1)
-}
-
-/// Insert a row that will not run. False: the occurrence already has a row.
-pub fn not_run(conn: &Conn, r: &NewNotRun<'_>) -> Result<bool, LedgerError> {
-    let o = &r.occurrence;
-    check(o.id, Move::NotRun, None, r.state)?;
-    conn.savepoint(|tx| {
-        let reason = Some((r.reason_code, r.reason.as_str()));
-        let n = insert(tx, o, r.state, reason, None, None)?;
-        if n == 1 {
-            terminal::inserted(
-                tx,
-                &Entered {
-                    id: o.id,
-                    mv: Move::NotRun,
-                    state: r.state,
-                    reason_code: Some(r.reason_code),
-                    at: o.at,
-                    retry_owed: false,
-                },
-            )?;
-        }
-        Ok(n == 1)
-    })
-    .map_err(sql_err(o.id))
 }

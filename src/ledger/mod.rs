@@ -1,6 +1,6 @@
 //! The execution ledger: one row per occurrence, and the only code that
-//! changes one. Each change is a named move (`insert.rs`: [`claim`],
-//! [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
+//! changes one. Each change is a named move (`insert.rs`: [`claim`];
+//! `terminal.rs`: [`not_run`]; `moves.rs`: [`adopt`], [`heartbeat`], [`finish`], [`refuse`],
 //! [`spawn_failed`], [`unadopted`], [`orphaned`], [`stalled`], [`abandoned`],
 //! [`take_over`]; `staging.rs`, runs prepared ahead of their instant:
 //! [`claim_ahead`], [`stage`], [`start`], [`overlapped`], [`withdraw`])
@@ -28,10 +28,10 @@ mod terminal;
 
 pub use error::LedgerError;
 pub use hermes_cron_core::run::{
-    DispatchMode, ExecState, Execution, Exit, Finished, Move, ReasonCode, RowOwner, RunEnd,
-    RunSpec, Source,
+    ClaimedRun, DispatchMode, ExecState, Execution, Exit, Finished, Move, ReasonCode, RowOwner,
+    RunEnd, RunSpec, Source,
 };
-pub use insert::{NewClaim, NewNotRun, Occurrence, claim, not_run};
+pub use insert::{NewClaim, NewNotRun, Occurrence, claim};
 pub use moves::{
     Taking, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled, take_over,
 };
@@ -50,3 +50,4 @@ pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};
 pub use staging::{StagedClaim, claim_ahead, overlapped, stage, staged_claim, start, withdraw};
+pub use terminal::not_run;

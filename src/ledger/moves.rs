@@ -202,7 +202,7 @@ pub fn refuse(
 }
 
 /// `claimed -> failed`: the worker for `mode` could not be started.
-pub fn spawn_failed(
+pub(crate) fn spawn_failed(
     conn: &Conn,
     id: &ExecutionId,
     claimer: &Owner,
@@ -224,7 +224,7 @@ pub fn spawn_failed(
 
 /// `claimed -> failed`: the worker ended before adopting `row`, so the
 /// command never started; retried per the job's policy.
-pub fn unadopted(
+pub(crate) fn unadopted(
     conn: &Conn,
     row: &Execution,
     message: String,
@@ -297,7 +297,7 @@ pub fn take_over(
     host: &str,
     output_path: Option<&str>,
 ) -> Result<bool, LedgerError> {
-    super::terminal::check(&row.id, Move::TakeOver, Some(row.state), ExecState::Claimed)?;
+    super::error::check(&row.id, Move::TakeOver, Some(row.state), ExecState::Claimed)?;
     let n = conn
         .execute(
             "UPDATE executions SET owner = ?3, claimed_by = ?3, host = ?4,

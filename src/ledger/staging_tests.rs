@@ -7,7 +7,7 @@ use crate::ids::ExecutionId;
 use crate::job::{Job, JobInput, JobState};
 use crate::ledger::{DispatchMode, NewClaim, Occurrence, RunSpec, Source, get_execution};
 use crate::process::{self, OwnerRole};
-use crate::schedule::Tz;
+use crate::schedule::{Tz, ZoneTable};
 use crate::store;
 use chrono::TimeZone;
 
@@ -22,7 +22,12 @@ fn job(db: &Db, schedule: &str) -> Job {
         argv: Some(vec!["true".into()]),
         ..JobInput::default()
     }
-    .build(JobId::generate(), at(0), Tz::UTC)
+    .build(
+        JobId::generate(),
+        at(0),
+        Tz::UTC,
+        &ZoneTable::compiled_in_only(),
+    )
     .unwrap();
     job.next_run_at = Some(at(10));
     store::insert_job(db.conn(), &job).unwrap();

@@ -17,7 +17,8 @@
 //!
 //! Terminal rows are also frozen by a trigger (see `db::migrations`).
 
-use super::error::{LedgerError, sql_err};
+use super::error::{LedgerError, check, sql_err};
+use super::insert::{NewNotRun, insert};
 use super::outbox;
 use super::retry;
 use crate::db::to_ms;
@@ -88,7 +89,7 @@ pub(super) struct Conclusion<'a> {
 impl<'a> Conclusion<'a> {
     /// Row `id`, last seen in `from` under `owner`, ends in `state` at `at`
     /// by `mv`, with nothing else to say yet.
-    pub fn new(
+    pub(super) fn new(
         mv: Move,
         id: &'a ExecutionId,
         from: ExecState,
@@ -112,29 +113,11 @@ impl<'a> Conclusion<'a> {
     }
 
     /// With a reason code and text.
-    pub fn because(mut self, code: ReasonCode, reason: String) -> Conclusion<'a> {
+    pub(super) fn because(mut self, code: ReasonCode, reason: String) -> Conclusion<'a> {
         self.reason_code = Some(code);
         self.reason = Some(reason);
         self
     }
-}
-
-/// Check that `mv` may take a row from `from` to `to`.
-pub(super) fn check(
-    id: &ExecutionId,
-    mv: Move,
-    from: Option<ExecState>,
-    to: ExecState,
-) -> Result<(), LedgerError> {
-    if mv.allows(from, to) {
-        return Ok(());
-    }
-    Err(LedgerError::NotAllowed {
-        id: id.clone(),
-        mv,
-        from: from.unwrap_or(to),
-        to,
-    })
 }
 
 /// Make the row terminal. Returns false when the compare-and-set lost.
@@ -200,6 +183,31 @@ fn update(tx: &Conn, c: &Conclusion<'_>) -> SqlResult<bool> {
         ],
     )?;
     Ok(n == 1)
+}
+
+/// Insert a row that will not run. False: the occurrence already has a row.
+pub fn not_run(conn: &Conn, r: &NewNotRun<'_>) -> Result<bool, LedgerError> {
+    let o = &r.occurrence;
+    check(o.id, Move::NotRun, None, r.state)?;
+    conn.savepoint(|tx| {
+        let reason = Some((r.reason_code, r.reason.as_str()));
+        let n = insert(tx, o, r.state, reason, None, None)?;
+        if n == 1 {
+            inserted(
+                tx,
+                &Entered {
+                    id: o.id,
+                    mv: Move::NotRun,
+                    state: r.state,
+                    reason_code: Some(r.reason_code),
+                    at: o.at,
+                    retry_owed: false,
+                },
+            )?;
+        }
+        Ok(n == 1)
+    })
+    .map_err(sql_err(o.id))
 }
 
 #[cfg(test)]

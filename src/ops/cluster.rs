@@ -4,7 +4,7 @@
 //! (`cluster` in its JSON) and `doctor` (findings `database_unreachable`,
 //! `host_lease_expired`, `host_lost`).
 
-use super::doctor::Finding;
+use super::finding::Finding;
 use crate::cluster::{Host, database_now, judge_lease, read_leases};
 use crate::db::{Conn, SqlResult};
 use crate::params;
@@ -110,13 +110,13 @@ pub fn hosts(conn: &Conn, ours: Timestamp) -> SqlResult<Vec<HostStatus>> {
 /// The status of the cluster: `conn` is None when this command could not
 /// reach the database (`error` says why).
 pub fn status(
+    me: &Host,
     conn: Option<&Conn>,
     error: Option<String>,
     database: String,
     gateway_view: Option<ClusterFile>,
     now: Timestamp,
 ) -> ClusterStatus {
-    let me = Host::this();
     let (hosts, error) = match conn.map(|c| hosts(c, now)) {
         Some(Ok(h)) => (h, error),
         Some(Err(e)) => (Vec::new(), Some(crate::text::Chain(&e).to_string())),

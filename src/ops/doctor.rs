@@ -3,6 +3,8 @@
 //! database (opened read-only), the heartbeat and the filesystem; every check
 //! is a small function of what was gathered and `now`.
 
+pub use super::finding::Finding;
+use super::finding::finding;
 use super::status::GatewayHealth;
 use crate::config::Config;
 use crate::db::{Conn, SqlResult};
@@ -23,32 +25,6 @@ pub(crate) const OVERDUE: chrono::Duration = chrono::Duration::minutes(15);
 pub(crate) const STUCK_CLAIM: chrono::Duration = chrono::Duration::minutes(2);
 /// How far back `unknown` and degraded rows are looked for.
 pub(crate) const RECENT: chrono::Duration = chrono::Duration::days(7);
-
-/// One problem and its fix.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Finding {
-    /// Stable code, e.g. `gateway_not_running`.
-    pub code: &'static str,
-    pub job_id: Option<String>,
-    pub job_name: Option<String>,
-    pub problem: String,
-    pub fix: String,
-}
-
-fn finding(
-    code: &'static str,
-    job: Option<&Job>,
-    problem: String,
-    fix: impl Into<String>,
-) -> Finding {
-    Finding {
-        code,
-        job_id: job.map(|j| j.id.to_string()),
-        job_name: job.map(|j| j.name.clone()),
-        problem,
-        fix: fix.into(),
-    }
-}
 
 /// What the checks look at.
 pub struct Gathered<'a> {

@@ -29,7 +29,12 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// Render every metric.
-pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResult<String> {
+pub fn render(
+    conn: &Conn,
+    host: &str,
+    beat: Option<&Heartbeat>,
+    now: Timestamp,
+) -> SqlResult<String> {
     let mut out = String::new();
     header(
         &mut out,
@@ -140,7 +145,7 @@ pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResul
         "When the gateway last wrote its heartbeat (Unix time; 0: never).",
     );
     let hb = beat.map_or(0.0, |b| b.updated_at.timestamp_millis() as f64 / 1000.0);
-    let me = label(&crate::cluster::Host::this().name);
+    let me = label(host);
     let _ = writeln!(
         out,
         "hermes_cron_gateway_heartbeat_timestamp_seconds{{host=\"{me}\"}} {hb}"
@@ -156,7 +161,7 @@ pub fn render(conn: &Conn, beat: Option<&Heartbeat>, now: Timestamp) -> SqlResul
         "hermes_cron_gateway_loop_counter{{host=\"{me}\"}} {}",
         beat.map_or(0, |b| b.loop_counter)
     );
-    if conn.dialect() == crate::db::Dialect::Postgres {
+    if conn.caps().shared {
         header(
             &mut out,
             "hermes_cron_host_lease_seconds",
@@ -196,7 +201,7 @@ mod tests {
     #[test]
     fn renders_every_family_on_an_empty_ledger() {
         let db = Db::open_in_memory().unwrap();
-        let text = render(db.conn(), None, chrono::DateTime::UNIX_EPOCH).unwrap();
+        let text = render(db.conn(), "test-host", None, chrono::DateTime::UNIX_EPOCH).unwrap();
         for family in [
             "hermes_cron_runs",
             "hermes_cron_start_lateness_seconds",

@@ -6,23 +6,6 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// The grace between SIGTERM and SIGKILL: 10 s (README, "Policies": `--timeout`).
-pub(crate) const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Test knob: the grace in milliseconds (`HERMES_CRON_KILL_GRACE_MS`), read by
-/// the worker and the gateway at start. Production leaves it unset.
-pub(crate) const KILL_GRACE_ENV: &str = "HERMES_CRON_KILL_GRACE_MS";
-
-/// The grace to use: the test knob when set and sane, else [`KILL_GRACE`].
-pub(crate) fn kill_grace() -> std::time::Duration {
-    std::env::var(KILL_GRACE_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| *ms <= 600_000)
-        .map(std::time::Duration::from_millis)
-        .unwrap_or(KILL_GRACE)
-}
-
 /// Send `sig` to every process in group `pgid`. A vanished group is not an error.
 pub(crate) fn signal_group(pgid: u32, sig: Signal) -> Result<(), Errno> {
     if pgid <= 1 {

@@ -5,9 +5,10 @@
 //! stay). Both edit `config.yaml` losslessly and poke a running gateway.
 
 use super::activation::configured_provider;
-use super::plugin::{self, NAME, POKE_FILE, PluginSettings};
+use super::plugin::{self, NAME, PluginSettings};
 use crate::db::Db;
 use crate::home::Home;
+use crate::home::POKE_FILE;
 use crate::store;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -10,5 +10,5 @@ pub mod plugin;
 pub mod sync;
 
 pub use activation::{Activation, activation, configured_provider};
-pub use plugin::{NAME, POKE_FILE, PluginSettings};
+pub use plugin::{NAME, PluginSettings};
 pub use sync::{SyncError, SyncReport, jobs_file_stamp, sync};

@@ -51,19 +51,23 @@ fn settings_file(home: &Home) -> PathBuf {
     plugin_dir(home).join("plugin.json")
 }
 
-/// `cron/jobs.json`, Hermes's jobs.
-pub fn jobs_file(home: &Home) -> PathBuf {
-    home.cron_dir().join("jobs.json")
+/// `plugin.json` cannot be read: its path, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {why}", path.display())]
+pub struct Unreadable {
+    path: PathBuf,
+    why: String,
 }
 
-/// The file the plugin touches to make the gateway read `jobs.json` now.
-pub const POKE_FILE: &str = ".hermes-cron.poke";
-
 /// What `plugin.json` says, or why it cannot be read.
-pub fn read_settings(home: &Home) -> Result<PluginSettings, String> {
+pub fn read_settings(home: &Home) -> Result<PluginSettings, Unreadable> {
     let path = settings_file(home);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let unreadable = |why: String| Unreadable {
+        path: path.clone(),
+        why,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| unreadable(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))
 }
 
 /// Write the plugin's files and `plugin.json` into `home` (replacing an

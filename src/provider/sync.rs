@@ -5,7 +5,7 @@
 //! and on its upkeep period when the file's modification time moved.
 
 use super::activation::{Activation, activation};
-use super::plugin::jobs_file;
+
 use crate::db::Db;
 use crate::home::Home;
 use crate::ids::JobId;
@@ -52,13 +52,13 @@ pub enum SyncError {
 
 /// `jobs.json`'s modification time, to notice a change without reading it.
 pub fn jobs_file_stamp(home: &Home) -> Option<SystemTime> {
-    std::fs::metadata(jobs_file(home))
+    std::fs::metadata(home.hermes_jobs_file())
         .and_then(|m| m.modified())
         .ok()
 }
 
 fn read_file(home: &Home) -> Result<JobsFile, SyncError> {
-    let path = jobs_file(home);
+    let path = home.hermes_jobs_file();
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(read_jobs_file(&path.display().to_string(), &text)?),
         // No jobs.json: Hermes has no jobs (yet).
@@ -76,6 +76,7 @@ fn read_file(home: &Home) -> Result<JobsFile, SyncError> {
 pub fn sync(
     db: &mut Db,
     home: &Home,
+    host: &str,
     script_timeout: Duration,
     now: Timestamp,
 ) -> Result<SyncReport, SyncError> {
@@ -90,10 +91,7 @@ pub fn sync(
     report.notes = file.notes.clone();
     // On a shared ledger each host mirrors its own Hermes home: its managed
     // jobs are pinned to it, and it never touches another host's.
-    let pin = match db.dialect() {
-        crate::db::Dialect::Postgres => Some(crate::cluster::Host::this().name.clone()),
-        crate::db::Dialect::Sqlite => None,
-    };
+    let pin = db.caps().shared.then(|| host.to_string());
     let tx = db.immediate()?;
     let managed: Vec<_> = store::managed_jobs(&tx)?
         .into_iter()

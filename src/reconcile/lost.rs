@@ -18,7 +18,7 @@
 //! interleaves with a claim pass; each move still compare-and-sets on the
 //! row as read.
 
-use crate::cluster::{Host, database_now, read_leases};
+use crate::cluster::{database_now, read_leases};
 use crate::db::Db;
 use crate::home::Home;
 use crate::ledger::{self, ExecState, Execution, LedgerError, ReasonCode, RunSpec};
@@ -52,9 +52,9 @@ pub fn lost_hosts(
     db: &mut Db,
     home: &Home,
     owner: &Owner,
+    me: &str,
     now: Timestamp,
 ) -> Result<LostReport, LedgerError> {
-    let me = &Host::this().name;
     let mut report = LostReport::default();
     let db_now = database_now(db.conn(), now).map_err(read_err("the database clock"))?;
     let leases = read_leases(db.conn()).map_err(read_err("host leases"))?;

@@ -6,14 +6,17 @@
 //! time, how a reaped worker ended); the judgement is pure
 //! (`hermes_cron_core::reconcile`); `passes.rs` runs it over the rows each
 //! caller looks at and applies it through the named ledger moves
-//! (`unadopted`, `orphaned`, `stalled`). `lost.rs` resolves the rows of
+//! (`unadopted`, `orphaned`, `stalled`); `announce.rs` says what each
+//! verdict did, in the same words whoever ran the pass. `lost.rs` resolves the rows of
 //! another host whose lease expired (`take_over`, `orphaned` with
 //! `host_lost`).
 
+mod announce;
 mod evidence;
 mod lost;
 mod passes;
 
+pub use announce::announce;
 pub use hermes_cron_core::reconcile::{
     Evidence, Judgement, Liveness, Reaped, STALL_INTERVALS, ScopeSeen, Silence, is_stalled, judge,
 };

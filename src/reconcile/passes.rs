@@ -11,7 +11,6 @@
 //! | [`watched`] | rows of runs adopted at start | the gateway's monitor period |
 
 use super::evidence::{ProcLiveness, describe_wait_status};
-use crate::cluster::Host;
 use crate::db::Db;
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution, LedgerError};
@@ -74,8 +73,8 @@ fn base_evidence(db: &Db, row: &Execution) -> Result<Evidence, LedgerError> {
 /// The active rows of this host: a row another host claimed is never judged
 /// by this host's processes (a pid means nothing there); only its lease
 /// decides (`lost_hosts`).
-fn active(db: &Db) -> Result<Vec<Execution>, LedgerError> {
-    ledger::active_runs_on(db.conn(), &Host::this().name).map_err(|source| LedgerError::Read {
+fn active(db: &Db, host: &str) -> Result<Vec<Execution>, LedgerError> {
+    ledger::active_runs_on(db.conn(), host).map_err(|source| LedgerError::Read {
         what: "active rows",
         source,
     })
@@ -90,11 +89,11 @@ fn row_of(db: &Db, id: &ExecutionId) -> Result<Option<Execution>, LedgerError> {
         })
 }
 
-/// Resolve every active row whose owner is dead. Returns what moved.
-pub fn sweep(db: &Db, now: Timestamp) -> Result<Vec<Resolved>, LedgerError> {
+/// Resolve every active row of `host` whose owner is dead. Returns what moved.
+pub fn sweep(db: &Db, host: &str, now: Timestamp) -> Result<Vec<Resolved>, LedgerError> {
     let live = ProcLiveness::default();
     let mut out = Vec::new();
-    for row in active(db)? {
+    for row in active(db, host)? {
         let j = judge(&row, &live, &base_evidence(db, &row)?);
         if apply(db, &row, &j, now)? {
             out.push(Resolved { row, judgement: j });
@@ -144,13 +143,14 @@ async fn scope_of(manager: &dyn UnitManager, unit: &str) -> Result<Option<ScopeS
 /// manager costs one timeout, not one per row. Idempotent.
 pub(crate) async fn startup_sweep(
     db: &Db,
+    host: &str,
     manager: Option<&dyn UnitManager>,
     now: Timestamp,
 ) -> Result<SweepReport, LedgerError> {
     let live = ProcLiveness::default();
     let mut report = SweepReport::default();
     let mut manager = manager;
-    for row in active(db)? {
+    for row in active(db, host)? {
         let mut ev = base_evidence(db, &row)?;
         if let (ExecState::Running, Some(unit), Some(m)) = (row.state, row.unit.as_deref(), manager)
             && row.owner.as_ref().and_then(|o| o.owner()).is_some()
@@ -270,12 +270,13 @@ pub(crate) fn watched(db: &Db, id: &ExecutionId, now: Timestamp) -> Result<Watch
 /// see [`Silence`].
 pub fn stalled(
     db: &Db,
+    host: &str,
     now: Timestamp,
     watching_since: Option<Timestamp>,
 ) -> Result<Vec<Resolved>, LedgerError> {
     let live = ProcLiveness::default();
     let mut out = Vec::new();
-    for row in active(db)?
+    for row in active(db, host)?
         .into_iter()
         .filter(|r| r.state == ExecState::Running)
     {
@@ -374,7 +375,7 @@ mod tests {
                     source: Source::Spawn,
                     spec: &spec,
                     at: now,
-                    host: &crate::cluster::Host::this().name,
+                    host: "test-host",
                 },
                 owner: claimer,
                 output_path: None,
@@ -398,7 +399,9 @@ mod tests {
             );
         }
         let manager = Wedged::default();
-        let report = startup_sweep(&db, Some(&manager), now).await.unwrap();
+        let report = startup_sweep(&db, "test-host", Some(&manager), now)
+            .await
+            .unwrap();
         assert_eq!(manager.asked.load(Ordering::SeqCst), 1);
         let adopted = report
             .rows

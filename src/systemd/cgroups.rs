@@ -22,7 +22,7 @@ pub enum Delegation {
 const ROOT: &str = "/sys/fs/cgroup";
 
 /// What `uid`'s user manager has, read from the cgroup filesystem at `root`.
-pub fn delegation_at(root: &Path, uid: u32) -> Delegation {
+pub(super) fn delegation_at(root: &Path, uid: u32) -> Delegation {
     let unified = if is_cgroup2(root) {
         root.to_path_buf()
     } else if is_cgroup2(&root.join("unified")) {

@@ -38,4 +38,4 @@ pub use hermes_cron_core::scope::{
     scope_unit_name,
 };
 pub use manager::{UnitFuture, UnitManager, UnitProcess};
-pub use zbus_manager::{ZbusTimeouts, ZbusUnitManager};
+pub use zbus_manager::{ZbusTimeouts, ZbusUnitManager, session_manager};

@@ -61,6 +61,17 @@ impl Default for ZbusTimeouts {
     }
 }
 
+/// The user manager on this process's session bus; `timeout` (the test knob
+/// `HERMES_CRON_DBUS_TIMEOUT_MS`) is every timeout when given, so tests of a
+/// wedged manager finish quickly, else the defaults.
+pub fn session_manager(timeout: Option<Duration>) -> Arc<dyn super::UnitManager> {
+    let timeouts = timeout.map_or_else(ZbusTimeouts::default, |t| ZbusTimeouts {
+        method: t,
+        job: t,
+    });
+    Arc::new(ZbusUnitManager::new(BusEnv::from_process(), timeouts))
+}
+
 /// A live connection, the manager proxy on it, and its one `JobRemoved`
 /// subscription (opened by the first scope start).
 #[derive(Clone)]

@@ -12,11 +12,11 @@
 //! not yet started is left alone (one staged run per job at a time), and so
 //! is a job whose plan would not simply run its slot.
 
-use super::claim::{ClaimContext, ClaimError, ClaimedRun, begin_claim};
+use super::claim::{ClaimContext, ClaimError, begin_claim};
 use crate::db::Db;
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, JobState};
-use crate::ledger::{self, NewClaim, Occurrence, RunSpec, Source, StagedClaim};
+use crate::ledger::{self, ClaimedRun, NewClaim, Occurrence, RunSpec, Source, StagedClaim};
 use crate::schedule::Timestamp;
 use crate::store;
 use hermes_cron_core::plan::{PlanInput, SlotFate, plan_job};
@@ -61,7 +61,7 @@ pub fn claim_ahead(
             if skip.contains(&(job.id.clone(), at)) {
                 continue;
             }
-            let zone = super::claim::zone_of(&job, ctx.fallback_zone);
+            let zone = super::claim::zone_of(&job, ctx);
             let catch_up = job
                 .catch_up
                 .unwrap_or(CatchUp::default_for(ctx.config.cron.catch_up_missed));

@@ -10,22 +10,23 @@
 //! each job, commit, and release the lock. On PostgreSQL a pass takes at
 //! most `HERMES_CRON_CLAIM_BATCH` jobs (64), so the due work of one second
 //! spreads over the hosts instead of going to whichever locked first.
-//! Everything that needs IO beyond the database (zones, config) is computed
-//! by the caller before; nothing is logged while the lock or the transaction
+//! Everything that needs IO beyond the database (the zone table, config) is
+//! computed by the caller before; nothing is logged while the lock or the transaction
 //! is held.
 
 use super::lock::{LockError, TickLock, TryLock};
 use crate::cluster::Host;
 use crate::config::Config;
-use crate::db::{Conn, Db, Dialect, LockKey, SqlError, Tx};
+use crate::db::{Caps, Conn, Db, LockKey, SqlError, Tx};
 use crate::home::Home;
 use crate::ids::{ExecutionId, JobId};
 use crate::job::{CatchUp, Job, Overlap};
 use crate::ledger::{
-    self, ExecState, Execution, NewClaim, NewNotRun, Occurrence, ReasonCode, RunSpec, Source,
+    self, ClaimedRun, ExecState, Execution, NewClaim, NewNotRun, Occurrence, ReasonCode, RunSpec,
+    Source,
 };
 use crate::process::Owner;
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 use crate::store::{self, StoreError};
 use hermes_cron_core::plan::{PlanInput, SlotFate, plan_job};
 use std::collections::HashMap;
@@ -33,18 +34,13 @@ use std::collections::HashMap;
 /// Most jobs planned in one pass; the rest wait for the next pass.
 const MAX_JOBS_PER_PASS: usize = 10_000;
 
-/// Most jobs one pass claims on PostgreSQL (`HERMES_CRON_CLAIM_BATCH`).
-pub const CLAIM_BATCH_ENV: &str = "HERMES_CRON_CLAIM_BATCH";
-const DEFAULT_CLAIM_BATCH: usize = 64;
-
-fn pass_limit(dialect: Dialect) -> usize {
-    match dialect {
-        Dialect::Sqlite => MAX_JOBS_PER_PASS,
-        Dialect::Postgres => std::env::var(CLAIM_BATCH_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|n| (1..=MAX_JOBS_PER_PASS).contains(n))
-            .unwrap_or(DEFAULT_CLAIM_BATCH),
+/// Most jobs one pass takes: on a shared ledger a batch (`batch`), so the
+/// due work of one second spreads over the hosts.
+fn pass_limit(caps: Caps, batch: usize) -> usize {
+    if caps.shared {
+        batch.min(MAX_JOBS_PER_PASS)
+    } else {
+        MAX_JOBS_PER_PASS
     }
 }
 
@@ -55,44 +51,14 @@ pub struct ClaimContext<'a> {
     pub config: &'a Config,
     /// The config zone, else the system zone.
     pub fallback_zone: Tz,
+    /// Where jobs' zone names are read (the process's table).
+    pub zones: &'a ZoneTable,
     pub owner: Owner,
     /// The host claiming: rows name it, and only jobs it may run are claimed.
     pub host: &'a Host,
+    /// Most jobs a pass takes on a shared ledger (the knob `claim_batch`).
+    pub claim_batch: usize,
     pub now: Timestamp,
-}
-
-/// A claimed occurrence, ready to dispatch.
-#[derive(Clone, Debug)]
-pub struct ClaimedRun {
-    pub id: ExecutionId,
-    pub job_id: Option<JobId>,
-    pub job_name: String,
-    pub scheduled_for: Option<Timestamp>,
-    pub attempt: u32,
-    pub source: Source,
-    pub spec: RunSpec,
-    /// The claimer, which the worker must find as the row's owner.
-    pub owner: Owner,
-    /// Runs to stop before this one starts (overlap `replace`).
-    pub replace: Vec<Execution>,
-}
-
-impl ClaimedRun {
-    /// A claimed run of no job (`spawn`, a command alert), as
-    /// `Occurrence::spawned` inserted it.
-    pub fn spawned(id: ExecutionId, job_name: String, spec: RunSpec, owner: Owner) -> ClaimedRun {
-        ClaimedRun {
-            id,
-            job_id: None,
-            job_name,
-            scheduled_for: None,
-            attempt: 1,
-            source: Source::Spawn,
-            spec,
-            owner,
-            replace: Vec::new(),
-        }
-    }
 }
 
 /// A row that was recorded without running.
@@ -142,11 +108,9 @@ pub enum ClaimError {
     Ledger(#[from] ledger::LedgerError),
 }
 
-pub(super) fn zone_of(job: &Job, fallback: Tz) -> Tz {
-    job.tz
-        .as_deref()
-        .and_then(|name| crate::schedule::parse_zone(name).ok())
-        .unwrap_or(fallback)
+/// The zone of `job`: its own, read in the context's table, else the fallback.
+pub(super) fn zone_of(job: &Job, ctx: &ClaimContext<'_>) -> Tz {
+    ctx.zones.zone_or(job.tz.as_deref(), ctx.fallback_zone)
 }
 
 /// What every claim holds: the tick lock as the backend takes it (the
@@ -157,19 +121,20 @@ pub(super) fn begin_claim<'c>(
     db: &'c Db,
     home: &Home,
 ) -> Result<Option<(Option<TickLock>, Tx<'c>)>, ClaimError> {
-    let lock = match db.dialect() {
-        Dialect::Sqlite => match TickLock::try_acquire(&home.tick_lock())? {
+    let lock = if db.caps().tick_flock {
+        match TickLock::try_acquire(&home.tick_lock())? {
             TryLock::Acquired(lock) => Some(lock),
             TryLock::Contended => return Ok(None),
-        },
-        Dialect::Postgres => None,
+        }
+    } else {
+        None
     };
     Ok(db.conn().try_immediate(LockKey::Tick)?.map(|tx| (lock, tx)))
 }
 
 /// One claim pass. `Ok(None)` means another process holds the tick lock.
 pub fn claim_due(db: &mut Db, ctx: &ClaimContext<'_>) -> Result<Option<ClaimReport>, ClaimError> {
-    let limit = pass_limit(db.dialect());
+    let limit = pass_limit(db.caps(), ctx.claim_batch);
     let Some((lock, tx)) = begin_claim(db, ctx.home)? else {
         return Ok(None);
     };
@@ -342,7 +307,7 @@ fn claim_in(tx: &Conn, ctx: &ClaimContext<'_>, limit: usize) -> Result<ClaimRepo
     let due = store::due_jobs(tx, ctx.now, limit, &host)?;
     w.report.more_due = due.len() >= limit;
     for job in due {
-        let zone = zone_of(&job, ctx.fallback_zone);
+        let zone = zone_of(&job, ctx);
         let catch_up = job
             .catch_up
             .unwrap_or(CatchUp::default_for(ctx.config.cron.catch_up_missed));

@@ -11,6 +11,10 @@
 //!   held worker must die of a SIGTERM (`hermes-cron stop`, a stopped scope)
 //!   as any process does.
 
+/// The worker argument that makes it `setsid` and unblock every signal
+/// before anything else.
+pub const DETACH_ARG: &str = "--detach";
+
 /// `setsid` and unblock every signal; failures are left to show later (a
 /// worker that cannot do either still runs its job).
 pub fn detach() {

@@ -10,20 +10,39 @@ use hermes_cron_core::run::{
     Account, BUS_VARIABLES, Execution, Layers, RunSpec, compose, parse_env_file,
 };
 
+/// An `--env-file` the run cannot use: the command never starts.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EnvFileUnusable {
+    #[error("cannot read --env-file {}: {why}", path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        why: String,
+    },
+    #[error("--env-file {}: {why}", path.display())]
+    Malformed {
+        path: std::path::PathBuf,
+        why: String,
+    },
+}
+
 /// The job's environment, or why it cannot be had (an env file that cannot
 /// be read or parsed): the run then fails without starting the command.
 pub(crate) fn job_environment(
     home: &Home,
     row: &Execution,
     spec: &RunSpec,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, EnvFileUnusable> {
     let account = account();
     let mut files = Vec::new();
     for path in &spec.env_files {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read --env-file {}: {e}", path.display()))?;
-        let pairs =
-            parse_env_file(&text).map_err(|e| format!("--env-file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| EnvFileUnusable::Unreadable {
+            path: path.clone(),
+            why: e.to_string(),
+        })?;
+        let pairs = parse_env_file(&text).map_err(|e| EnvFileUnusable::Malformed {
+            path: path.clone(),
+            why: e.to_string(),
+        })?;
         files.push(pairs);
     }
     let var = |name: &str| std::env::var(name).ok().map(|v| (name.to_string(), v));

@@ -2,7 +2,9 @@
 //! outcome survives the gateway. The `hermes-cron-worker` binary is a thin
 //! wrapper around [`run`].
 
+mod args;
 mod capture;
+mod command;
 mod detach;
 mod environment;
 mod go;
@@ -11,7 +13,8 @@ mod run;
 mod staged;
 mod supervise;
 
-pub use detach::detach;
+pub use detach::{DETACH_ARG, detach};
 pub use go::{Go, Heard, RELEASE};
 
-pub use run::{WorkerArgs, run};
+pub use args::WorkerArgs;
+pub use run::run;

@@ -34,7 +34,7 @@ const UNREACHABLE_PAUSE: Duration = Duration::from_secs(2);
 /// Run `op` until it succeeds or [`LEDGER_PATIENCE`] has passed; `op` gets
 /// the attempt number (1, 2, ...). The first failure is reported once
 /// through `say`.
-pub fn retry<T>(
+pub(super) fn retry<T>(
     what: &str,
     mut say: impl FnMut(String),
     mut op: impl FnMut(u32) -> Result<T, LedgerError>,

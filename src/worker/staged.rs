@@ -16,12 +16,13 @@
 //! pause, edit or removal and its overlap policy are checked by the gateway
 //! at the instant, before it releases.
 
+use super::args::WorkerArgs;
+use super::command::{
+    Opened, block_handled_signals, cannot_start, not_started, prepare, say, spawn_job,
+    supervise_and_record,
+};
 use super::go::{stdin_to_null, wait_for_release};
 use super::patience;
-use super::run::{
-    Adopted, Opened, WorkerArgs, block_handled_signals, cannot_start, not_started, prepare, say,
-    spawn_job, supervise_and_record,
-};
 use crate::clock::Clock;
 use crate::exit;
 use crate::ledger::{self, ExecState, RowOwner, Taking};
@@ -60,16 +61,7 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
         }
     }
     crate::crash::point("worker_after_stage");
-    let a = Adopted {
-        db: &o.db,
-        clock: &o.clock,
-        home: &o.home,
-        id: &o.id,
-        row: &o.row,
-        spec: &o.spec,
-        me: o.me,
-    };
-    let prepared = prepare(&a);
+    let prepared = prepare(o);
     if !wait_for_release() {
         return withdraw(o);
     }
@@ -77,11 +69,11 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
     stdin_to_null();
     let prepared = match prepared {
         Ok(p) => p,
-        Err(why) => return started_without_command(&a, why),
+        Err(why) => return started_without_command(o, why.to_string()),
     };
     let (child, reader) = match spawn_job(&o.spec, &prepared.env) {
         Ok(pair) => pair,
-        Err(e) => return started_without_command(&a, cannot_start(&o.spec, &e)),
+        Err(e) => return started_without_command(o, cannot_start(&o.spec, &e)),
     };
     let started_at = o.clock.now();
     crate::crash::point("worker_after_fork");
@@ -115,13 +107,13 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
         }
     }
     crate::crash::point("worker_after_start");
-    supervise_and_record(&a, child, reader, prepared, args.tee)
+    supervise_and_record(o, child, reader, prepared, args.tee)
 }
 
 /// Released, but the command could not be started: record the start, then
 /// how it ended (`failed`, `exec_failed`), as an unstaged run records it.
-fn started_without_command(a: &Adopted<'_>, why: String) -> i32 {
-    let start = |_attempt| ledger::start(a.db.conn(), a.id, &a.me, a.clock.now());
+fn started_without_command(a: &Opened, why: String) -> i32 {
+    let start = |_attempt| ledger::start(a.db.conn(), &a.id, &a.me, a.clock.now());
     match patience::retry("record the start", say, start) {
         Ok(true) => not_started(a, why),
         Ok(false) => exit::WORKER_NOT_OURS,

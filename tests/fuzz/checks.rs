@@ -2,13 +2,16 @@
 //! targets (`fuzz_targets/*.rs`) and by the ordinary suite, which replays the
 //! committed corpus through the same checks (`tests/suite/properties.rs`,
 //! `fuzz_corpus_replays_clean`). A check panics on a violated property.
+//! Each takes the zone table zone names are read in: one for the whole run
+//! (its interned rules are never freed, so a table per input would grow
+//! without bound; one table bounds the POSIX strings it loads).
 
 use chrono::{DateTime, TimeDelta};
 use hermes_cron_core::config::{ConfigError, get, key_table, load_bytes, show, validated};
 use hermes_cron_core::import::{
     ExistingJob, ImportContext, ImportPlan, detect_and_parse, import_file,
 };
-use hermes_cron_core::schedule::{Schedule, Timestamp, Tz, parse_duration, parse_zone};
+use hermes_cron_core::schedule::{Schedule, Timestamp, Tz, ZoneTable, parse_duration};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -28,7 +31,7 @@ const ZONES: [Tz; 8] = [
 /// steps from 1970, so up to ~2240), then the text. `Schedule::parse` and
 /// `from_canonical` never panic; whatever parses round-trips through its
 /// canonical form and walks `next_after` strictly forward.
-pub fn schedule(data: &[u8]) {
+pub(super) fn schedule(data: &[u8], zones: &ZoneTable) {
     if data.len() < 5 {
         return;
     }
@@ -39,7 +42,7 @@ pub fn schedule(data: &[u8]) {
         return;
     };
     let _ = parse_duration(text);
-    let _ = parse_zone(text);
+    let _ = zones.parse(text);
     let _ = Schedule::from_canonical(text);
     let Ok(schedule) = Schedule::parse(text, now, zone) else {
         return;
@@ -76,18 +79,18 @@ pub fn schedule(data: &[u8]) {
 /// entries with valid names and values) and names the key in each warning;
 /// `get` of every key and `show` answer; a refusal is a syntax error or an
 /// invalid file, never IO.
-pub fn config(data: &[u8]) {
+pub(super) fn config(data: &[u8], zones: &ZoneTable) {
     let path = Path::new("config.yaml");
-    match load_bytes(path, data) {
+    match load_bytes(path, data, zones) {
         Ok(loaded) => {
-            let bad = loaded.config.keys_out_of_range();
+            let bad = loaded.config.keys_out_of_range(zones);
             assert!(bad.is_empty(), "out of range after load: {bad:?}");
             // Every warning names its key (which may be YAML's empty key "").
             for warning in &loaded.warnings {
                 let named = format!("`{}`", warning.key);
                 assert!(warning.message.contains(&named), "{warning:?}");
             }
-            let validated = validated(path, Some(data)).expect("loads as load_bytes did");
+            let validated = validated(path, Some(data), zones).expect("loads as load_bytes did");
             for key in key_table() {
                 get(&validated, key.name).expect("every key has a value");
             }
@@ -111,7 +114,7 @@ const IMPORT_NAMES: [&str; 4] = [
 /// a plan keeps its invariants (every schedule parses in its zone, names are
 /// unique and none is an existing job's, no existing Hermes id is imported
 /// again).
-pub fn import(data: &[u8]) {
+pub(super) fn import(data: &[u8], zones: &ZoneTable) {
     if data.is_empty() {
         return;
     }
@@ -126,8 +129,8 @@ pub fn import(data: &[u8]) {
     };
     let now = DateTime::from_timestamp(1_780_000_000, 0).expect("in range");
     if data[0] & 8 == 0 {
-        if let Ok(plan) = detect_and_parse(name, text, now, zone) {
-            check_plan(&plan, now, zone);
+        if let Ok(plan) = detect_and_parse(name, text, now, zone, zones) {
+            check_plan(&plan, now, zone, zones);
         }
         return;
     }
@@ -147,10 +150,10 @@ pub fn import(data: &[u8]) {
         run_home: Some(Path::new("/srv/hermes")),
         user_home: Some(Path::new("/home/ann")),
         is_file: Some(&missing),
-        ..ImportContext::new(now, zone)
+        ..ImportContext::new(now, zone, zones)
     };
     if let Ok(plan) = import_file(name, text, &cx) {
-        check_plan(&plan, now, zone);
+        check_plan(&plan, now, zone, zones);
         for job in &plan.jobs {
             assert!(
                 existing.iter().all(|e| e.name != job.name),
@@ -166,7 +169,7 @@ pub fn import(data: &[u8]) {
     }
 }
 
-fn check_plan(plan: &ImportPlan, now: Timestamp, zone: Tz) {
+fn check_plan(plan: &ImportPlan, now: Timestamp, zone: Tz, zones: &ZoneTable) {
     let mut names = HashSet::new();
     for job in &plan.jobs {
         assert!(
@@ -177,7 +180,7 @@ fn check_plan(plan: &ImportPlan, now: Timestamp, zone: Tz) {
         let job_zone = job
             .tz
             .as_deref()
-            .map_or(zone, |z| parse_zone(z).expect("plan zone"));
+            .map_or(zone, |z| zones.parse(z).expect("plan zone"));
         let parsed = Schedule::parse(&job.schedule, now, job_zone);
         assert!(
             parsed.is_ok(),

@@ -672,6 +672,21 @@ fn edit_changes_only_what_it_is_given() {
     );
 }
 
+/// Regression: a schedule's error was both the message of `add`'s error
+/// and its cause, so the chain printed it twice.
+#[test]
+fn a_schedule_error_is_printed_once() {
+    let home = TestHome::new();
+    for schedule in ["every blue moon", "daily at 25pm"] {
+        let out = home
+            .run(&["add", "--name", "x", "--schedule", schedule, "--", "true"])
+            .fails_with(2);
+        let quoted = format!("{schedule:?}");
+        assert_eq!(out.stderr.matches(&quoted).count(), 1, "{out}");
+        assert!(out.stderr.starts_with("hermes-cron: --schedule: "), "{out}");
+    }
+}
+
 #[test]
 fn pause_with_a_reason_then_resume_from_now() {
     let home = TestHome::new();

@@ -256,11 +256,14 @@ fn a_host_cut_off_for_two_lease_periods_and_healed_runs_nothing_twice_and_record
             .all(|r| r.host.as_deref() == Some("host-c") && r.late.as_deref() == Some("succeeded")),
         "host-c's started runs: unknown (host_lost), each with its late outcome: {lost:?}"
     );
+    // Which survivor claims a pass is whichever takes the tick lock first
+    // (10 jobs are less than a batch, so one takes them all): together they
+    // must have kept claiming, either may have taken every pass.
     let by_host = c.by_host();
-    assert!(
-        by_host.get("host-a").copied().unwrap_or(0) > 0
-            && by_host.get("host-b").copied().unwrap_or(0) > 0,
-        "the survivors kept claiming: {by_host:?}"
-    );
+    let survivors: u64 = ["host-a", "host-b"]
+        .iter()
+        .map(|h| by_host.get(*h).copied().unwrap_or(0))
+        .sum();
+    assert!(survivors > 0, "the survivors kept claiming: {by_host:?}");
     eprintln!("partition: {:?}, rows by host {by_host:?}", c.states());
 }

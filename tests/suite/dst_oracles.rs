@@ -255,8 +255,7 @@ struct Ours {
 /// Our zone for an oracle's zone: the host's rules, as the product reads
 /// them (the oracles read the host's tzdata too), else the compiled-in ones.
 fn our_zone(zone: Tz) -> Zone {
-    hermes_cron::host_zone::install();
-    let ours = hermes_cron::schedule::parse_zone(zone.name()).unwrap();
+    let ours = hermes_cron::host_zone::table().parse(zone.name()).unwrap();
     let host = std::path::Path::new(hermes_cron::host_zone::DEFAULT_ZONEINFO).join(zone.name());
     if std::env::var_os("TZDIR").is_none() && host.exists() {
         assert_eq!(ours.origin(), ZoneOrigin::Host, "{zone}");

@@ -5,7 +5,8 @@
 //! without a token refuses the start; the token is required when set;
 //! `/metrics` is Prometheus text with the textfile's series; `/healthz` is
 //! 200 while the loop moves and 503 when it is wedged (and still answers);
-//! no secret reaches any of it; idle clients do not stop the gateway; a job
+//! no secret reaches any of it; a malformed head is refused at once and an
+//! oversized one with 431; idle clients do not stop the gateway; a job
 //! inherits none of the endpoint's sockets.
 
 use crate::support::gateway::Gateway;
@@ -373,6 +374,48 @@ fn idle_clients_do_not_stop_the_gateway_or_lock_out_the_endpoint() {
     });
     assert!(reply.body.contains("\"running\""), "{}", reply.body);
     drop(idle);
+}
+
+/// The status line the endpoint answers `raw` with, and how long it took.
+fn answer_to(addr: SocketAddr, raw: &[u8]) -> (String, std::time::Duration) {
+    use std::io::{Read, Write};
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let sent = hermes_cron::clock::monotonic();
+    stream.write_all(raw).expect("send");
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("a reply");
+    let line = reply.lines().next().unwrap_or_default().to_string();
+    (line, hermes_cron::clock::elapsed(sent))
+}
+
+#[test]
+fn a_malformed_head_is_refused_at_once_and_an_oversized_one_with_431() {
+    let h = home_with_endpoint("");
+    let (_gw, addr) = started(&h);
+    // No blank line yet: the bytes so far cannot begin a valid head, so the
+    // answer does not wait for the rest (or for the 10 s read timeout).
+    for raw in [
+        &b"GET x HTTP/1.1\r\n"[..],
+        b"GET / HTTP/2\r\n",
+        b"GET / HTTP/1.1\r\nNo Colon\r\n",
+        b"GET / HTTP/1.1\r\nX: a\rb\r\n",
+    ] {
+        let (line, took) = answer_to(addr, raw);
+        assert_eq!(line, "HTTP/1.1 400 Bad Request", "{}", raw.escape_ascii());
+        assert!(took.as_secs() < 5, "{}: {took:?}", raw.escape_ascii());
+    }
+    // A head that could still be valid but is longer than 16 KiB.
+    let mut long = b"GET / HTTP/1.1\r\nX: ".to_vec();
+    long.resize(16 * 1024 + 1, b'a');
+    assert_eq!(
+        answer_to(addr, &long).0,
+        "HTTP/1.1 431 Request Header Fields Too Large"
+    );
+    // The endpoint still serves.
+    assert_eq!(get(addr, "/healthz").status, 200);
 }
 
 /// The sockets among `pid`'s open files (`socket:[INODE]`).

@@ -16,6 +16,7 @@ mod cli_config;
 mod cli_jobs;
 mod cluster;
 mod cluster_partition;
+mod code_rules;
 mod config_environment;
 mod crash_points;
 mod crash_soak;

@@ -26,7 +26,7 @@ use hermes_cron::import::{
     ExistingJob, ImportContext, ImportError, ImportPlan, SkipCode, detect_and_parse, import_file,
     parse_crontab, parse_hermes_jobs,
 };
-use hermes_cron::schedule::{Schedule, Timestamp, Tz, ZoneOrigin, parse_zone};
+use hermes_cron::schedule::{Schedule, Timestamp, Tz, ZoneOrigin, ZoneTable};
 use proptest::prelude::*;
 use proptest::sample::select;
 use std::collections::HashSet;
@@ -47,11 +47,17 @@ const ZONES: [Tz; 6] = [
     Tz::Africa__Cairo,
 ];
 
+/// The zone table the properties read names in: the host's, as the
+/// binaries make it (host rules first, compiled-in for what it lacks).
+fn zones() -> ZoneTable {
+    hermes_cron::host_zone::table()
+}
+
 /// Zones whose rules are loaded at run time: POSIX TZ strings (northern and
 /// southern DST, a half-hour offset, a 30-minute shift) and, when the host
 /// has them, the host's TZif files of the zones above.
 fn loaded_zones() -> Vec<Tz> {
-    hermes_cron::host_zone::install();
+    let zones = zones();
     let posix = [
         "CET-1CEST,M3.5.0,M10.5.0/3",
         "NZST-12NZDT,M9.5.0,M4.1.0/3",
@@ -63,7 +69,7 @@ fn loaded_zones() -> Vec<Tz> {
     posix
         .into_iter()
         .chain(host)
-        .map(|name| parse_zone(name).unwrap())
+        .map(|name| zones.parse(name).unwrap())
         .filter(|z| z.origin() != ZoneOrigin::CompiledIn)
         .collect()
 }
@@ -379,14 +385,16 @@ fn posix_text() -> impl Strategy<Value = String> {
     (name, offset, dst).prop_map(|(n, o, d)| format!("{n}{o}{d}"))
 }
 
-/// A zone that parses reads back by its name (a job stores the name), and
-/// answers for any instant and any wall time without panicking.
+/// A zone that parses reads back by its name in the same table (a job
+/// stores the name), and answers for any instant and any wall time without
+/// panicking.
 fn check_zone(text: &str, at: Timestamp) -> Result<(), TestCaseError> {
     use chrono::{Offset, TimeZone};
-    let Ok(zone) = parse_zone(text) else {
+    let zones = zones();
+    let Ok(zone) = zones.parse(text) else {
         return Ok(());
     };
-    prop_assert_eq!(parse_zone(zone.name()).ok(), Some(zone), "{:?}", text);
+    prop_assert_eq!(zones.parse(zone.name()).ok(), Some(zone), "{:?}", text);
     let offset = zone.offset_at(at).fix().local_minus_utc();
     prop_assert!(offset.abs() < 86_400, "{:?}: offset {}", text, offset);
     let _ = zone.from_local_datetime(&at.naive_utc());
@@ -519,9 +527,10 @@ fn yaml_document() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn check_loaded(bytes: &[u8]) -> Result<(), TestCaseError> {
-    match load_bytes(Path::new("config.yaml"), bytes) {
+    let zones = zones();
+    match load_bytes(Path::new("config.yaml"), bytes, &zones) {
         Ok(loaded) => {
-            let bad = loaded.config.keys_out_of_range();
+            let bad = loaded.config.keys_out_of_range(&zones);
             prop_assert!(bad.is_empty(), "out of range after load: {:?}", bad);
             for warning in &loaded.warnings {
                 let named = format!("`{}`", warning.key);
@@ -563,7 +572,7 @@ proptest! {
         } else {
             format!("cron:\n  output_retention: {retention}\n  script_timeout_seconds: {timeout}\ngateway:\n  loop_watchdog_max_strikes: {strikes}\n")
         };
-        let loaded = load_bytes(Path::new("c.yaml"), text.as_bytes()).unwrap();
+        let loaded = load_bytes(Path::new("c.yaml"), text.as_bytes(), &zones()).unwrap();
         prop_assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
         prop_assert_eq!(loaded.config.cron.output_retention, retention);
         prop_assert_eq!(loaded.config.gateway.loop_watchdog_max_strikes, strikes);
@@ -608,7 +617,7 @@ proptest! {
         } else {
             format!("cron:\n  env: {{{}}}\n", body.join(", "))
         };
-        let loaded = load_bytes(Path::new("c.yaml"), text.as_bytes()).unwrap();
+        let loaded = load_bytes(Path::new("c.yaml"), text.as_bytes(), &zones()).unwrap();
         let good = |name: &str, value: &str| {
             let is_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -637,8 +646,9 @@ fn now() -> Timestamp {
     "2026-05-01T10:00:00Z".parse().unwrap()
 }
 
-/// The plan invariants (`src/import/plan.rs`).
-fn check_plan(plan: &ImportPlan, zone: Tz) -> Result<(), TestCaseError> {
+/// The plan invariants (`src/import/plan.rs`), job zones read in `zones`
+/// (the table the plan was made with).
+fn check_plan(plan: &ImportPlan, zone: Tz, zones: &ZoneTable) -> Result<(), TestCaseError> {
     let mut names = HashSet::new();
     for job in &plan.jobs {
         prop_assert!(
@@ -647,7 +657,9 @@ fn check_plan(plan: &ImportPlan, zone: Tz) -> Result<(), TestCaseError> {
             job.name
         );
         let job_zone = match &job.tz {
-            Some(name) => parse_zone(name).map_err(|e| TestCaseError::fail(e.to_string()))?,
+            Some(name) => zones
+                .parse(name)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?,
             None => zone,
         };
         let schedule = Schedule::parse(&job.schedule, now(), job_zone);
@@ -833,33 +845,36 @@ proptest! {
 
     #[test]
     fn import_never_panics_on_arbitrary_text(text in any::<String>(), zone in zone()) {
+        let zones = zones();
         for name in ["crontab", "/etc/crontab", "jobs.json"] {
-            if let Ok(plan) = detect_and_parse(name, &text, now(), zone) {
-                check_plan(&plan, zone)?;
+            if let Ok(plan) = detect_and_parse(name, &text, now(), zone, &zones) {
+                check_plan(&plan, zone, &zones)?;
             }
         }
     }
 
     #[test]
     fn import_never_panics_on_crontab_shaped_text(lines in prop::collection::vec(crontab_line(), 0..12), zone in zone()) {
+        let zones = zones();
         let text = lines.join("\n");
-        if let Ok(plan) = parse_crontab(&text, now(), zone) {
-            check_plan(&plan, zone)?;
+        if let Ok(plan) = parse_crontab(&text, now(), zone, &zones) {
+            check_plan(&plan, zone, &zones)?;
         }
-        if let Ok(plan) = detect_and_parse("/etc/cron.d/x", &text, now(), zone) {
-            check_plan(&plan, zone)?;
+        if let Ok(plan) = detect_and_parse("/etc/cron.d/x", &text, now(), zone, &zones) {
+            check_plan(&plan, zone, &zones)?;
         }
     }
 
     #[test]
     fn import_never_panics_on_jobs_json_shaped_text(jobs in prop::collection::vec(job_json(), 0..6), bare in any::<bool>(), zone in zone()) {
+        let zones = zones();
         let text = if bare {
             serde_json::Value::Array(jobs).to_string()
         } else {
             serde_json::json!({"jobs": jobs}).to_string()
         };
-        if let Ok(plan) = parse_hermes_jobs(&text, now(), zone) {
-            check_plan(&plan, zone)?;
+        if let Ok(plan) = parse_hermes_jobs(&text, now(), zone, &zones) {
+            check_plan(&plan, zone, &zones)?;
         }
     }
 
@@ -872,17 +887,18 @@ proptest! {
         at in any::<prop::sample::Index>(),
         zone in zone(),
     ) {
+        let zones = zones();
         let entries = good.iter().filter(|l| GOOD_ENTRIES.contains(&l.as_str())).count();
-        let plan = parse_crontab(&good.join("\n"), now(), zone);
+        let plan = parse_crontab(&good.join("\n"), now(), zone, &zones);
         prop_assert!(plan.is_ok(), "{:?}", plan);
         let plan = plan.unwrap();
         prop_assert_eq!(plan.jobs.len(), entries, "{:?}", plan);
-        check_plan(&plan, zone)?;
+        check_plan(&plan, zone, &zones)?;
 
         let index = at.index(good.len() + 1);
         let mut lines = good.clone();
         lines.insert(index, bad.clone());
-        match parse_crontab(&lines.join("\n"), now(), zone) {
+        match parse_crontab(&lines.join("\n"), now(), zone, &zones) {
             Err(ImportError::Line { line, .. }) => prop_assert_eq!(line, index + 1, "{:?}", bad),
             other => prop_assert!(false, "{:?} at line {} gave {:?}", bad, index + 1, other),
         }
@@ -893,23 +909,24 @@ proptest! {
     /// refused as a whole.
     #[test]
     fn a_bad_job_anywhere_is_skipped_alone(count in 0usize..8, bad in bad_job(), at in any::<prop::sample::Index>(), zone in zone()) {
+        let zones = zones();
         let mut jobs: Vec<serde_json::Value> = (0..count).map(script_job).collect();
-        let plan = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone);
+        let plan = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone, &zones);
         prop_assert!(plan.is_ok(), "{:?}", plan);
         let plan = plan.unwrap();
         prop_assert_eq!(plan.jobs.len(), count, "{:?}", plan);
-        check_plan(&plan, zone)?;
+        check_plan(&plan, zone, &zones)?;
 
         let index = at.index(count + 1);
         jobs.insert(index, bad.clone());
-        let result = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone);
+        let result = parse_hermes_jobs(&serde_json::json!({"jobs": jobs}).to_string(), now(), zone, &zones);
         if count == 0 && !bad.is_object() {
             prop_assert!(matches!(result, Err(ImportError::Shape { .. })), "{:?}", result);
             return Ok(());
         }
         prop_assert!(result.is_ok(), "{:?} refused the file: {:?}", bad, result);
         let plan = result.unwrap();
-        check_plan(&plan, zone)?;
+        check_plan(&plan, zone, &zones)?;
         prop_assert_eq!(plan.jobs.len(), count, "{:?}", plan);
         prop_assert_eq!(plan.skipped.len(), 1, "{:?}", plan.skipped);
         let label = bad["id"].as_str().map_or(format!("#{}", index + 1), str::to_string);
@@ -927,6 +944,7 @@ proptest! {
         missing in any::<bool>(),
         zone in zone(),
     ) {
+        let zones = zones();
         let text = serde_json::json!({"jobs": jobs}).to_string();
         // The names and ids of some of the jobs, as if imported before.
         let existing: Vec<ExistingJob> = taken
@@ -948,12 +966,12 @@ proptest! {
             existing: &existing,
             run_home: Some(Path::new("/srv/hermes")),
             is_file: Some(&is_file),
-            ..ImportContext::new(now(), zone)
+            ..ImportContext::new(now(), zone, &zones)
         };
         let Ok(plan) = import_file("jobs.json", &text, &cx) else {
             return Ok(());
         };
-        check_plan(&plan, zone)?;
+        check_plan(&plan, zone, &zones)?;
         for job in &plan.jobs {
             prop_assert!(existing.iter().all(|e| e.name != job.name), "{:?} reused", job.name);
             prop_assert!(
@@ -971,7 +989,9 @@ proptest! {
 // The fuzz corpus, replayed.
 
 /// Every file of `tests/fuzz/corpus/<target>/` through the target's check.
-fn replay(target: &str, check: fn(&[u8])) {
+fn replay(target: &str, check: fn(&[u8], &ZoneTable)) {
+    // One table for the corpus, as the fuzz targets keep one for their run.
+    let zones = ZoneTable::compiled_in_only();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fuzz/corpus")
         .join(target);
@@ -981,7 +1001,10 @@ fn replay(target: &str, check: fn(&[u8])) {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         count += 1;
-        if std::panic::catch_unwind(|| check(&bytes)).is_err() {
+        // The table stays usable after a failed check: its lock ignores
+        // poisoning and each entry is written whole.
+        let run = std::panic::AssertUnwindSafe(|| check(&bytes, &zones));
+        if std::panic::catch_unwind(run).is_err() {
             failed.push(path.display().to_string());
         }
     }

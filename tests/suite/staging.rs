@@ -430,3 +430,29 @@ fn a_manual_run_while_a_run_is_staged_is_not_skipped_for_it() {
     assert_eq!(ids.len(), 2, "the manual run and the slot: {ids:?}");
     assert!(ids.contains(&ran.id));
 }
+
+/// Regression: with staging on (the default config) every run is claimed
+/// ahead of its instant, so the claim at the instant finds nothing due; only
+/// that claim recorded the last tick, and `status` said "last tick: none
+/// yet" for ever (in `--json` too, and on systemd's status line).
+#[test]
+fn status_shows_the_last_tick_when_the_runs_are_claimed_ahead() {
+    let h = TestHome::new().with_bus(Bus::None);
+    let job = h.add("ticky", "every 5s", &[], &["true"]);
+    let mut gw = h.gateway(&[("HERMES_CRON_HEARTBEAT_PERIOD_MS", "200")]);
+    gw.wait_ready();
+    wait_staged(&h, &job);
+    let status = wait_for("status to show a claim pass", SETTLE_TIMEOUT, || {
+        let json = h.run(&["status", "--json"]).ok().json();
+        (!json["last_tick"]["at"].is_null()).then_some(json)
+    });
+    let tick = &status["last_tick"];
+    assert_eq!(tick["result"], "ok", "{status}");
+    assert!(tick["claimed"].as_u64() >= Some(1), "{status}");
+    let text = h.run(&["status"]).ok().stdout;
+    assert!(
+        text.contains("last tick:  ok at") && !text.contains("none yet"),
+        "{text}"
+    );
+    gw.stop();
+}

@@ -42,7 +42,7 @@ fn main() {
     // The gateway's descriptor limit is raised for the gates it holds; a
     // worker and its job get the one the gateway started with.
     hermes_cron::process::fd_limit::restore_original();
-    if std::env::args_os().any(|a| a == hermes_cron::dispatch::DETACH_ARG) {
+    if std::env::args_os().any(|a| a == hermes_cron::worker::DETACH_ARG) {
         // Before anything else, so a signal meant for the held worker is
         // not left pending behind the mask it inherited.
         hermes_cron::worker::detach();
@@ -80,5 +80,7 @@ fn main() {
         cause,
         unit: args.unit,
         tee: args.tee,
+        host: hermes_cron::cluster::Host::from_env().name,
+        kill_grace: hermes_cron::knobs::Knobs::from_env().kill_grace,
     }));
 }

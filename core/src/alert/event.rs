@@ -8,18 +8,28 @@ use crate::schedule::Timestamp;
 /// The run an alert is about (none for `late`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AlertRun {
+    /// The row's id.
     pub execution_id: String,
+    /// Its state, as stored (`failed`, `timed_out`, ...).
     pub state: String,
+    /// Its reason code, as stored.
     pub reason_code: Option<String>,
+    /// Its reason, in words.
     pub reason: Option<String>,
+    /// The command's exit status (None: killed by a signal, or never started).
     pub exit_code: Option<i32>,
+    /// The signal that killed the command (None: it was not killed).
     pub signal: Option<i32>,
+    /// Which attempt at the slot, 1 first.
     pub attempt: u32,
+    /// Why the row exists, as stored (`schedule`, `retry`, ...).
     pub source: String,
+    /// The slot it is for (None: no slot).
     pub scheduled_for: Option<Timestamp>,
 }
 
 impl AlertRun {
+    /// The run's facts, each as the row stores it.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         execution_id: &str,
@@ -49,9 +59,13 @@ impl AlertRun {
 /// One alert.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AlertEvent {
+    /// What happened.
     pub kind: AlertKind,
+    /// When it was raised.
     pub at: Timestamp,
+    /// The job's id (None: a run of no job, or the gateway's own alert).
     pub job_id: Option<String>,
+    /// The job's name (`gateway` for the gateway's own alert).
     pub job_name: String,
     /// One line for a human: what happened and since when.
     pub summary: String,
@@ -59,6 +73,7 @@ pub struct AlertEvent {
     pub consecutive_failures: u32,
     /// When the incident began.
     pub incident_since: Option<Timestamp>,
+    /// The run it is about (None for `late`).
     pub run: Option<AlertRun>,
 }
 
@@ -117,7 +132,6 @@ impl AlertEvent {
 
     /// The `HERMES_CRON_ALERT_*` variables of a command alert.
     pub fn variables(&self) -> Vec<(String, String)> {
-        let run = self.run.as_ref();
         let mut vars = vec![
             ("KIND", self.kind.as_str().to_string()),
             ("JOB", self.job_name.clone()),
@@ -129,7 +143,7 @@ impl AlertEvent {
                 self.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             ),
         ];
-        if let Some(r) = run {
+        if let Some(r) = &self.run {
             vars.push(("EXECUTION_ID", r.execution_id.clone()));
             vars.push(("STATE", r.state.clone()));
             vars.push(("REASON", r.reason.clone().unwrap_or_default()));
@@ -139,6 +153,7 @@ impl AlertEvent {
             .collect()
     }
 
+    /// The event as JSON, as destinations receive it.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
     }

@@ -26,6 +26,7 @@ pub struct Incident {
 pub enum Observed {
     /// An occurrence ended badly, for good.
     Failure(AlertKind),
+    /// An occurrence succeeded: the incident, if any, ends.
     Success,
     /// Changes nothing: skipped, cancelled, or a failed attempt owed a retry.
     Neutral,

@@ -49,20 +49,29 @@ impl AlertKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KindSet(u16);
 
+/// A word of a kind list that names no alert kind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0} (or `all`, or `none`; several are separated by commas)")]
+pub struct NotKinds(crate::text_enum::UnknownWord);
+
 impl KindSet {
+    /// Every kind.
     pub const ALL: KindSet = KindSet((1 << 9) - 1);
+    /// No kind.
     pub const NONE: KindSet = KindSet(0);
 
+    /// Whether `kind` is in the set.
     pub fn contains(self, kind: AlertKind) -> bool {
         self.0 & kind.bit() != 0
     }
 
+    /// Whether no kind is in the set.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 
     /// `failed,timed_out`, `all` or `none`.
-    pub fn parse(text: &str) -> Result<KindSet, String> {
+    pub fn parse(text: &str) -> Result<KindSet, NotKinds> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("all") {
             return Ok(KindSet::ALL);
@@ -72,9 +81,7 @@ impl KindSet {
         }
         let mut set = KindSet::NONE;
         for word in t.split(',') {
-            let kind = word.parse::<AlertKind>().map_err(|e| {
-                format!("{e} (or `all`, or `none`; several are separated by commas)")
-            })?;
+            let kind = word.parse::<AlertKind>().map_err(NotKinds)?;
             set.0 |= kind.bit();
         }
         Ok(set)
@@ -97,6 +104,20 @@ impl KindSet {
     }
 }
 
+/// As its [`text`](KindSet::text); a text [`KindSet::parse`] refuses is an error.
+impl serde::Serialize for KindSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for KindSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<KindSet, D::Error> {
+        let text: String = serde::Deserialize::deserialize(d)?;
+        KindSet::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +132,7 @@ mod tests {
         assert_eq!(KindSet::parse("none").unwrap(), KindSet::NONE);
         let all: Vec<&str> = AlertKind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(KindSet::parse(&all.join(",")).unwrap(), KindSet::ALL);
-        let err = KindSet::parse("failed,explode").unwrap_err();
+        let err = KindSet::parse("failed,explode").unwrap_err().to_string();
         assert!(err.contains("explode") && err.contains("late"), "{err}");
     }
 }

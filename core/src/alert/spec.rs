@@ -13,7 +13,7 @@ pub const MAX_ALERT_AFTER: u32 = 1000;
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JobAlerts {
     /// `--alert-on`: the kinds that alert.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "kinds_text")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on: Option<KindSet>,
     /// `--alert-after N`: consecutive failures before the incident alerts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -30,6 +30,7 @@ pub struct JobAlerts {
 }
 
 impl JobAlerts {
+    /// Whether every setting is the config's.
     pub fn is_empty(&self) -> bool {
         self == &JobAlerts::default()
     }
@@ -39,8 +40,9 @@ impl JobAlerts {
 /// where alerts go. Only runs with somewhere to go carry one.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AlertSpec {
-    #[serde(with = "kind_text")]
+    /// The kinds that alert.
     pub on: KindSet,
+    /// Consecutive failures before the incident alerts (1..=[`MAX_ALERT_AFTER`]).
     pub after: u32,
     /// Shell command lines (the config's, then the job's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -56,9 +58,13 @@ pub struct AlertSpec {
 /// The config's alert keys, as the merge reads them (empty text: none).
 #[derive(Clone, Copy, Debug)]
 pub struct AlertDefaults<'a> {
+    /// `cron.alert_on`.
     pub on: &'a str,
+    /// `cron.alert_after`.
     pub after: u32,
+    /// `cron.alert_command`.
     pub command: &'a str,
+    /// `cron.alert_webhook`.
     pub webhook: &'a str,
 }
 
@@ -131,40 +137,17 @@ fn distinct<const N: usize>(values: [Option<&str>; N]) -> Vec<String> {
     out
 }
 
+/// `--alert-after N` outside 1..=1000.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0} is outside 1..{MAX_ALERT_AFTER}")]
+pub struct AlertAfterOutOfRange(u32);
+
 /// `--alert-after N`: 1..=1000.
-pub fn parse_alert_after(n: u32) -> Result<u32, String> {
+pub fn parse_alert_after(n: u32) -> Result<u32, AlertAfterOutOfRange> {
     if (1..=MAX_ALERT_AFTER).contains(&n) {
         Ok(n)
     } else {
-        Err(format!("{n} is outside 1..{MAX_ALERT_AFTER}"))
-    }
-}
-
-mod kind_text {
-    use super::KindSet;
-    pub fn serialize<S: serde::Serializer>(set: &KindSet, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&set.text())
-    }
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<KindSet, D::Error> {
-        let text: String = serde::Deserialize::deserialize(d)?;
-        KindSet::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-mod kinds_text {
-    use super::KindSet;
-    pub fn serialize<S: serde::Serializer>(set: &Option<KindSet>, s: S) -> Result<S::Ok, S::Error> {
-        match set {
-            Some(set) => s.serialize_str(&set.text()),
-            None => s.serialize_none(),
-        }
-    }
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<KindSet>, D::Error> {
-        let text: Option<String> = serde::Deserialize::deserialize(d)?;
-        text.map(|t| KindSet::parse(&t).map_err(serde::de::Error::custom))
-            .transpose()
+        Err(AlertAfterOutOfRange(n))
     }
 }
 

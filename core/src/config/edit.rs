@@ -26,22 +26,24 @@
 //! with Hermes, and its keys are not hermes-cron's to remove.
 //!
 //! Every edit is checked before it is returned: the new text must parse, and
-//! mean exactly what the old one meant with this one change (see
-//! [`Tree`]); otherwise (an anchor that an alias elsewhere shares, a layout
+//! mean exactly what the old one meant with this one change (a `Value`
+//! each); otherwise (an anchor that an alias elsewhere shares, a layout
 //! the editor cannot change safely) the edit is refused and the file is left
 //! as it is.
 
 use std::path::Path;
 
 use super::job_env;
-use super::keys::{self, Field, KeySpec, Setting};
+use super::keys;
+use super::load::validated;
 use super::lossless::{Holds, Text};
-use super::model::ConfigError;
-use super::raw::RawValue;
+use super::model::{ConfigError, Field, KeySpec, Setting};
 use super::suggest::{near_misses, require, unknown_key};
-use super::validate::{check, refusal, validate};
-use super::yaml::{self, Tree};
-use super::yaml11::Scalar;
+use super::validate::{check, refusal};
+use super::value::Value;
+use super::yaml;
+use super::yaml11;
+use crate::schedule::ZoneTable;
 
 /// Validate `value` for `key`, then write it, keeping every other byte.
 ///
@@ -49,15 +51,17 @@ use super::yaml11::Scalar;
 /// `europe/london`), or, for a text key, as the text it is; the canonical form is written (`30`, `false`, `null` for
 /// `unbounded`/`system`, `Europe/London`), quoted where a YAML 1.1 reader
 /// would read another type.
-/// `bytes` is the file's contents (None: no file); `path` names it in errors.
+/// `bytes` is the file's contents (None: no file); `path` names it in
+/// errors; `zones` reads zone names.
 pub fn set(
     path: &Path,
     bytes: Option<&[u8]>,
     key: &str,
     value: &str,
+    zones: &ZoneTable,
 ) -> Result<String, ConfigError> {
     if let Some((spec, name)) = keys::mapping_entry(key) {
-        return set_entry(path, bytes, spec, key, name, value);
+        return set_entry(path, bytes, spec, key, name, value, zones);
     }
     let spec = require(key)?;
     if let Field::Env { .. } = spec.field {
@@ -66,7 +70,7 @@ pub fn set(
     // A text key takes the value as it is typed (`[::1]:9464`, a token with
     // YAML's special characters); YAML's null words still mean none.
     let raw = if spec.takes_text() && !matches!(value.trim(), "null" | "~") {
-        RawValue::Str(value.trim().to_string())
+        Value::Str(value.trim().to_string())
     } else {
         yaml::parse_scalar(value).map_err(|err| {
             ConfigError::Invalid(format!(
@@ -75,17 +79,16 @@ pub fn set(
             ))
         })?
     };
-    let setting =
-        check(spec, &raw).map_err(|why| ConfigError::Invalid(refusal(spec, value, &raw, &why)))?;
-    let scalar = Scalar::of(&setting).ok_or_else(|| a_mapping(path, spec, value))?;
+    let setting = check(spec, &raw, zones)
+        .map_err(|why| ConfigError::Invalid(refusal(spec, value, &raw, &why)))?;
+    let written = yaml11::written(&setting).ok_or_else(|| a_mapping(path, spec, value))?;
     let mut edit = Edit::open(path, bytes, "set", spec.name)?;
-    let meaning = meaning(&scalar);
     for target in edit.set_targets(spec.name)? {
-        edit.put(target, &scalar, &meaning)?;
+        edit.put(target, &written)?;
     }
     let text = edit.finish()?;
     // The value written is the one `load` now reads.
-    let after = validate(&yaml::parse_config(path, text.as_bytes())?);
+    let after = validated(path, Some(text.as_bytes()), zones)?;
     if spec.current(&after.loaded.config) != setting {
         return Err(edit.not_kept("the new value would not be the one read"));
     }
@@ -154,6 +157,7 @@ fn set_entry(
     key: &str,
     name: &str,
     value: &str,
+    zones: &ZoneTable,
 ) -> Result<String, ConfigError> {
     if let Some(problem) = job_env::entry_problem(name, value) {
         return Err(ConfigError::Invalid(format!(
@@ -162,8 +166,7 @@ fn set_entry(
         )));
     }
     let mut edit = Edit::open(path, bytes, "set", key)?;
-    let scalar = Scalar::string(value);
-    let meaning = Tree::Str(value.to_string());
+    let written = Value::Str(value.to_string());
     for target in edit.set_targets(spec.name)? {
         let mapping = target.path(spec.name);
         edit.refuse_alias(&mapping)?;
@@ -173,14 +176,14 @@ fn set_entry(
                  (`{name}: {}` under it); the file was not changed",
                 mapping.join("."),
                 path.display(),
-                scalar.text()
+                yaml11::string_text(value)
             )));
         }
-        edit.put(Target::In(mapping, name), &scalar, &meaning)?;
+        edit.put(Target::In(mapping, name), &written)?;
     }
     let text = edit.finish()?;
     // The variable written is the one `load` now reads.
-    let after = validate(&yaml::parse_config(path, text.as_bytes())?);
+    let after = validated(path, Some(text.as_bytes()), zones)?;
     let read = match spec.current(&after.loaded.config) {
         Setting::Env(env) => env.0.into_iter().find(|(n, _)| n == name),
         _ => None,
@@ -257,8 +260,7 @@ pub fn set_hermes(
     }
     edit.put(
         Target::Nested(section, leaf),
-        &Scalar::string(value),
-        &Tree::Str(value.to_string()),
+        &Value::Str(value.to_string()),
     )?;
     edit.finish().map(Some)
 }
@@ -300,14 +302,21 @@ enum Target<'k> {
 }
 
 impl<'k> Target<'k> {
-    /// The path of keys from the root to the entry this target writes, for
-    /// the key `key`.
-    fn path(&self, key: &'k str) -> Vec<&'k str> {
+    /// The keys from the root down to the mapping that holds the entry this
+    /// target writes, for the key `key`, and the entry's own key.
+    fn at(&self, key: &'k str) -> (Vec<&'k str>, &'k str) {
         match self {
-            Target::Top => vec![key],
-            Target::Nested(section, leaf) => vec![section, leaf],
-            Target::In(path, leaf) => path.iter().copied().chain([*leaf]).collect(),
+            Target::Top => (Vec::new(), key),
+            Target::Nested(section, leaf) => (vec![section], leaf),
+            Target::In(path, leaf) => (path.clone(), leaf),
         }
+    }
+
+    /// The path of keys from the root to the entry this target writes.
+    fn path(&self, key: &'k str) -> Vec<&'k str> {
+        let (mut path, leaf) = self.at(key);
+        path.push(leaf);
+        path
     }
 }
 
@@ -319,9 +328,9 @@ struct Edit<'k> {
     key: &'k str,
     text: Text,
     /// What the file meant before the edit.
-    before: Tree,
+    before: Value,
     /// What it must mean after.
-    expected: Tree,
+    expected: Value,
 }
 
 impl<'k> Edit<'k> {
@@ -335,8 +344,7 @@ impl<'k> Edit<'k> {
     ) -> Result<Edit<'k>, ConfigError> {
         let (source, before) = match bytes {
             Some(bytes) => {
-                yaml::parse_config(path, bytes)?;
-                let tree = yaml::parse_tree(path, bytes)?;
+                let tree = yaml::parse(path, bytes)?;
                 let source = std::str::from_utf8(bytes).map_err(|_| {
                     ConfigError::Invalid(format!(
                         "cannot {verb} `{key}`: {} is not UTF-8 text; the file was not changed",
@@ -345,7 +353,7 @@ impl<'k> Edit<'k> {
                 })?;
                 (source, tree)
             }
-            None => ("", Tree::Null),
+            None => ("", Value::Null),
         };
         let text = Text::parse(source).map_err(|why| {
             ConfigError::Invalid(format!(
@@ -395,71 +403,37 @@ impl<'k> Edit<'k> {
         Ok(targets)
     }
 
-    /// Write `scalar` (which means `meaning`) at `target`.
-    fn put(
-        &mut self,
-        target: Target<'k>,
-        scalar: &Scalar,
-        meaning: &Tree,
-    ) -> Result<(), ConfigError> {
-        let written = match target {
-            Target::Top => {
-                self.expected.put(self.key, meaning.clone());
-                self.text.set_top(self.key, scalar)
-            }
-            Target::Nested(section, leaf) => {
-                if let Some(nested) = self.expected.slot(section) {
-                    nested.put(leaf, meaning.clone());
-                }
-                self.text.set_nested(section, leaf, scalar)
-            }
-            Target::In(path, leaf) => {
-                let holder = path
-                    .iter()
-                    .try_fold(&mut self.expected, |tree, step| tree.slot(step));
-                if let Some(holder) = holder {
-                    holder.put(leaf, meaning.clone());
-                }
-                self.text.set_in(&path, leaf, scalar)
-            }
-        };
-        match written {
+    /// Write the scalar `value` at `target`.
+    fn put(&mut self, target: Target<'k>, value: &Value) -> Result<(), ConfigError> {
+        let (path, leaf) = target.at(self.key);
+        let holder = path
+            .iter()
+            .try_fold(&mut self.expected, |tree, step| tree.slot(step));
+        if let Some(holder) = holder {
+            holder.put(leaf, value.clone());
+        }
+        match self.text.set_in(&path, leaf, value) {
             true => Ok(()),
             false => Err(self.not_kept("the editor found no place to write it")),
         }
     }
 
-    /// Remove `target`, and a section that leaves empty.
+    /// Remove `target`, and each mapping on the way that this leaves empty.
     fn remove(&mut self, target: Target<'k>) -> Result<(), ConfigError> {
-        let removed = match target {
-            Target::Top => {
-                self.expected.remove(self.key);
-                self.text.remove_top(self.key)
-            }
-            Target::Nested(section, leaf) => {
-                if self.text.holds(section) == Holds::Alias {
-                    return Err(ConfigError::Invalid(format!(
-                        "cannot unset `{}`: it comes from `{section}` in {}, an alias \
-                         (`{section}: *name`) of a mapping written elsewhere in the file; \
-                         remove it there; the file was not changed",
-                        self.key,
-                        self.path.display()
-                    )));
-                }
-                if let Some(nested) = self.expected.slot(section) {
-                    nested.remove(leaf);
-                    if nested.is_empty_map() {
-                        self.expected.remove(section);
-                    }
-                }
-                self.text.remove_nested(section, leaf)
-            }
-            Target::In(path, leaf) => {
-                remove_in(&mut self.expected, &path, leaf);
-                self.text.remove_in(&path, leaf)
-            }
-        };
-        match removed {
+        if let Target::Nested(section, _) = target
+            && self.text.holds(section) == Holds::Alias
+        {
+            return Err(ConfigError::Invalid(format!(
+                "cannot unset `{}`: it comes from `{section}` in {}, an alias \
+                 (`{section}: *name`) of a mapping written elsewhere in the file; \
+                 remove it there; the file was not changed",
+                self.key,
+                self.path.display()
+            )));
+        }
+        let (path, leaf) = target.at(self.key);
+        remove_in(&mut self.expected, &path, leaf);
+        match self.text.remove_in(&path, leaf) {
             true => Ok(()),
             false => Err(self.not_kept("the editor did not find it")),
         }
@@ -487,11 +461,10 @@ impl<'k> Edit<'k> {
     /// The new text, once it is known to mean what it must.
     fn finish(&self) -> Result<String, ConfigError> {
         let text = self.text.text();
-        let after = yaml::parse_config(self.path, text.as_bytes())
-            .and_then(|_| yaml::parse_tree(self.path, text.as_bytes()))
+        let after = yaml::parse(self.path, text.as_bytes())
             .map_err(|err| self.not_kept(&format!("the edited file would not parse: {err}")))?;
         if after != self.expected {
-            let changed = after.differing_keys(&self.expected);
+            let changed = differing_keys(&after, &self.expected);
             return Err(self.not_kept(&format!(
                 "it would also change `{}`, which an anchor and an alias may share",
                 changed.join("`, `")
@@ -522,17 +495,44 @@ fn not_ours(key: &str) -> ConfigError {
 }
 
 /// The mapping `tree` is, looking through a tag.
-fn mapping(tree: Option<&Tree>) -> Option<&Tree> {
-    match tree? {
-        map @ Tree::Map(_) => Some(map),
-        Tree::Tagged(_, inner) => mapping(Some(inner)),
-        _ => None,
+fn mapping(tree: Option<&Value>) -> Option<&Value> {
+    tree?.mapping()
+}
+
+/// The top-level keys whose value differs between `a` and `b` (or that only
+/// one of them has), in order; for the refusal.
+fn differing_keys(a: &Value, b: &Value) -> Vec<String> {
+    let (Value::Map(a), Value::Map(b)) = (a, b) else {
+        return vec!["the whole document".to_string()];
+    };
+    fn values<'v>(list: &'v [(Value, Value)], key: &Value) -> Vec<&'v Value> {
+        list.iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .collect()
+    }
+    let mut keys: Vec<String> = Vec::new();
+    for (key, _) in a.iter().chain(b) {
+        let name = key_name(key);
+        if values(a, key) != values(b, key) && !keys.contains(&name) {
+            keys.push(name);
+        }
+    }
+    keys
+}
+
+/// A key as the refusal names it.
+fn key_name(key: &Value) -> String {
+    match key {
+        Value::Float(x) => x.to_string(),
+        Value::Tagged(tag, inner) => format!("{tag} {}", key_name(inner)),
+        other => other.key_text(),
     }
 }
 
 /// Remove `leaf` from the mapping at `path` in `tree`, and each mapping on
 /// the way that this leaves empty (as `Text::remove_in` does).
-fn remove_in(tree: &mut Tree, path: &[&str], leaf: &str) {
+fn remove_in(tree: &mut Value, path: &[&str], leaf: &str) {
     let Some((first, rest)) = path.split_first() else {
         tree.remove(leaf);
         return;
@@ -545,13 +545,27 @@ fn remove_in(tree: &mut Tree, path: &[&str], leaf: &str) {
     }
 }
 
-/// What a YAML 1.2 reader (serde_yaml) reads from what `set` writes.
-fn meaning(scalar: &Scalar) -> Tree {
-    match scalar.clone() {
-        Scalar::Bool(b) => Tree::Bool(b),
-        Scalar::Int(n) => Tree::Int(i128::from(n)),
-        Scalar::Float(text) => Tree::Float(text.parse().unwrap_or(f64::NAN)),
-        Scalar::Null => Tree::Null,
-        Scalar::Plain(s) | Scalar::SingleQuoted(s) | Scalar::DoubleQuoted(s) => Tree::Str(s),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> Value {
+        yaml::parse(Path::new("c.yaml"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn the_refusal_names_the_keys_that_would_change() {
+        let a = value("a: 3\ncron: {x: 5}\ngateway: {y: true}\n");
+        assert_eq!(
+            differing_keys(&a, &value("a: 3\ncron: {x: 6}\n")),
+            ["cron", "gateway"]
+        );
+        assert_eq!(differing_keys(&a, &Value::Null), ["the whole document"]);
+        let odd = value("1.0: a\n!t k: b\n.nan: c\n");
+        assert_eq!(
+            differing_keys(&odd, &Value::Map(Vec::new())),
+            ["1", "!t k", "NaN"]
+        );
+        assert!(differing_keys(&odd, &odd.clone()).is_empty());
     }
 }

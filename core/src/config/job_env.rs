@@ -28,8 +28,8 @@
 
 use std::fmt;
 
-use super::raw::RawValue;
-use super::validate::Rejection;
+use super::model::Rejection;
+use super::value::{MERGE, Value};
 use crate::job::{Env, is_env_name};
 
 /// The longest `cron.path` accepted, in bytes.
@@ -60,9 +60,9 @@ pub(crate) fn env_accepted() -> String {
 }
 
 /// Judge a `cron.path` value.
-pub(crate) fn check_path(raw: &RawValue) -> Result<String, Rejection> {
+pub(crate) fn check_path(raw: &Value) -> Result<String, Rejection> {
     match raw {
-        RawValue::Str(path) => path_problem(path).map_or_else(|| Ok(path.clone()), Err),
+        Value::Str(path) => path_problem(path).map_or_else(|| Ok(path.clone()), Err),
         _ => Err(Rejection("is not a list of directories (a string)")),
     }
 }
@@ -188,20 +188,20 @@ pub(crate) fn entry_problem(name: &str, value: &str) -> Option<Problem> {
 /// Judge a `cron.env` value. Null (`env:` with nothing) is no variables;
 /// anything but a mapping is rejected whole; a mapping is judged entry by
 /// entry.
-pub(crate) fn check_env(raw: &RawValue) -> Result<EnvRead, Rejection> {
+pub(crate) fn check_env(raw: &Value) -> Result<EnvRead, Rejection> {
     match raw {
-        RawValue::Null => Ok(EnvRead::default()),
-        RawValue::Map(entries) => Ok(read_entries(entries)),
+        Value::Null => Ok(EnvRead::default()),
+        Value::Map(entries) => Ok(read_entries(entries)),
         _ => Err(Rejection("is not a mapping")),
     }
 }
 
-fn read_entries(entries: &[(RawValue, RawValue)]) -> EnvRead {
+fn read_entries(entries: &[(Value, Value)]) -> EnvRead {
     let mut read = EnvRead::default();
     let mut pairs = Vec::new();
     flatten(entries, &mut pairs, &mut read.dropped);
     for (key, value) in pairs {
-        let RawValue::Str(name) = key else {
+        let Value::Str(name) = key else {
             read.dropped.push(Dropped {
                 entry: key.key_text(),
                 problem: Problem::NameNotString,
@@ -225,36 +225,32 @@ fn read_entries(entries: &[(RawValue, RawValue)]) -> EnvRead {
 /// merged ones. A key written twice keeps its place and its last value, and
 /// is noted as [`Problem::Repeated`].
 fn flatten<'a>(
-    entries: &'a [(RawValue, RawValue)],
-    out: &mut Vec<(&'a RawValue, &'a RawValue)>,
+    entries: &'a [(Value, Value)],
+    out: &mut Vec<(&'a Value, &'a Value)>,
     dropped: &mut Vec<Dropped>,
 ) {
-    let is_merge = |key: &RawValue| matches!(key, RawValue::Str(k) if k == "<<");
+    let is_merge = |key: &Value| key.is_str(MERGE);
     // Put `value` under `key`, in place when the key is there already.
-    fn put<'a>(
-        out: &mut Vec<(&'a RawValue, &'a RawValue)>,
-        key: &'a RawValue,
-        value: &'a RawValue,
-    ) {
-        match out.iter_mut().find(|(k, _)| *k == key) {
+    fn put<'a>(out: &mut Vec<(&'a Value, &'a Value)>, key: &'a Value, value: &'a Value) {
+        match out.iter_mut().find(|(k, _)| same_key(k, key)) {
             Some(entry) => entry.1 = value,
             None => out.push((key, value)),
         }
     }
     for (_, value) in entries.iter().filter(|(key, _)| is_merge(key)) {
-        let sources: Vec<&Vec<(RawValue, RawValue)>> = match value {
-            RawValue::Map(inner) => vec![inner],
-            RawValue::Seq(items) if items.iter().all(|i| matches!(i, RawValue::Map(_))) => items
+        let sources: Vec<&Vec<(Value, Value)>> = match value {
+            Value::Map(inner) => vec![inner],
+            Value::Seq(items) if items.iter().all(|i| matches!(i, Value::Map(_))) => items
                 .iter()
                 .rev()
                 .filter_map(|item| match item {
-                    RawValue::Map(inner) => Some(inner),
+                    Value::Map(inner) => Some(inner),
                     _ => None,
                 })
                 .collect(),
             _ => {
                 dropped.push(Dropped {
-                    entry: "<<".to_string(),
+                    entry: MERGE.to_string(),
                     problem: Problem::BadMerge,
                 });
                 continue;
@@ -268,9 +264,9 @@ fn flatten<'a>(
             }
         }
     }
-    let mut written: Vec<&RawValue> = Vec::new();
+    let mut written: Vec<&Value> = Vec::new();
     for (key, value) in entries.iter().filter(|(key, _)| !is_merge(key)) {
-        if written.contains(&key) {
+        if written.iter().any(|k| same_key(k, key)) {
             let entry = key.key_text();
             if !dropped
                 .iter()
@@ -288,15 +284,33 @@ fn flatten<'a>(
     }
 }
 
+/// Whether two keys of `cron.env` are one key, as they have always been
+/// compared: a NaN is not even its own twin (as in PyYAML), and two tagged
+/// keys are one when their tags are.
+fn same_key(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Tagged(t, _), Value::Tagged(u, _)) => t == u,
+        (Value::Seq(a), Value::Seq(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_key(x, y))
+        }
+        (Value::Map(a), Value::Map(b)) => {
+            a.len() == b.len()
+                && (a.iter().zip(b)).all(|((k, v), (l, w))| same_key(k, l) && same_key(v, w))
+        }
+        _ => a == b,
+    }
+}
+
 /// The text of one entry, or why it is dropped.
-fn entry(name: &str, value: &RawValue) -> Result<String, Problem> {
+fn entry(name: &str, value: &Value) -> Result<String, Problem> {
     name_problem(name).map_or(Ok(()), Err)?;
     let text = match value {
-        RawValue::Str(s) => s.clone(),
-        RawValue::Bool(b) => b.to_string(),
-        RawValue::Int(n) => n.to_string(),
-        RawValue::Float(x) => pyyaml_float(*x),
-        RawValue::Null => return Err(Problem::NoValue),
+        Value::Str(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(n) => n.to_string(),
+        Value::Float(x) => pyyaml_float(*x),
+        Value::Null => return Err(Problem::NoValue),
         other => return Err(Problem::NotScalar(other.to_string())),
     };
     value_problem(&text).map_or(Ok(text), Err)
@@ -399,12 +413,12 @@ fn python_repr(x: f64) -> String {
 mod tests {
     use super::*;
 
-    fn text(s: &str) -> RawValue {
-        RawValue::Str(s.into())
+    fn text(s: &str) -> Value {
+        Value::Str(s.into())
     }
 
-    fn map(entries: &[(&str, RawValue)]) -> RawValue {
-        RawValue::Map(entries.iter().map(|(k, v)| (text(k), v.clone())).collect())
+    fn map(entries: &[(&str, Value)]) -> Value {
+        Value::Map(entries.iter().map(|(k, v)| (text(k), v.clone())).collect())
     }
 
     fn pairs(env: &Env) -> Vec<(&str, &str)> {
@@ -445,10 +459,10 @@ mod tests {
         let longest = format!("/{}", "a".repeat(PATH_MAX_BYTES - 1));
         assert!(check_path(&text(&longest)).is_ok());
         for bad in [
-            RawValue::Null,
-            RawValue::Int(5),
-            RawValue::Bool(true),
-            RawValue::Seq(vec![text("/bin")]),
+            Value::Null,
+            Value::Int(5),
+            Value::Bool(true),
+            Value::Seq(vec![text("/bin")]),
             map(&[]),
         ] {
             assert!(check_path(&bad).is_err(), "{bad:?}");
@@ -460,13 +474,13 @@ mod tests {
         let read = check_env(&map(&[
             ("TZ", text("Europe/Berlin")),
             ("EMPTY", text("")),
-            ("DEBUG", RawValue::Bool(true)),
-            ("QUIET", RawValue::Bool(false)),
-            ("WORKERS", RawValue::Int(4)),
-            ("NEGATIVE", RawValue::Int(-12)),
-            ("RATIO", RawValue::Float(2.5)),
-            ("BIG", RawValue::Float(1e20)),
-            ("ONE", RawValue::Float(1.0)),
+            ("DEBUG", Value::Bool(true)),
+            ("QUIET", Value::Bool(false)),
+            ("WORKERS", Value::Int(4)),
+            ("NEGATIVE", Value::Int(-12)),
+            ("RATIO", Value::Float(2.5)),
+            ("BIG", Value::Float(1e20)),
+            ("ONE", Value::Float(1.0)),
             ("lower_case", text("ok")),
             ("_X1", text("a b\nc")),
         ]))
@@ -492,24 +506,27 @@ mod tests {
 
     #[test]
     fn bad_entries_are_dropped_one_by_one_and_the_rest_used() {
-        let raw = RawValue::Map(vec![
+        let raw = Value::Map(vec![
             (text("GOOD"), text("1")),
             (text("1X"), text("x")),
             (text("HAS-DASH"), text("x")),
             (text(""), text("x")),
-            (RawValue::Int(7), text("x")),
-            (RawValue::Bool(true), text("x")),
+            (Value::Int(7), text("x")),
+            (Value::Bool(true), text("x")),
             (text("HERMES_HOME"), text("/elsewhere")),
             (text("HERMES_CRON_JOB_NAME"), text("x")),
             (text("HERMES_CRON_ANYTHING"), text("x")),
             (text("PATH"), text("/opt/bin")),
-            (text("NOTHING"), RawValue::Null),
-            (text("LIST"), RawValue::Seq(vec![text("a")])),
+            (text("NOTHING"), Value::Null),
+            (text("LIST"), Value::Seq(vec![text("a")])),
             (text("NESTED"), map(&[("A", text("b"))])),
-            (text("TAGGED"), RawValue::Tagged("!secret".into())),
+            (
+                text("TAGGED"),
+                Value::Tagged("!secret".into(), Box::new(Value::Str("x".into()))),
+            ),
             (text("NUL"), text("a\0b")),
             (text("HUGE"), text(&"x".repeat(VALUE_MAX_BYTES + 1))),
-            (text("ALSO_GOOD"), RawValue::Int(2)),
+            (text("ALSO_GOOD"), Value::Int(2)),
         ]);
         let read = check_env(&raw).unwrap();
         assert_eq!(pairs(&read.env), [("GOOD", "1"), ("ALSO_GOOD", "2")]);
@@ -549,13 +566,13 @@ mod tests {
     #[test]
     fn each_message_names_the_entry_and_the_fix_but_never_the_value() {
         let secret = "hunter2-secret-value";
-        let raw = RawValue::Map(vec![
+        let raw = Value::Map(vec![
             (text("1TOKEN"), text(secret)),
             (text("HERMES_HOME"), text(secret)),
             (text("PATH"), text(secret)),
-            (text("API_TOKEN"), RawValue::Seq(vec![text(secret)])),
+            (text("API_TOKEN"), Value::Seq(vec![text(secret)])),
             (text("NUL_TOKEN"), text(&format!("{secret}\0"))),
-            (text("EMPTY"), RawValue::Null),
+            (text("EMPTY"), Value::Null),
         ]);
         let read = check_env(&raw).unwrap();
         assert_eq!(read.dropped.len(), 6);
@@ -582,14 +599,14 @@ mod tests {
 
     #[test]
     fn null_is_no_variables_and_other_values_are_rejected_whole() {
-        let read = check_env(&RawValue::Null).unwrap();
+        let read = check_env(&Value::Null).unwrap();
         assert!(read.env.is_empty() && read.dropped.is_empty());
         for bad in [
             text("TZ=Europe/Berlin"),
-            RawValue::Int(1),
-            RawValue::Bool(false),
-            RawValue::Seq(vec![text("TZ=UTC")]),
-            RawValue::Tagged("!env".into()),
+            Value::Int(1),
+            Value::Bool(false),
+            Value::Seq(vec![text("TZ=UTC")]),
+            Value::Tagged("!env".into(), Box::new(Value::Null)),
         ] {
             assert_eq!(
                 check_env(&bad).unwrap_err(),
@@ -601,7 +618,7 @@ mod tests {
 
     #[test]
     fn a_repeated_name_keeps_its_last_value_and_merge_keys_read_as_pyyaml() {
-        let raw = RawValue::Map(vec![
+        let raw = Value::Map(vec![
             (text("A"), text("first")),
             (text("A"), text("second")),
             (text("A"), text("third")),
@@ -619,8 +636,8 @@ mod tests {
         // the first mapping of a merge list beats the later ones.
         let one = map(&[("B", text("one")), ("C", text("one")), ("D", text("one"))]);
         let two = map(&[("C", text("two")), ("E", text("two"))]);
-        let raw = RawValue::Map(vec![
-            (text("<<"), RawValue::Seq(vec![one.clone(), two])),
+        let raw = Value::Map(vec![
+            (text("<<"), Value::Seq(vec![one.clone(), two])),
             (text("B"), text("written")),
         ]);
         let read = check_env(&raw).unwrap();
@@ -631,15 +648,44 @@ mod tests {
             got,
             [("B", "written"), ("C", "one"), ("D", "one"), ("E", "two")]
         );
-        let raw = RawValue::Map(vec![(text("<<"), one), (text("<<"), text("x"))]);
+        let raw = Value::Map(vec![(text("<<"), one), (text("<<"), text("x"))]);
         let read = check_env(&raw).unwrap();
         assert_eq!(read.env.0.len(), 3);
         assert_eq!(read.dropped[0].problem, Problem::BadMerge);
     }
 
+    /// Keys are compared as PyYAML compares `.nan` keys (never one key),
+    /// and tagged keys by their tag.
+    #[test]
+    fn a_nan_key_is_never_repeated_and_tagged_keys_compare_by_tag() {
+        let nan = Value::Float(f64::NAN);
+        let tagged = |s: &str| Value::Tagged("!t".into(), Box::new(text(s)));
+        let raw = Value::Map(vec![
+            (nan.clone(), text("a")),
+            (nan, text("b")),
+            (tagged("a"), text("c")),
+            (tagged("b"), text("d")),
+        ]);
+        let read = check_env(&raw).unwrap();
+        let problems: Vec<(&str, &Problem)> = read
+            .dropped
+            .iter()
+            .map(|d| (d.entry.as_str(), &d.problem))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                ("a value tagged !t", &Problem::Repeated),
+                (".nan", &Problem::NameNotString),
+                (".nan", &Problem::NameNotString),
+                ("a value tagged !t", &Problem::NameNotString),
+            ]
+        );
+    }
+
     #[test]
     fn what_check_env_lets_through_is_valid() {
-        let read = check_env(&map(&[("A", text("1")), ("B", RawValue::Float(0.1))])).unwrap();
+        let read = check_env(&map(&[("A", text("1")), ("B", Value::Float(0.1))])).unwrap();
         assert!(env_is_valid(&read.env));
         for bad in [
             vec![("PATH", "/bin")],

@@ -1,5 +1,6 @@
-//! The key table: every config key with its type, default, bounds and doc,
-//! and the accessors that read and write it on a [`Config`].
+//! The key table: every config key with its type, default, bounds and doc
+//! (the row types are `model.rs`'s), what each key accepts and how its value
+//! is shown, and the defaults of a [`Config`].
 //!
 //! Invariants: [`KEYS`] is the only place a key name, a default or a bound is
 //! spelled; every field of [`Config`] has exactly one row (checked by tests).
@@ -9,101 +10,13 @@
 use std::time::Duration;
 
 use super::job_env;
-use super::model::{Config, KeyInfo, SecretText};
-use super::yaml11::Scalar;
+use super::model::{
+    Config, CronConfig, Field, GatewayConfig, KeyInfo, KeySpec, SYSTEM_ZONE, SecretText, Setting,
+    UNBOUNDED, seconds_text,
+};
+use super::yaml11;
 use crate::job::{Env, REDACTED, is_secret};
-use crate::run::DEFAULT_PATH;
-
-/// The word `get` prints (and `set` and the file accept) for an unbounded
-/// `cron.max_parallel_jobs`; YAML `null` means the same.
-pub(crate) const UNBOUNDED: &str = "unbounded";
-/// The word `get` prints (and `set` and the file accept) for "no `timezone`
-/// configured: use the system zone"; YAML `null` means the same.
-pub(crate) const SYSTEM_ZONE: &str = "system";
-
-/// One configuration key.
-pub(crate) struct KeySpec {
-    /// Dotted name; the part before the first `.` is the nested section.
-    pub(crate) name: &'static str,
-    pub(crate) field: Field,
-    pub(crate) doc: &'static str,
-}
-
-/// The type of a key, its bounds and default, and where it lives in [`Config`].
-pub(crate) enum Field {
-    Bool {
-        default: bool,
-        get: fn(&Config) -> bool,
-        set: fn(&mut Config, bool),
-    },
-    /// An integer in `min..=max`.
-    Int {
-        min: u64,
-        max: u64,
-        default: u64,
-        get: fn(&Config) -> u64,
-        set: fn(&mut Config, u64),
-    },
-    /// A number of seconds in `min..=max`, fractions allowed (`2.5`).
-    Seconds {
-        min: u64,
-        max: u64,
-        default: u64,
-        get: fn(&Config) -> Duration,
-        set: fn(&mut Config, Duration),
-    },
-    /// An integer in `min..=max`, or none ([`UNBOUNDED`] / null), the default.
-    OptInt {
-        min: u64,
-        max: u64,
-        get: fn(&Config) -> Option<u64>,
-        set: fn(&mut Config, Option<u64>),
-    },
-    /// An IANA zone name, or none ([`SYSTEM_ZONE`] / null), the default.
-    Zone {
-        get: fn(&Config) -> Option<&str>,
-        set: fn(&mut Config, Option<String>),
-    },
-    /// A `PATH`: absolute directories separated by `:` (`job_env.rs`);
-    /// the default is the base environment's `DEFAULT_PATH`.
-    Path {
-        get: fn(&Config) -> &str,
-        set: fn(&mut Config, String),
-    },
-    /// A mapping of environment variables (`job_env.rs`); none by default.
-    Env {
-        get: fn(&Config) -> &Env,
-        set: fn(&mut Config, Env),
-    },
-    /// A text that `check` accepts (and puts in its canonical form), or none,
-    /// the default: null, an empty string, `false`, or the word `none`,
-    /// which is also what `get` prints for it. A `secret` value is never
-    /// repeated in a warning or a refusal.
-    Text {
-        none: &'static str,
-        secret: bool,
-        /// What the key accepts, as a fragment (`an IP address and port`).
-        accepts: &'static str,
-        check: fn(&str) -> Result<String, &'static str>,
-        get: fn(&Config) -> Option<&str>,
-        set: fn(&mut Config, Option<String>),
-    },
-}
-
-/// A value that passed validation for one key.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Setting {
-    Bool(bool),
-    Int(u64),
-    Seconds(Duration),
-    OptInt(Option<u64>),
-    /// A canonical zone name (`Europe/London`, never `europe/london`).
-    Zone(Option<String>),
-    Path(String),
-    Env(Env),
-    /// A text in its canonical form, and the word printed for none.
-    Text(Option<String>, &'static str),
-}
+use crate::schedule::ZoneTable;
 
 impl Setting {
     /// The text `get` and `show` print; also valid YAML that loads back to `self`.
@@ -135,23 +48,12 @@ fn env_text(env: &Env) -> String {
             let shown = if is_secret(name, value) {
                 REDACTED.to_string()
             } else {
-                Scalar::string(value).text()
+                yaml11::string_text(value)
             };
             format!("{name}: {shown}")
         })
         .collect();
     format!("{{{}}}", entries.join(", "))
-}
-
-/// A duration as a decimal number of seconds, shortest form: `30`, `2.5`,
-/// `0.001`; exact to the nanosecond, never in exponent form.
-pub(crate) fn seconds_text(d: Duration) -> String {
-    let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
-    if nanos == 0 {
-        return secs.to_string();
-    }
-    let fraction = format!("{nanos:09}");
-    format!("{secs}.{}", fraction.trim_end_matches('0'))
 }
 
 /// Narrow a validated number to a `u32` field; every u32 key's max fits.
@@ -384,7 +286,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         field: Field::Text {
             none: "none",
             secret: true,
-            check: check_url,
+            check: crate::alert::check_url,
             accepts: "an http:// or https:// URL",
             get: |c| c.cron.alert_webhook.as_deref(),
             set: |c, v| c.cron.alert_webhook = v,
@@ -396,7 +298,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         field: Field::Text {
             none: "none",
             secret: true,
-            check: check_url,
+            check: crate::alert::check_url,
             accepts: "an http:// or https:// URL",
             get: |c| c.gateway.ping_url.as_deref(),
             set: |c, v| c.gateway.ping_url = v,
@@ -489,11 +391,6 @@ fn check_alert_kinds(text: &str) -> Result<String, &'static str> {
         .map_err(|_| "is not a list of alert kinds")
 }
 
-/// An alert or ping URL, canonical.
-fn check_url(text: &str) -> Result<String, &'static str> {
-    crate::alert::check_url(text)
-}
-
 /// A shell command line: anything but NUL and line breaks at its ends.
 fn check_command(text: &str) -> Result<String, &'static str> {
     if text.contains('\0') {
@@ -503,58 +400,6 @@ fn check_command(text: &str) -> Result<String, &'static str> {
 }
 
 impl KeySpec {
-    /// The nested section and the leaf: `("cron", "output_retention")`; None
-    /// for a top-level key such as `timezone`.
-    pub(crate) fn split(&self) -> Option<(&'static str, &'static str)> {
-        self.name.split_once('.')
-    }
-
-    pub(crate) fn default_setting(&self) -> Setting {
-        match self.field {
-            Field::Bool { default, .. } => Setting::Bool(default),
-            Field::Int { default, .. } => Setting::Int(default),
-            Field::Seconds { default, .. } => Setting::Seconds(Duration::from_secs(default)),
-            Field::OptInt { .. } => Setting::OptInt(None),
-            Field::Zone { .. } => Setting::Zone(None),
-            Field::Path { .. } => Setting::Path(DEFAULT_PATH.to_string()),
-            Field::Env { .. } => Setting::Env(Env::default()),
-            Field::Text { none, .. } => Setting::Text(None, none),
-        }
-    }
-
-    /// The value this key has in `config`.
-    pub(crate) fn current(&self, config: &Config) -> Setting {
-        match self.field {
-            Field::Bool { get, .. } => Setting::Bool(get(config)),
-            Field::Int { get, .. } => Setting::Int(get(config)),
-            Field::Seconds { get, .. } => Setting::Seconds(get(config)),
-            Field::OptInt { get, .. } => Setting::OptInt(get(config)),
-            Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
-            Field::Path { get, .. } => Setting::Path(get(config).to_string()),
-            Field::Env { get, .. } => Setting::Env(get(config).clone()),
-            Field::Text { get, none, .. } => Setting::Text(get(config).map(str::to_owned), none),
-        }
-    }
-
-    /// Store a validated `setting`; one of another key's type is ignored.
-    pub(crate) fn apply(&self, config: &mut Config, setting: Setting) {
-        match (&self.field, setting) {
-            (Field::Bool { set, .. }, Setting::Bool(v)) => set(config, v),
-            (Field::Int { set, .. }, Setting::Int(v)) => set(config, v),
-            (Field::Seconds { set, .. }, Setting::Seconds(v)) => set(config, v),
-            (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
-            (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
-            (Field::Path { set, .. }, Setting::Path(v)) => set(config, v),
-            (Field::Env { set, .. }, Setting::Env(v)) => set(config, v),
-            (Field::Text { set, .. }, Setting::Text(v, _)) => set(config, v),
-            _ => {}
-        }
-    }
-
-    pub(crate) fn reset(&self, config: &mut Config) {
-        self.apply(config, self.default_setting());
-    }
-
     /// What the key accepts, as a fragment: `an integer from 1 to 1000`.
     pub(crate) fn accepted(&self) -> String {
         match self.field {
@@ -578,17 +423,6 @@ impl KeySpec {
         }
     }
 
-    /// Whether `set` takes the value as text rather than as YAML (a
-    /// `cron.path` may hold `: ` or ` #`).
-    pub(crate) fn takes_text(&self) -> bool {
-        matches!(self.field, Field::Text { .. } | Field::Path { .. })
-    }
-
-    /// Whether the key's value must never be repeated (a token).
-    pub(crate) fn is_secret(&self) -> bool {
-        matches!(self.field, Field::Text { secret: true, .. })
-    }
-
     pub(crate) fn info(&self) -> KeyInfo {
         KeyInfo {
             name: self.name,
@@ -597,24 +431,8 @@ impl KeySpec {
             doc: self.doc,
         }
     }
-}
 
-impl Config {
-    /// The keys whose value breaks the [`Config`] invariant: a number outside
-    /// its key's range, a zone that is not a known IANA name, a `cron.path`
-    /// or a `cron.env` entry that validation would not let through. Always empty
-    /// for a config that `load` returned; the property tests and the fuzz
-    /// targets check exactly that.
-    pub fn keys_out_of_range(&self) -> Vec<&'static str> {
-        KEYS.iter()
-            .filter(|key| !key.in_range(self))
-            .map(|key| key.name)
-            .collect()
-    }
-}
-
-impl KeySpec {
-    fn in_range(&self, config: &Config) -> bool {
+    fn in_range(&self, config: &Config, zones: &ZoneTable) -> bool {
         match self.field {
             Field::Bool { .. } => true,
             Field::Int { min, max, get, .. } => (min..=max).contains(&get(config)),
@@ -625,9 +443,8 @@ impl KeySpec {
                 get(config).is_none_or(|n| (min..=max).contains(&n))
             }
             // Held in its canonical spelling, the one Hermes also accepts.
-            Field::Zone { get, .. } => get(config).is_none_or(|zone| {
-                crate::schedule::parse_zone(zone).is_ok_and(|found| found.name() == zone)
-            }),
+            Field::Zone { get, .. } => get(config)
+                .is_none_or(|zone| zones.parse(zone).is_ok_and(|found| found.name() == zone)),
             Field::Path { get, .. } => job_env::path_problem(get(config)).is_none(),
             Field::Env { get, .. } => job_env::env_is_valid(get(config)),
             // Held in its canonical form.
@@ -635,6 +452,66 @@ impl KeySpec {
                 get(config).is_none_or(|text| check(text).is_ok_and(|c| c == text))
             }
         }
+    }
+}
+
+impl Default for Config {
+    /// Every key at the default given in the key table.
+    fn default() -> Self {
+        let mut config = Config {
+            timezone: None,
+            cron: CronConfig {
+                require_restart_safe_scope: false,
+                catch_up_missed: false,
+                max_parallel_jobs: None,
+                script_timeout_seconds: 0,
+                output_retention: 0,
+                output_max_bytes: 0,
+                ledger_retention: 0,
+                heartbeat_interval_s: 0,
+                staging_max_workers: 0,
+                staging_lead_min: Duration::ZERO,
+                staging_lead_max: Duration::ZERO,
+                alert_on: None,
+                alert_after: 0,
+                alert_command: None,
+                alert_webhook: None,
+                path: String::new(),
+                env: Env::default(),
+                database: None,
+            },
+            gateway: GatewayConfig {
+                loop_watchdog: false,
+                loop_watchdog_probe_interval: Duration::ZERO,
+                loop_watchdog_probe_timeout: Duration::ZERO,
+                loop_watchdog_max_strikes: 0,
+                ping_url: None,
+                ping_command: None,
+                ping_interval_s: 0,
+                http_listen: None,
+                http_token: None,
+                http_token_file: None,
+            },
+        };
+        // The placeholders above are all overwritten: every field has a row.
+        for key in KEYS {
+            key.apply(&mut config, key.default_setting());
+        }
+        config
+    }
+}
+
+impl Config {
+    /// The keys whose value breaks the [`Config`] invariant: a number outside
+    /// its key's range, a zone that is not a known IANA name, a `cron.path`
+    /// or a `cron.env` entry that validation would not let through. Always empty
+    /// for a config that `load` returned with the same `zones`; the property
+    /// tests and the fuzz targets check exactly that.
+    pub fn keys_out_of_range(&self, zones: &ZoneTable) -> Vec<&'static str> {
+        KEYS.iter()
+            .filter(|key| !key.in_range(self, zones))
+            .map(|key| key.name)
+            .collect()
     }
 }
 

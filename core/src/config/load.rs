@@ -13,19 +13,25 @@ use super::model::{ConfigError, Loaded};
 use super::raw::RawConfig;
 use super::validate::{Validated, validate};
 use super::yaml;
+use crate::schedule::ZoneTable;
 
-/// Load a config file's contents; `path` only names the file in errors.
-/// Never panics, whatever the bytes (fuzzed in `tests/fuzz`).
-pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded, ConfigError> {
-    Ok(validate(&yaml::parse_config(path, bytes)?).loaded)
+/// Load a config file's contents; `path` only names the file in errors,
+/// `zones` reads `timezone`. Never panics, whatever the bytes (fuzzed in
+/// `tests/fuzz`).
+pub fn load_bytes(path: &Path, bytes: &[u8], zones: &ZoneTable) -> Result<Loaded, ConfigError> {
+    Ok(validated(path, Some(bytes), zones)?.loaded)
 }
 
 /// The contents (None: no file), validated, keeping where each value came
 /// from (for `get` and `show`).
-pub fn validated(path: &Path, bytes: Option<&[u8]>) -> Result<Validated, ConfigError> {
+pub fn validated(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    zones: &ZoneTable,
+) -> Result<Validated, ConfigError> {
     let raw = match bytes {
-        Some(bytes) => yaml::parse_config(path, bytes)?,
+        Some(bytes) => RawConfig::of(&yaml::parse(path, bytes)?),
         None => RawConfig::default(),
     };
-    Ok(validate(&raw))
+    Ok(validate(&raw, zones))
 }

@@ -16,7 +16,18 @@ use std::str::FromStr;
 
 use yaml_edit::{Mapping, ScalarValue, YamlFile, YamlNode};
 
-use super::yaml11::Scalar;
+use super::value::Value;
+use super::yaml11::{self, Quoting};
+
+/// Why a file cannot be edited losslessly.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotLossless {
+    /// yaml-edit cannot parse it (its own words).
+    #[error(transparent)]
+    Parse(yaml_edit::YamlError),
+    #[error("it would not be reproduced byte for byte")]
+    NotReproduced,
+}
 
 /// What a top-level key holds, as far as editing it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,10 +51,10 @@ pub(crate) struct Text {
 
 impl Text {
     /// Parse `text`; an error when yaml-edit cannot hold it losslessly.
-    pub(crate) fn parse(text: &str) -> Result<Text, String> {
-        let file = YamlFile::from_str(text).map_err(|err| err.to_string())?;
+    pub(crate) fn parse(text: &str) -> Result<Text, NotLossless> {
+        let file = YamlFile::from_str(text).map_err(NotLossless::Parse)?;
         if file.to_string() != text {
-            return Err("it would not be reproduced byte for byte".to_string());
+            return Err(NotLossless::NotReproduced);
         }
         let parsed = Text { file };
         // A document that is only `null` or `~` has no mapping to add to:
@@ -51,7 +62,7 @@ impl Text {
         if let Some(range) = parsed.null_root() {
             let (start, end) = (range.start as usize, range.end as usize);
             let without = format!("{}{}", &text[..start], &text[end..]);
-            let file = YamlFile::from_str(&without).map_err(|err| err.to_string())?;
+            let file = YamlFile::from_str(&without).map_err(NotLossless::Parse)?;
             return Ok(Text { file });
         }
         Ok(parsed)
@@ -99,46 +110,27 @@ impl Text {
             .is_some_and(|nested| nested.contains_key(leaf))
     }
 
-    /// Set the top-level `key` (in place, or appended). False when the
-    /// document has no root mapping.
-    pub(crate) fn set_top(&self, key: &str, value: &Scalar) -> bool {
-        self.set_in(&[], key, value)
-    }
-
-    /// Set `leaf` in the top-level `section`: in place, or appended to the
-    /// section's mapping; a missing or null section becomes a mapping holding
-    /// `leaf` (appended at the end of the document, or in place of the null).
-    /// False when `section` holds anything else or there is no root mapping.
-    pub(crate) fn set_nested(&self, section: &str, leaf: &str, value: &Scalar) -> bool {
-        self.set_in(&[section], leaf, value)
-    }
-
-    /// Set `leaf` in the mapping at `path` (see [`Text::set_nested`], one
-    /// level or more down): each missing or null step becomes a mapping.
-    /// False when a step holds anything else.
-    pub(crate) fn set_in(&self, path: &[&str], leaf: &str, value: &Scalar) -> bool {
+    /// Set `leaf` in the mapping at `path` (a key of the root, then a key
+    /// of the mapping it holds, ...; none for the root itself) to the scalar
+    /// `value`: in place, or appended to the mapping. Each missing or null
+    /// step becomes a mapping holding the rest (appended at the end of its
+    /// mapping, or in place of the null). False when a step holds anything
+    /// else, or `value` is not a scalar.
+    pub(crate) fn set_in(&self, path: &[&str], leaf: &str, value: &Value) -> bool {
+        let Some(value) = scalar_value(value) else {
+            return false;
+        };
         match self.root() {
-            Some(root) => set_in(&root, path, leaf, value),
+            Some(root) => set_in(&root, path, leaf, &value),
             // A document with nothing in it yet (`---`): this makes its root.
             None => match path.split_first() {
-                None => self.file.ensure_document().set(leaf, scalar_value(value)),
+                None => self.file.ensure_document().set(leaf, &value),
                 Some((first, rest)) => self
                     .file
                     .ensure_document()
-                    .set(*first, built(rest, leaf, value)),
+                    .set(*first, built(rest, leaf, &value)),
             },
         }
-    }
-
-    /// Remove the top-level `key`; whether it was there.
-    pub(crate) fn remove_top(&self, key: &str) -> bool {
-        self.remove_in(&[], key)
-    }
-
-    /// Remove `leaf` from the mapping under the top-level `section`, and the
-    /// section too if that leaves it empty; whether `leaf` was there.
-    pub(crate) fn remove_nested(&self, section: &str, leaf: &str) -> bool {
-        self.remove_in(&[section], leaf)
     }
 
     /// Remove `leaf` from the mapping at `path`, and each mapping on the
@@ -174,9 +166,9 @@ fn holds_in(mapping: &Mapping, key: &str) -> Holds {
     }
 }
 
-fn set_in(mapping: &Mapping, path: &[&str], leaf: &str, value: &Scalar) -> bool {
+fn set_in(mapping: &Mapping, path: &[&str], leaf: &str, value: &ScalarValue) -> bool {
     let Some((first, rest)) = path.split_first() else {
-        mapping.set(leaf, scalar_value(value));
+        mapping.set(leaf, value);
         return true;
     };
     match holds_in(mapping, first) {
@@ -192,10 +184,10 @@ fn set_in(mapping: &Mapping, path: &[&str], leaf: &str, value: &Scalar) -> bool 
 }
 
 /// A new mapping holding `path` down to `leaf: value`.
-fn built(path: &[&str], leaf: &str, value: &Scalar) -> Mapping {
+fn built(path: &[&str], leaf: &str, value: &ScalarValue) -> Mapping {
     let mapping = Mapping::new();
     match path.split_first() {
-        None => mapping.set(leaf, scalar_value(value)),
+        None => mapping.set(leaf, value),
         Some((first, rest)) => mapping.set(*first, built(rest, leaf, value)),
     }
     mapping
@@ -217,18 +209,23 @@ fn remove_in(mapping: &Mapping, path: &[&str], leaf: &str) -> bool {
     true
 }
 
-/// The yaml-edit scalar that writes exactly `scalar.text()`.
-fn scalar_value(scalar: &Scalar) -> ScalarValue {
-    match scalar {
-        Scalar::Bool(b) => ScalarValue::from(*b),
-        Scalar::Int(n) => ScalarValue::from(*n),
+/// The yaml-edit scalar that writes the scalar `value`, a string quoted as
+/// `yaml11.rs` decides (so that it writes exactly `yaml11::string_text`);
+/// None for anything but a scalar.
+fn scalar_value(value: &Value) -> Option<ScalarValue> {
+    Some(match value {
+        Value::Bool(b) => ScalarValue::from(*b),
+        Value::Int(n) => ScalarValue::from(i64::try_from(*n).unwrap_or(i64::MAX)),
         // Displayed shortest, so the decimal written is the one parsed.
-        Scalar::Float(text) => ScalarValue::from(text.parse::<f64>().unwrap_or(f64::NAN)),
-        Scalar::Null => ScalarValue::null(),
-        Scalar::Plain(s) => ScalarValue::plain(s.as_str()),
-        Scalar::SingleQuoted(s) => ScalarValue::single_quoted(s.as_str()),
-        Scalar::DoubleQuoted(s) => ScalarValue::double_quoted(s.as_str()),
-    }
+        Value::Float(x) => ScalarValue::from(*x),
+        Value::Null => ScalarValue::null(),
+        Value::Str(s) => match yaml11::quoting(s) {
+            Quoting::Plain => ScalarValue::plain(s.as_str()),
+            Quoting::Single => ScalarValue::single_quoted(s.as_str()),
+            Quoting::Double => ScalarValue::double_quoted(s.as_str()),
+        },
+        Value::Seq(_) | Value::Map(_) | Value::Tagged(..) => return None,
+    })
 }
 
 #[cfg(test)]
@@ -240,34 +237,52 @@ mod tests {
     }
 
     /// yaml-edit writes exactly the text `yaml11.rs` decided, in a block
-    /// mapping and in a flow mapping.
+    /// mapping and in a flow mapping: each string as the table says, and
+    /// each kind of setting typed.
     #[test]
     fn values_are_written_as_decided() {
-        let mut scalars: Vec<Scalar> = super::super::yaml11::tests::TABLE
+        use super::super::model::Setting;
+        use std::time::Duration;
+        let mut values: Vec<(Value, String)> = super::super::yaml11::tests::TABLE
             .iter()
-            .map(|(string, _, _)| Scalar::string(string))
+            .map(|(string, written, _)| (Value::Str(string.to_string()), written.to_string()))
             .collect();
-        scalars.extend([
-            Scalar::Bool(true),
-            Scalar::Int(8_388_608),
-            Scalar::Float("2.5".into()),
-            Scalar::Float("3599.999999999".into()),
-            Scalar::Float("0.001".into()),
-            Scalar::Null,
-        ]);
-        for scalar in scalars {
-            let written = scalar.text();
+        let settings = [
+            (Setting::Bool(false), "false"),
+            (Setting::Int(8_388_608), "8388608"),
+            (Setting::OptInt(Some(4)), "4"),
+            (Setting::OptInt(None), "null"),
+            (Setting::Zone(None), "null"),
+            (Setting::Zone(Some("Europe/London".into())), "Europe/London"),
+            (Setting::Seconds(Duration::from_secs(30)), "30"),
+            (Setting::Seconds(Duration::from_millis(2500)), "2.5"),
+            (Setting::Seconds(Duration::from_millis(1)), "0.001"),
+            (
+                Setting::Seconds(Duration::from_nanos(3_599_999_999_999)),
+                "3599.999999999",
+            ),
+            (
+                Setting::Path("/usr/local/bin:/usr/bin:/bin".into()),
+                "'/usr/local/bin:/usr/bin:/bin'",
+            ),
+        ];
+        for (setting, written) in settings {
+            let value = super::super::yaml11::written(&setting).unwrap();
+            values.push((value, written.to_string()));
+        }
+        for (value, written) in values {
             let block = text("a: 1\n");
-            assert!(block.set_top("k", &scalar));
-            assert_eq!(block.text(), format!("a: 1\nk: {written}\n"), "{scalar:?}");
+            assert!(block.set_in(&[], "k", &value));
+            assert_eq!(block.text(), format!("a: 1\nk: {written}\n"), "{value:?}");
             let flow = text("s: {a: 1}\n");
-            assert!(flow.set_nested("s", "k", &scalar));
+            assert!(flow.set_in(&["s"], "k", &value));
             assert_eq!(
                 flow.text(),
                 format!("s: {{a: 1, k: {written}}}\n"),
-                "{scalar:?}"
+                "{value:?}"
             );
         }
+        assert!(!text("a: 1\n").set_in(&[], "k", &Value::Seq(Vec::new())));
     }
 
     #[test]
@@ -284,7 +299,7 @@ mod tests {
         }
         let t = text("# keep\nnull  # me\n");
         assert_eq!(t.text(), "# keep\n  # me\n");
-        assert!(t.set_top("k", &Scalar::Int(1)));
+        assert!(t.set_in(&[], "k", &Value::Int(1)));
         assert_eq!(t.text(), "# keep\n  # me\nk: 1\n");
     }
 
@@ -308,21 +323,21 @@ mod tests {
     fn edits_touch_only_their_lines() {
         let source = "# head\ncron:\n  # about x\n  x: 1  # xc\n  y: 2\nflow: {p: 1, q: 2}  # f\ntail: end\n";
         let t = text(source);
-        assert!(t.set_nested("cron", "x", &Scalar::Int(7)));
-        assert!(t.set_nested("flow", "q", &Scalar::Bool(false)));
-        assert!(t.set_nested("cron", "z", &Scalar::Null));
-        assert!(t.set_nested("new", "k", &Scalar::string("off")));
+        assert!(t.set_in(&["cron"], "x", &Value::Int(7)));
+        assert!(t.set_in(&["flow"], "q", &Value::Bool(false)));
+        assert!(t.set_in(&["cron"], "z", &Value::Null));
+        assert!(t.set_in(&["new"], "k", &Value::Str("off".into())));
         assert_eq!(
             t.text(),
             "# head\ncron:\n  # about x\n  x: 7  # xc\n  y: 2\n  z: null\nflow: {p: 1, q: false}  # f\n\
              tail: end\nnew:\n  k: 'off'\n"
         );
-        assert!(t.remove_nested("cron", "x"));
-        assert!(!t.remove_nested("cron", "x"));
-        assert!(t.remove_nested("flow", "p"));
-        assert!(t.remove_nested("flow", "q"));
-        assert!(t.remove_top("tail"));
-        assert!(!t.remove_top("tail"));
+        assert!(t.remove_in(&["cron"], "x"));
+        assert!(!t.remove_in(&["cron"], "x"));
+        assert!(t.remove_in(&["flow"], "p"));
+        assert!(t.remove_in(&["flow"], "q"));
+        assert!(t.remove_in(&[], "tail"));
+        assert!(!t.remove_in(&[], "tail"));
         assert_eq!(
             t.text(),
             "# head\ncron:\n  # about x\n  y: 2\n  z: null\nnew:\n  k: 'off'\n"
@@ -332,9 +347,9 @@ mod tests {
     #[test]
     fn a_null_section_becomes_a_mapping_and_others_are_refused() {
         let t = text("a: 1\ncron: ~  # nothing yet\nb: 2\nalias: *x\nlist: [1]\n");
-        assert!(t.set_nested("cron", "x", &Scalar::Int(1)));
-        assert!(!t.set_nested("alias", "x", &Scalar::Int(1)));
-        assert!(!t.set_nested("list", "x", &Scalar::Int(1)));
+        assert!(t.set_in(&["cron"], "x", &Value::Int(1)));
+        assert!(!t.set_in(&["alias"], "x", &Value::Int(1)));
+        assert!(!t.set_in(&["list"], "x", &Value::Int(1)));
         assert_eq!(
             t.text(),
             "a: 1\ncron:  # nothing yet\n  x: 1\nb: 2\nalias: *x\nlist: [1]\n"

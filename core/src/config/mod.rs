@@ -16,16 +16,28 @@
 //! it is a near miss of one of ours (`suggest.rs`); the others are Hermes's or
 //! the user's.
 //!
-//! Files: `keys.rs` the one table of keys, defaults, bounds and docs;
-//! `model.rs` the public types; `raw.rs` the mirror; `validate.rs` the rules;
-//! `job_env.rs` the rules of `cron.path` and `cron.env`;
-//! `suggest.rs` near misses and suggestions; `load.rs` [`load_bytes`] and
-//! [`validated`]; `query.rs` [`get`] and [`show`]; `edit.rs` [`set`] and
-//! [`unset`] (the new text; the main crate reads and writes the file);
-//! `yaml.rs` the only file naming serde_yaml (reading, and the meaning of a
-//! document that every edit is checked against); `lossless.rs` the only file
-//! naming yaml-edit (the text edits); `yaml11.rs` how a value is written so
-//! that a YAML 1.1 reader reads the intended type.
+//! Files, each using only those listed before it (no file uses one that
+//! uses it back):
+//! - `value.rs`: the one YAML value model, `Value`, and its
+//!   serde visitor (the shape rules of the document and our sections);
+//! - `model.rs`: the public types and the key table's vocabulary (a row,
+//!   a validated setting, a rejection);
+//! - `yaml11.rs` (value, model): how `set` writes a value so that a YAML 1.1
+//!   reader (PyYAML, Hermes's) reads the intended type;
+//! - `job_env.rs` (value, model): the rules of `cron.path` and `cron.env`;
+//! - `keys.rs` (model, yaml11, job_env): the one table of keys, defaults,
+//!   bounds and docs;
+//! - `suggest.rs` (model, keys): near misses and suggestions;
+//! - `raw.rs` (value, keys): the mirror;
+//! - `yaml.rs` (value, model, keys): the only file naming serde_yaml;
+//! - `validate.rs` (value, model, job_env, keys, suggest, raw): the rules;
+//! - `load.rs` (model, raw, validate, yaml): [`load_bytes`] and [`validated`];
+//! - `query.rs` (model, keys, suggest, validate): [`get`] and [`show`];
+//! - `lossless.rs` (value, yaml11): the only file naming yaml-edit (the
+//!   text edits);
+//! - `edit.rs` (all but raw and query): [`set`] and [`unset`] (the new
+//!   text; the main crate reads and writes the file), each edit checked
+//!   against what the document means.
 //!
 //! A missing, empty or comment-only file is every default with no warning. A
 //! file that is not a mapping (a list, a scalar), has malformed YAML or a key
@@ -61,6 +73,7 @@ mod query;
 mod raw;
 mod suggest;
 mod validate;
+mod value;
 mod yaml;
 mod yaml11;
 

@@ -1,16 +1,19 @@
-//! The validated configuration types, the load result and the error type.
+//! What a config is: the public types (the validated [`Config`], the load
+//! result, the error type) and the vocabulary of the key table (a row's
+//! [`KeySpec`] and [`Field`], a validated [`Setting`], a [`Rejection`]).
 //!
 //! Invariant: a [`Config`] only ever holds values that passed validation (every
 //! number inside its key's range, `timezone` a known IANA name). The defaults
-//! are not written here: [`Config::default`] applies the default of every row
-//! of the key table in `keys.rs`, the one place a default is spelled.
+//! are not written here: `Config::default` (in `keys.rs`) applies the default
+//! of every row of the key table, the one place a default is spelled.
+//! Imports nothing from the other config files.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::keys;
 use crate::job::Env;
+use crate::run::DEFAULT_PATH;
 
 /// The validated configuration. Every field holds a value in range.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,10 +21,13 @@ pub struct Config {
     /// `timezone`: an IANA zone name, validated and in its canonical spelling
     /// (`Europe/London`, whatever case the file used); None means the system zone.
     pub timezone: Option<String>,
+    /// The `cron:` keys.
     pub cron: CronConfig,
+    /// The `gateway:` keys.
     pub gateway: GatewayConfig,
 }
 
+/// The `cron:` keys, validated; each field's doc gives its key, default and range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CronConfig {
     /// `cron.require_restart_safe_scope` (false)
@@ -82,6 +88,7 @@ impl CronConfig {
     }
 }
 
+/// The `gateway:` keys, validated; each field's doc gives its key, default and range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatewayConfig {
     /// `gateway.loop_watchdog` (true)
@@ -115,6 +122,7 @@ pub struct GatewayConfig {
 pub struct SecretText(String);
 
 impl SecretText {
+    /// Wrap `text`.
     pub fn new(text: String) -> SecretText {
         SecretText(text)
     }
@@ -131,59 +139,15 @@ impl fmt::Debug for SecretText {
     }
 }
 
-impl Default for Config {
-    /// Every key at the default given in the key table.
-    fn default() -> Self {
-        let mut config = Config {
-            timezone: None,
-            cron: CronConfig {
-                require_restart_safe_scope: false,
-                catch_up_missed: false,
-                max_parallel_jobs: None,
-                script_timeout_seconds: 0,
-                output_retention: 0,
-                output_max_bytes: 0,
-                ledger_retention: 0,
-                heartbeat_interval_s: 0,
-                staging_max_workers: 0,
-                staging_lead_min: Duration::ZERO,
-                staging_lead_max: Duration::ZERO,
-                alert_on: None,
-                alert_after: 0,
-                alert_command: None,
-                alert_webhook: None,
-                path: String::new(),
-                env: Env::default(),
-                database: None,
-            },
-            gateway: GatewayConfig {
-                loop_watchdog: false,
-                loop_watchdog_probe_interval: Duration::ZERO,
-                loop_watchdog_probe_timeout: Duration::ZERO,
-                loop_watchdog_max_strikes: 0,
-                ping_url: None,
-                ping_command: None,
-                ping_interval_s: 0,
-                http_listen: None,
-                http_token: None,
-                http_token_file: None,
-            },
-        };
-        // The placeholders above are all overwritten: every field has a row.
-        for key in keys::KEYS {
-            key.reset(&mut config);
-        }
-        config
-    }
-}
-
 /// One value that was ignored in favour of the default; names the key.
 ///
 /// `message` is self-contained (it names the key, the rejected value, what is
 /// accepted and the default used), so it can be printed on its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigWarning {
+    /// The dotted key, e.g. `cron.max_parallel_jobs`.
     pub key: String,
+    /// The whole warning (see above).
     pub message: String,
 }
 
@@ -196,7 +160,9 @@ impl fmt::Display for ConfigWarning {
 /// A loaded config and the warnings produced while validating it.
 #[derive(Clone, Debug)]
 pub struct Loaded {
+    /// The config; a rejected value's key holds its default.
     pub config: Config,
+    /// What was rejected, in file order.
     pub warnings: Vec<ConfigWarning>,
 }
 
@@ -207,17 +173,24 @@ pub enum ConfigError {
     /// `file:line:column: message` (1-based). Exit 2.
     #[error("{}:{line}:{column}: {message}", path.display())]
     Syntax {
+        /// The file.
         path: PathBuf,
+        /// The line, 1 first.
         line: usize,
+        /// The column, 1 first.
         column: usize,
+        /// What the parser said.
         message: String,
     },
     /// An unknown key or a value that is not valid for the key. Exit 2.
     #[error("{0}")]
     Invalid(String),
+    /// The file could not be read or written.
     #[error("failed to access {}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -235,3 +208,171 @@ pub struct KeyInfo {
     /// One line saying what the key does.
     pub doc: &'static str,
 }
+
+/// The word `get` prints (and `set` and the file accept) for an unbounded
+/// `cron.max_parallel_jobs`; YAML `null` means the same.
+pub(crate) const UNBOUNDED: &str = "unbounded";
+/// The word `get` prints (and `set` and the file accept) for "no `timezone`
+/// configured: use the system zone"; YAML `null` means the same.
+pub(crate) const SYSTEM_ZONE: &str = "system";
+
+/// One configuration key.
+pub(crate) struct KeySpec {
+    /// Dotted name; the part before the first `.` is the nested section.
+    pub(crate) name: &'static str,
+    pub(crate) field: Field,
+    pub(crate) doc: &'static str,
+}
+
+/// The type of a key, its bounds and default, and where it lives in [`Config`].
+pub(crate) enum Field {
+    Bool {
+        default: bool,
+        get: fn(&Config) -> bool,
+        set: fn(&mut Config, bool),
+    },
+    /// An integer in `min..=max`.
+    Int {
+        min: u64,
+        max: u64,
+        default: u64,
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
+    },
+    /// A number of seconds in `min..=max`, fractions allowed (`2.5`).
+    Seconds {
+        min: u64,
+        max: u64,
+        default: u64,
+        get: fn(&Config) -> Duration,
+        set: fn(&mut Config, Duration),
+    },
+    /// An integer in `min..=max`, or none ([`UNBOUNDED`] / null), the default.
+    OptInt {
+        min: u64,
+        max: u64,
+        get: fn(&Config) -> Option<u64>,
+        set: fn(&mut Config, Option<u64>),
+    },
+    /// An IANA zone name, or none ([`SYSTEM_ZONE`] / null), the default.
+    Zone {
+        get: fn(&Config) -> Option<&str>,
+        set: fn(&mut Config, Option<String>),
+    },
+    /// A `PATH`: absolute directories separated by `:` (`job_env.rs`);
+    /// the default is the base environment's `DEFAULT_PATH`.
+    Path {
+        get: fn(&Config) -> &str,
+        set: fn(&mut Config, String),
+    },
+    /// A mapping of environment variables (`job_env.rs`); none by default.
+    Env {
+        get: fn(&Config) -> &Env,
+        set: fn(&mut Config, Env),
+    },
+    /// A text that `check` accepts (and puts in its canonical form), or none,
+    /// the default: null, an empty string, `false`, or the word `none`,
+    /// which is also what `get` prints for it. A `secret` value is never
+    /// repeated in a warning or a refusal.
+    Text {
+        none: &'static str,
+        secret: bool,
+        /// What the key accepts, as a fragment (`an IP address and port`).
+        accepts: &'static str,
+        check: fn(&str) -> Result<String, &'static str>,
+        get: fn(&Config) -> Option<&str>,
+        set: fn(&mut Config, Option<String>),
+    },
+}
+
+/// A value that passed validation for one key.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Setting {
+    Bool(bool),
+    Int(u64),
+    Seconds(Duration),
+    OptInt(Option<u64>),
+    /// A canonical zone name (`Europe/London`, never `europe/london`).
+    Zone(Option<String>),
+    Path(String),
+    Env(Env),
+    /// A text in its canonical form, and the word printed for none.
+    Text(Option<String>, &'static str),
+}
+
+impl KeySpec {
+    /// The nested section and the leaf: `("cron", "output_retention")`; None
+    /// for a top-level key such as `timezone`.
+    pub(crate) fn split(&self) -> Option<(&'static str, &'static str)> {
+        self.name.split_once('.')
+    }
+
+    pub(crate) fn default_setting(&self) -> Setting {
+        match self.field {
+            Field::Bool { default, .. } => Setting::Bool(default),
+            Field::Int { default, .. } => Setting::Int(default),
+            Field::Seconds { default, .. } => Setting::Seconds(Duration::from_secs(default)),
+            Field::OptInt { .. } => Setting::OptInt(None),
+            Field::Zone { .. } => Setting::Zone(None),
+            Field::Path { .. } => Setting::Path(DEFAULT_PATH.to_string()),
+            Field::Env { .. } => Setting::Env(Env::default()),
+            Field::Text { none, .. } => Setting::Text(None, none),
+        }
+    }
+
+    /// The value this key has in `config`.
+    pub(crate) fn current(&self, config: &Config) -> Setting {
+        match self.field {
+            Field::Bool { get, .. } => Setting::Bool(get(config)),
+            Field::Int { get, .. } => Setting::Int(get(config)),
+            Field::Seconds { get, .. } => Setting::Seconds(get(config)),
+            Field::OptInt { get, .. } => Setting::OptInt(get(config)),
+            Field::Zone { get, .. } => Setting::Zone(get(config).map(str::to_owned)),
+            Field::Path { get, .. } => Setting::Path(get(config).to_string()),
+            Field::Env { get, .. } => Setting::Env(get(config).clone()),
+            Field::Text { get, none, .. } => Setting::Text(get(config).map(str::to_owned), none),
+        }
+    }
+
+    /// Store a validated `setting`; one of another key's type is ignored.
+    pub(crate) fn apply(&self, config: &mut Config, setting: Setting) {
+        match (&self.field, setting) {
+            (Field::Bool { set, .. }, Setting::Bool(v)) => set(config, v),
+            (Field::Int { set, .. }, Setting::Int(v)) => set(config, v),
+            (Field::Seconds { set, .. }, Setting::Seconds(v)) => set(config, v),
+            (Field::OptInt { set, .. }, Setting::OptInt(v)) => set(config, v),
+            (Field::Zone { set, .. }, Setting::Zone(v)) => set(config, v),
+            (Field::Path { set, .. }, Setting::Path(v)) => set(config, v),
+            (Field::Env { set, .. }, Setting::Env(v)) => set(config, v),
+            (Field::Text { set, .. }, Setting::Text(v, _)) => set(config, v),
+            _ => {}
+        }
+    }
+
+    /// Whether `set` takes the value as text rather than as YAML (a
+    /// `cron.path` may hold `: ` or ` #`).
+    pub(crate) fn takes_text(&self) -> bool {
+        matches!(self.field, Field::Text { .. } | Field::Path { .. })
+    }
+
+    /// Whether the key's value must never be repeated (a token).
+    pub(crate) fn is_secret(&self) -> bool {
+        matches!(self.field, Field::Text { secret: true, .. })
+    }
+}
+
+/// A duration as a decimal number of seconds, shortest form: `30`, `2.5`,
+/// `0.001`; exact to the nanosecond, never in exponent form.
+pub(crate) fn seconds_text(d: Duration) -> String {
+    let (secs, nanos) = (d.as_secs(), d.subsec_nanos());
+    if nanos == 0 {
+        return secs.to_string();
+    }
+    let fraction = format!("{nanos:09}");
+    format!("{secs}.{}", fraction.trim_end_matches('0'))
+}
+
+/// Why a value was rejected, as a fragment that follows the value:
+/// `"abc"` + ` is not an integer`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rejection(pub(crate) &'static str);

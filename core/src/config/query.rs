@@ -8,8 +8,8 @@
 //! value (of a name such as `*TOKEN*` or `*KEY*`, or a URL with a password)
 //! shown as `<redacted>`; one variable is `cron.env.NAME`.
 
-use super::keys::{self, Setting};
-use super::model::ConfigError;
+use super::keys;
+use super::model::{ConfigError, Setting};
 use super::suggest::{near_misses, require};
 use super::validate::Validated;
 use crate::job::{REDACTED, is_secret};
@@ -43,7 +43,7 @@ const ALIGNED: usize = 40;
 /// Every key with its effective value and where it came from, as YAML-ish text.
 ///
 /// One line per key in table order, `key: value  # source`, columns aligned
-/// (a value longer than [`ALIGNED`] characters does not widen the column);
+/// (a value longer than `ALIGNED` characters does not widen the column);
 /// the source is `default`, `file`, `file (invalid, default used)` or, for
 /// `cron.env`, `file (invalid entries dropped)`. The unknown keys that look
 /// like a mistyped key of ours (those `load` warns about) follow as `#

@@ -28,8 +28,8 @@
 //! unknown key is refused as [`ConfigError::Invalid`], with the near misses as
 //! suggestions). Pure: no IO.
 
-use super::keys::{self, KeySpec};
-use super::model::ConfigError;
+use super::keys;
+use super::model::{ConfigError, KeySpec};
 
 /// The row for `name`, or the refusal naming it, the close keys and every key.
 pub(crate) fn require(name: &str) -> Result<&'static KeySpec, ConfigError> {

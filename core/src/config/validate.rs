@@ -20,13 +20,18 @@
 //! a bad entry is dropped with its own warning and the rest are used.
 //! Pure: no IO, never panics on any input.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::job_env::{self, EnvRead};
-use super::keys::{self, Field, KeySpec, Setting};
-use super::model::{Config, ConfigWarning, Loaded};
-use super::raw::{RawConfig, RawValue};
+use super::keys;
+use super::model::{
+    Config, ConfigWarning, Field, KeySpec, Loaded, Rejection, SYSTEM_ZONE, Setting, UNBOUNDED,
+};
+use super::raw::RawConfig;
 use super::suggest::{near_misses, unknown_key_warning};
+use super::value::Value;
+use crate::schedule::{ZoneOrigin, ZoneTable};
 
 /// Where a key's effective value came from; `show` prints it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,33 +67,27 @@ pub struct Validated {
     pub(crate) unknown: Vec<String>,
 }
 
-/// Why a value was rejected, as a fragment that follows the value:
-/// `"abc"` + ` is not an integer`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rejection(pub(crate) &'static str);
-
 /// The words read as booleans, compared ignoring ASCII case (Hermes's
 /// `config set` coercion; PyYAML reads the same words unquoted).
 const TRUE_WORDS: [&str; 3] = ["true", "yes", "on"];
 const FALSE_WORDS: [&str; 3] = ["false", "no", "off"];
 
-/// Judge `raw` for `key`.
-pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection> {
+/// Judge `raw` for `key`; zone names are read in `zones`.
+pub(crate) fn check(key: &KeySpec, raw: &Value, zones: &ZoneTable) -> Result<Setting, Rejection> {
     match key.field {
         Field::Bool { .. } => boolean(raw).map(Setting::Bool),
         Field::Int { min, max, .. } => integer(&numeric(raw), min, max).map(Setting::Int),
         Field::Seconds { min, max, .. } => seconds(&numeric(raw), min, max).map(Setting::Seconds),
         Field::OptInt { min, max, .. } => match raw {
-            RawValue::Null => Ok(Setting::OptInt(None)),
-            RawValue::Str(s) if s == keys::UNBOUNDED => Ok(Setting::OptInt(None)),
+            Value::Null => Ok(Setting::OptInt(None)),
+            Value::Str(s) if s == UNBOUNDED => Ok(Setting::OptInt(None)),
             _ => integer(&numeric(raw), min, max).map(|n| Setting::OptInt(Some(n))),
         },
         Field::Zone { .. } => match raw {
-            RawValue::Null => Ok(Setting::Zone(None)),
-            RawValue::Str(s) if s.trim().is_empty() || s == keys::SYSTEM_ZONE => {
-                Ok(Setting::Zone(None))
-            }
-            RawValue::Str(s) => crate::schedule::parse_zone(s)
+            Value::Null => Ok(Setting::Zone(None)),
+            Value::Str(s) if s.trim().is_empty() || s == SYSTEM_ZONE => Ok(Setting::Zone(None)),
+            Value::Str(s) => zones
+                .parse(s)
                 .map(|zone| Setting::Zone(Some(zone.name().to_string())))
                 .map_err(|_| Rejection("is not a known IANA time zone")),
             _ => Err(Rejection("is not a time zone name")),
@@ -100,12 +99,12 @@ pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection>
             _ => Err(Rejection("has entries that are not valid")),
         },
         Field::Text { none, check, .. } => match raw {
-            RawValue::Null | RawValue::Bool(false) => Ok(Setting::Text(None, none)),
-            RawValue::Str(s) if s.trim().is_empty() || s == none => Ok(Setting::Text(None, none)),
-            RawValue::Str(s) => check(s)
+            Value::Null | Value::Bool(false) => Ok(Setting::Text(None, none)),
+            Value::Str(s) if s.trim().is_empty() || s == none => Ok(Setting::Text(None, none)),
+            Value::Str(s) => check(s)
                 .map(|text| Setting::Text(Some(text), none))
                 .map_err(Rejection),
-            RawValue::Int(n) => check(&n.to_string())
+            Value::Int(n) => check(&n.to_string())
                 .map(|text| Setting::Text(Some(text), none))
                 .map_err(Rejection),
             _ => Err(Rejection("is not a text")),
@@ -114,7 +113,7 @@ pub(crate) fn check(key: &KeySpec, raw: &RawValue) -> Result<Setting, Rejection>
 }
 
 /// How a rejected value is named in a message: a secret's never is.
-fn shown(key: &KeySpec, raw: &RawValue) -> String {
+fn shown(key: &KeySpec, raw: &Value) -> String {
     if key.is_secret() {
         "the value given".to_string()
     } else {
@@ -123,12 +122,12 @@ fn shown(key: &KeySpec, raw: &RawValue) -> String {
 }
 
 /// A YAML boolean, or one of the boolean words as a string.
-fn boolean(raw: &RawValue) -> Result<bool, Rejection> {
+fn boolean(raw: &Value) -> Result<bool, Rejection> {
     let word = |words: &[&str], s: &str| words.iter().any(|w| w.eq_ignore_ascii_case(s));
     match raw {
-        RawValue::Bool(b) => Ok(*b),
-        RawValue::Str(s) if word(&TRUE_WORDS, s) => Ok(true),
-        RawValue::Str(s) if word(&FALSE_WORDS, s) => Ok(false),
+        Value::Bool(b) => Ok(*b),
+        Value::Str(s) if word(&TRUE_WORDS, s) => Ok(true),
+        Value::Str(s) if word(&FALSE_WORDS, s) => Ok(false),
         _ => Err(Rejection("is not a boolean")),
     }
 }
@@ -136,8 +135,8 @@ fn boolean(raw: &RawValue) -> Result<bool, Rejection> {
 /// A numeric string read as the number it spells (`'20'`, `'2.5'`, `'-3'`,
 /// `'.5'`): an optional sign, ASCII digits and at most one dot, with at
 /// least one digit. Anything else is returned as it is.
-fn numeric(raw: &RawValue) -> RawValue {
-    let RawValue::Str(s) = raw else {
+fn numeric(raw: &Value) -> Value {
+    let Value::Str(s) = raw else {
         return raw.clone();
     };
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
@@ -149,24 +148,23 @@ fn numeric(raw: &RawValue) -> RawValue {
     if dots == 0
         && let Ok(n) = s.parse::<i128>()
     {
-        return RawValue::Int(n);
+        return Value::Int(n);
     }
     // Digits and one dot (or an integer too long for an i128) always parse.
-    s.parse::<f64>()
-        .map_or_else(|_| raw.clone(), RawValue::Float)
+    s.parse::<f64>().map_or_else(|_| raw.clone(), Value::Float)
 }
 
 /// A whole number in `min..=max`; integral floats count, within range.
-fn integer(raw: &RawValue, min: u64, max: u64) -> Result<u64, Rejection> {
+fn integer(raw: &Value, min: u64, max: u64) -> Result<u64, Rejection> {
     let n: i128 = match raw {
-        RawValue::Int(n) => *n,
-        RawValue::Float(x) if x.is_nan() => return Err(Rejection("is not a number")),
-        RawValue::Float(x) if x.is_infinite() => return Err(Rejection("is infinite")),
-        RawValue::Float(x) if x.fract() != 0.0 => {
+        Value::Int(n) => *n,
+        Value::Float(x) if x.is_nan() => return Err(Rejection("is not a number")),
+        Value::Float(x) if x.is_infinite() => return Err(Rejection("is infinite")),
+        Value::Float(x) if x.fract() != 0.0 => {
             return Err(Rejection("is not a whole number"));
         }
         // Finite and integral; `as` saturates, and anything saturated is out of range.
-        RawValue::Float(x) => *x as i128,
+        Value::Float(x) => *x as i128,
         _ => return Err(Rejection("is not an integer")),
     };
     if n < i128::from(min) || n > i128::from(max) {
@@ -176,13 +174,13 @@ fn integer(raw: &RawValue, min: u64, max: u64) -> Result<u64, Rejection> {
 }
 
 /// A number of seconds in `min..=max`, to the nanosecond.
-fn seconds(raw: &RawValue, min: u64, max: u64) -> Result<Duration, Rejection> {
+fn seconds(raw: &Value, min: u64, max: u64) -> Result<Duration, Rejection> {
     let x: f64 = match raw {
         // Anything beyond an f64's exact integers is far out of range anyway.
-        RawValue::Int(n) => *n as f64,
-        RawValue::Float(x) if x.is_nan() => return Err(Rejection("is not a number")),
-        RawValue::Float(x) if x.is_infinite() => return Err(Rejection("is infinite")),
-        RawValue::Float(x) => *x,
+        Value::Int(n) => *n as f64,
+        Value::Float(x) if x.is_nan() => return Err(Rejection("is not a number")),
+        Value::Float(x) if x.is_infinite() => return Err(Rejection("is infinite")),
+        Value::Float(x) => *x,
         _ => return Err(Rejection("is not a number")),
     };
     if !(min as f64..=max as f64).contains(&x) {
@@ -192,51 +190,48 @@ fn seconds(raw: &RawValue, min: u64, max: u64) -> Result<Duration, Rejection> {
     Ok(Duration::from_nanos((x * 1e9).round() as u64))
 }
 
-/// The load-time warning for a rejected value.
-pub(crate) fn warning(key: &KeySpec, raw: &RawValue, why: &Rejection) -> ConfigWarning {
+/// A warning about `key`: `what`, after the prefix every key warning has.
+fn warn(key: &str, what: impl fmt::Display) -> ConfigWarning {
     ConfigWarning {
-        key: key.name.to_string(),
-        message: format!(
-            "config key `{}`: {} {}; expected {}; using the default {}",
-            key.name,
-            shown(key, raw),
-            why.0,
-            key.accepted(),
-            key.default_setting().render()
-        ),
+        key: key.to_string(),
+        message: format!("config key `{key}`: {what}"),
     }
 }
 
-/// The `set` refusal for a rejected value; `text` is what the user typed.
-pub(crate) fn refusal(key: &KeySpec, text: &str, raw: &RawValue, why: &Rejection) -> String {
-    if key.is_secret() {
-        return format!(
-            "cannot set `{}`: the value given {}; expected {}",
-            key.name,
-            why.0,
-            key.accepted()
-        );
-    }
-    format!(
-        "cannot set `{}` to `{text}`: {raw} {}; expected {}",
+/// The load-time warning for a rejected value.
+pub(crate) fn warning(key: &KeySpec, raw: &Value, why: &Rejection) -> ConfigWarning {
+    let (shown, why, accepted) = (shown(key, raw), why.0, key.accepted());
+    let default = key.default_setting().render();
+    warn(
         key.name,
-        why.0,
-        key.accepted()
+        format_args!("{shown} {why}; expected {accepted}; using the default {default}"),
     )
 }
 
+/// The `set` refusal for a rejected value; `text` is what the user typed (a
+/// secret's is not repeated).
+pub(crate) fn refusal(key: &KeySpec, text: &str, raw: &Value, why: &Rejection) -> String {
+    let to = if key.is_secret() {
+        String::new()
+    } else {
+        format!(" to `{text}`")
+    };
+    let (name, shown, why, accepted) = (key.name, shown(key, raw), why.0, key.accepted());
+    format!("cannot set `{name}`{to}: {shown} {why}; expected {accepted}")
+}
+
 /// Lenient validation of a whole document: never fails.
-pub(crate) fn validate(raw: &RawConfig) -> Validated {
+pub(crate) fn validate(raw: &RawConfig, zones: &ZoneTable) -> Validated {
     let mut config = Config::default();
     let mut warnings = Vec::new();
     for (section, value) in &raw.bad_sections {
-        warnings.push(ConfigWarning {
-            key: section.clone(),
-            message: format!(
-                "config key `{section}`: {value} is not a mapping; expected a mapping of \
-                 {section}.* keys; using the defaults for keys not given in dotted form"
+        warnings.push(warn(
+            section,
+            format_args!(
+                "{value} is not a mapping; expected a mapping of {section}.* keys; using the \
+                 defaults for keys not given in dotted form"
             ),
-        });
+        ));
     }
     let mut sources = Vec::with_capacity(keys::KEYS.len());
     for key in keys::KEYS {
@@ -245,10 +240,7 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
             Some(value) if matches!(key.field, Field::Env { .. }) => {
                 match job_env::check_env(value) {
                     Ok(EnvRead { env, dropped }) => {
-                        warnings.extend(dropped.iter().map(|d| ConfigWarning {
-                            key: key.name.to_string(),
-                            message: format!("config key `{}`: {d}", key.name),
-                        }));
+                        warnings.extend(dropped.iter().map(|d| warn(key.name, d)));
                         key.apply(&mut config, Setting::Env(env));
                         if dropped.is_empty() {
                             Source::File
@@ -262,9 +254,9 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
                     }
                 }
             }
-            Some(value) => match check(key, value) {
+            Some(value) => match check(key, value, zones) {
                 Ok(setting) => {
-                    warnings.extend(hermes_disagrees(key, value, &setting));
+                    warnings.extend(hermes_disagrees(key, value, &setting, zones));
                     key.apply(&mut config, setting);
                     Source::File
                 }
@@ -303,73 +295,87 @@ pub(crate) fn validate(raw: &RawConfig) -> Validated {
 /// lookup is exact), or a POSIX TZ string (Hermes reads zone names only).
 /// Hermes falls back to the server's zone then. The value is used; the
 /// warning says how to write it so both agree.
-fn hermes_disagrees(key: &KeySpec, raw: &RawValue, setting: &Setting) -> Option<ConfigWarning> {
-    let (RawValue::Str(written), Setting::Zone(Some(canonical))) = (raw, setting) else {
+fn hermes_disagrees(
+    key: &KeySpec,
+    raw: &Value,
+    setting: &Setting,
+    zones: &ZoneTable,
+) -> Option<ConfigWarning> {
+    let (Value::Str(written), Setting::Zone(Some(canonical))) = (raw, setting) else {
         return None;
     };
-    let posix = crate::schedule::parse_zone(canonical)
-        .is_ok_and(|zone| zone.origin() == crate::schedule::ZoneOrigin::Posix);
+    let posix = zones
+        .parse(canonical)
+        .is_ok_and(|z| z.origin() == ZoneOrigin::Posix);
     let message = if posix {
         format!(
-            "config key `{}`: {raw} is a POSIX TZ string: hermes-cron uses it, but Hermes \
-             reads zone names only and would use the server's zone; write an IANA name such \
-             as Europe/Berlin so both agree",
-            key.name
+            "{raw} is a POSIX TZ string: hermes-cron uses it, but Hermes reads zone names only \
+             and would use the server's zone; write an IANA name such as Europe/Berlin so both \
+             agree"
         )
     } else if written.trim() != canonical.as_str() {
         format!(
-            "config key `{}`: {raw} is read as {canonical}, but Hermes matches zone names \
-             exactly and would ignore it; write `{canonical}` (`hermes-cron config set {} \
-             {canonical}` does)",
-            key.name, key.name
+            "{raw} is read as {canonical}, but Hermes matches zone names exactly and would \
+             ignore it; write `{canonical}` (`hermes-cron config set {} {canonical}` does)",
+            key.name
         )
     } else {
         return None;
     };
-    Some(ConfigWarning {
-        key: key.name.to_string(),
-        message,
-    })
+    Some(warn(key.name, message))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    // The rules as judged with the compiled-in zones (no host database).
+    fn check(key: &KeySpec, raw: &Value) -> Result<Setting, Rejection> {
+        super::check(key, raw, &ZoneTable::compiled_in_only())
+    }
+
+    fn hermes_disagrees(key: &KeySpec, raw: &Value, setting: &Setting) -> Option<ConfigWarning> {
+        super::hermes_disagrees(key, raw, setting, &ZoneTable::compiled_in_only())
+    }
+
+    fn validate(raw: &RawConfig) -> Validated {
+        super::validate(raw, &ZoneTable::compiled_in_only())
+    }
+
     fn key(name: &str) -> &'static KeySpec {
         keys::find(name).unwrap()
     }
 
-    fn strikes(raw: RawValue) -> Result<Setting, Rejection> {
+    fn strikes(raw: Value) -> Result<Setting, Rejection> {
         check(key("gateway.loop_watchdog_max_strikes"), &raw)
     }
 
-    fn text(s: &str) -> RawValue {
-        RawValue::Str(s.into())
+    fn text(s: &str) -> Value {
+        Value::Str(s.into())
     }
 
     #[test]
     fn integers_accept_whole_numbers_in_range_only() {
-        assert_eq!(strikes(RawValue::Int(5)), Ok(Setting::Int(5)));
-        assert_eq!(strikes(RawValue::Float(30.0)), Ok(Setting::Int(30)));
-        assert_eq!(strikes(RawValue::Int(1)), Ok(Setting::Int(1)));
-        assert_eq!(strikes(RawValue::Int(1000)), Ok(Setting::Int(1000)));
+        assert_eq!(strikes(Value::Int(5)), Ok(Setting::Int(5)));
+        assert_eq!(strikes(Value::Float(30.0)), Ok(Setting::Int(30)));
+        assert_eq!(strikes(Value::Int(1)), Ok(Setting::Int(1)));
+        assert_eq!(strikes(Value::Int(1000)), Ok(Setting::Int(1000)));
         for bad in [
-            RawValue::Int(0),
-            RawValue::Int(1001),
-            RawValue::Int(-1),
-            RawValue::Int(i128::MAX),
-            RawValue::Float(2.5),
-            RawValue::Float(f64::NAN),
-            RawValue::Float(f64::INFINITY),
-            RawValue::Float(f64::NEG_INFINITY),
-            RawValue::Float(1e300),
-            RawValue::Float(-1e300),
-            RawValue::Null,
-            RawValue::Bool(true),
-            RawValue::Seq(Vec::new()),
-            RawValue::Map(Vec::new()),
-            RawValue::Tagged("!x".into()),
+            Value::Int(0),
+            Value::Int(1001),
+            Value::Int(-1),
+            Value::Int(i128::MAX),
+            Value::Float(2.5),
+            Value::Float(f64::NAN),
+            Value::Float(f64::INFINITY),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Float(1e300),
+            Value::Float(-1e300),
+            Value::Null,
+            Value::Bool(true),
+            Value::Seq(Vec::new()),
+            Value::Map(Vec::new()),
+            Value::Tagged("!x".into(), Box::new(Value::Null)),
         ] {
             assert!(strikes(bad.clone()).is_err(), "{bad:?} accepted");
         }
@@ -413,54 +419,54 @@ mod tests {
     fn probe_seconds_take_fractions_in_range() {
         let timeout = key("gateway.loop_watchdog_probe_timeout_s");
         let ms = |n| Ok(Setting::Seconds(Duration::from_millis(n)));
-        assert_eq!(check(timeout, &RawValue::Float(2.5)), ms(2500));
+        assert_eq!(check(timeout, &Value::Float(2.5)), ms(2500));
         assert_eq!(check(timeout, &text("2.5")), ms(2500));
-        assert_eq!(check(timeout, &RawValue::Int(10)), ms(10_000));
+        assert_eq!(check(timeout, &Value::Int(10)), ms(10_000));
         assert_eq!(check(timeout, &text("20")), ms(20_000));
-        assert_eq!(check(timeout, &RawValue::Float(1.0)), ms(1000));
-        assert_eq!(check(timeout, &RawValue::Int(600)), ms(600_000));
+        assert_eq!(check(timeout, &Value::Float(1.0)), ms(1000));
+        assert_eq!(check(timeout, &Value::Int(600)), ms(600_000));
         assert_eq!(
-            check(timeout, &RawValue::Float(2.3)),
+            check(timeout, &Value::Float(2.3)),
             Ok(Setting::Seconds(Duration::from_nanos(2_300_000_000)))
         );
         for (bad, why) in [
-            (RawValue::Float(0.999), "is out of range"),
-            (RawValue::Float(600.001), "is out of range"),
-            (RawValue::Int(0), "is out of range"),
-            (RawValue::Float(-1e300), "is out of range"),
-            (RawValue::Int(i128::MAX), "is out of range"),
-            (RawValue::Float(f64::NAN), "is not a number"),
-            (RawValue::Float(f64::INFINITY), "is infinite"),
+            (Value::Float(0.999), "is out of range"),
+            (Value::Float(600.001), "is out of range"),
+            (Value::Int(0), "is out of range"),
+            (Value::Float(-1e300), "is out of range"),
+            (Value::Int(i128::MAX), "is out of range"),
+            (Value::Float(f64::NAN), "is not a number"),
+            (Value::Float(f64::INFINITY), "is infinite"),
             (text(".inf"), "is not a number"),
             (text("nan"), "is not a number"),
             (text("ten"), "is not a number"),
-            (RawValue::Bool(true), "is not a number"),
-            (RawValue::Null, "is not a number"),
+            (Value::Bool(true), "is not a number"),
+            (Value::Null, "is not a number"),
         ] {
             assert_eq!(check(timeout, &bad), Err(Rejection(why)), "{bad:?}");
         }
         let interval = key("gateway.loop_watchdog_probe_interval_s");
-        assert_eq!(check(interval, &RawValue::Int(3600)), ms(3_600_000));
-        assert!(check(interval, &RawValue::Float(3600.5)).is_err());
+        assert_eq!(check(interval, &Value::Int(3600)), ms(3_600_000));
+        assert!(check(interval, &Value::Float(3600.5)).is_err());
     }
 
     #[test]
     fn optional_integer_takes_null_and_unbounded() {
         let jobs = key("cron.max_parallel_jobs");
-        assert_eq!(check(jobs, &RawValue::Null), Ok(Setting::OptInt(None)));
+        assert_eq!(check(jobs, &Value::Null), Ok(Setting::OptInt(None)));
         assert_eq!(check(jobs, &text("unbounded")), Ok(Setting::OptInt(None)));
-        assert_eq!(check(jobs, &RawValue::Int(4)), Ok(Setting::OptInt(Some(4))));
+        assert_eq!(check(jobs, &Value::Int(4)), Ok(Setting::OptInt(Some(4))));
         assert_eq!(check(jobs, &text("4")), Ok(Setting::OptInt(Some(4))));
-        assert!(check(jobs, &RawValue::Int(0)).is_err());
-        assert!(check(jobs, &RawValue::Int(100_001)).is_err());
+        assert!(check(jobs, &Value::Int(0)).is_err());
+        assert!(check(jobs, &Value::Int(100_001)).is_err());
     }
 
     #[test]
     fn booleans_take_hermes_words_in_any_case() {
         for name in ["gateway.loop_watchdog", "cron.require_restart_safe_scope"] {
             let k = key(name);
-            assert_eq!(check(k, &RawValue::Bool(false)), Ok(Setting::Bool(false)));
-            assert_eq!(check(k, &RawValue::Bool(true)), Ok(Setting::Bool(true)));
+            assert_eq!(check(k, &Value::Bool(false)), Ok(Setting::Bool(false)));
+            assert_eq!(check(k, &Value::Bool(true)), Ok(Setting::Bool(true)));
             for word in ["true", "yes", "on", "True", "YES", "On", "oN"] {
                 assert_eq!(check(k, &text(word)), Ok(Setting::Bool(true)), "{word}");
             }
@@ -470,7 +476,7 @@ mod tests {
             for bad in ["y", "n", "1", "0", "", " off", "enabled", "t"] {
                 assert!(check(k, &text(bad)).is_err(), "{bad:?}");
             }
-            for bad in [RawValue::Int(1), RawValue::Int(0), RawValue::Null] {
+            for bad in [Value::Int(1), Value::Int(0), Value::Null] {
                 assert!(check(k, &bad).is_err(), "{bad:?}");
             }
         }
@@ -484,7 +490,7 @@ mod tests {
         assert_eq!(check(tz, &text("europe/london")), zone("Europe/London"));
         assert_eq!(check(tz, &text(" UTC ")), zone("UTC"));
         assert_eq!(check(tz, &text("utc")), zone("UTC"));
-        for none in [RawValue::Null, text("system"), text(""), text("  ")] {
+        for none in [Value::Null, text("system"), text(""), text("  ")] {
             assert_eq!(check(tz, &none), Ok(Setting::Zone(None)), "{none:?}");
         }
         // What `--tz` takes: a `:` before a name, a POSIX TZ string.
@@ -494,7 +500,7 @@ mod tests {
         for bad in ["Mars/Olympus", "europe/pariss", "CET-1CEST,M99"] {
             assert!(check(tz, &text(bad)).is_err(), "{bad}");
         }
-        assert!(check(tz, &RawValue::Int(1)).is_err());
+        assert!(check(tz, &Value::Int(1)).is_err());
     }
 
     #[test]
@@ -532,14 +538,14 @@ mod tests {
     fn listen_addresses_are_canonical_and_off_is_none() {
         let k = key("gateway.http_listen");
         let some = |t: &str| Ok(Setting::Text(Some(t.into()), "off"));
-        assert_eq!(check(k, &RawValue::Int(9464)), some("127.0.0.1:9464"));
+        assert_eq!(check(k, &Value::Int(9464)), some("127.0.0.1:9464"));
         assert_eq!(check(k, &text("localhost:80")), some("127.0.0.1:80"));
         assert_eq!(check(k, &text("[::1]:80")), some("[::1]:80"));
-        for off in [RawValue::Null, RawValue::Bool(false), text("off"), text("")] {
+        for off in [Value::Null, Value::Bool(false), text("off"), text("")] {
             assert_eq!(check(k, &off), Ok(Setting::Text(None, "off")), "{off}");
         }
         assert!(check(k, &text("example.com:80")).is_err());
-        assert!(check(k, &RawValue::Bool(true)).is_err());
+        assert!(check(k, &Value::Bool(true)).is_err());
     }
 
     #[test]
@@ -558,7 +564,7 @@ mod tests {
     #[test]
     fn warning_names_key_value_range_and_default() {
         let k = key("gateway.loop_watchdog_probe_interval_s");
-        let raw = RawValue::Float(f64::INFINITY);
+        let raw = Value::Float(f64::INFINITY);
         let why = check(k, &raw).unwrap_err();
         let w = warning(k, &raw, &why);
         assert_eq!(w.key, "gateway.loop_watchdog_probe_interval_s");

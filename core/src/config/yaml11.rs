@@ -19,78 +19,56 @@
 //! The table in the tests was checked against PyYAML 6.0.3 (the version
 //! Hermes 0.19.0 pins); a test re-checks it when a Python with PyYAML is at hand.
 
-use std::time::Duration;
+use super::model::{Setting, seconds_text};
+use super::value::Value;
 
-use super::keys::{Setting, seconds_text};
-
-/// One scalar as `set` writes it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Scalar {
-    Bool(bool),
-    Int(i64),
-    /// A decimal number with a dot, e.g. `2.5`.
-    Float(String),
-    Null,
-    /// A string written as it is.
-    Plain(String),
-    /// A string between `'`, written with `''` for each `'`.
-    SingleQuoted(String),
-    /// A string between `"`, escaped.
-    DoubleQuoted(String),
-}
-
-impl Scalar {
-    /// How `setting` is written; None for a mapping (`cron.env`), which is
-    /// not one scalar.
-    pub(crate) fn of(setting: &Setting) -> Option<Scalar> {
-        Some(match setting {
-            Setting::Bool(b) => Scalar::Bool(*b),
-            Setting::Int(n) | Setting::OptInt(Some(n)) => int(*n),
-            Setting::Seconds(d) => seconds(*d),
-            Setting::OptInt(None) | Setting::Zone(None) | Setting::Text(None, _) => Scalar::Null,
-            Setting::Zone(Some(zone)) | Setting::Text(Some(zone), _) | Setting::Path(zone) => {
-                Scalar::string(zone)
-            }
-            Setting::Env(_) => return None,
-        })
-    }
-
-    /// How the string `s` is written.
-    pub(crate) fn string(s: &str) -> Scalar {
-        if plain_is_string(s) {
-            Scalar::Plain(s.to_string())
-        } else if s.chars().all(single_quotable) {
-            Scalar::SingleQuoted(s.to_string())
-        } else {
-            Scalar::DoubleQuoted(s.to_string())
+/// How `setting` is written; None for a mapping (`cron.env`), which is not
+/// one scalar. Each validated integer is far below `i64::MAX`.
+pub(crate) fn written(setting: &Setting) -> Option<Value> {
+    Some(match setting {
+        Setting::Bool(b) => Value::Bool(*b),
+        Setting::Int(n) | Setting::OptInt(Some(n)) => Value::Int(i128::from(*n)),
+        Setting::Seconds(d) if d.subsec_nanos() == 0 => Value::Int(i128::from(d.as_secs())),
+        // The decimal `get` prints, which an f64 holds exactly enough to
+        // print back the same.
+        Setting::Seconds(d) => Value::Float(seconds_text(*d).parse().unwrap_or(f64::NAN)),
+        Setting::OptInt(None) | Setting::Zone(None) | Setting::Text(None, _) => Value::Null,
+        Setting::Zone(Some(text)) | Setting::Text(Some(text), _) | Setting::Path(text) => {
+            Value::Str(text.clone())
         }
-    }
-
-    /// The exact text written for this scalar (yaml-edit writes it; tests
-    /// check the two agree); also how `get` shows a `cron.env` value.
-    pub(crate) fn text(&self) -> String {
-        match self {
-            Scalar::Bool(b) => b.to_string(),
-            Scalar::Int(n) => n.to_string(),
-            Scalar::Float(text) | Scalar::Plain(text) => text.clone(),
-            Scalar::Null => "null".to_string(),
-            Scalar::SingleQuoted(s) => format!("'{}'", s.replace('\'', "''")),
-            Scalar::DoubleQuoted(s) => double_quoted(s),
-        }
-    }
+        Setting::Env(_) => return None,
+    })
 }
 
-/// Every validated integer is far below `i64::MAX`; saturate regardless.
-fn int(n: u64) -> Scalar {
-    Scalar::Int(i64::try_from(n).unwrap_or(i64::MAX))
+/// How a string is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Quoting {
+    /// As it is.
+    Plain,
+    /// Between `'`, with `''` for each `'`.
+    Single,
+    /// Between `"`, escaped.
+    Double,
 }
 
-/// Whole seconds as an integer (`30`), else a decimal (`2.5`).
-fn seconds(d: Duration) -> Scalar {
-    if d.subsec_nanos() == 0 {
-        int(d.as_secs())
+/// How the string `s` is written.
+pub(crate) fn quoting(s: &str) -> Quoting {
+    if plain_is_string(s) {
+        Quoting::Plain
+    } else if s.chars().all(single_quotable) {
+        Quoting::Single
     } else {
-        Scalar::Float(seconds_text(d))
+        Quoting::Double
+    }
+}
+
+/// The exact text written for the string `s` (yaml-edit writes it; tests
+/// check the two agree); also how `get` shows a `cron.env` value.
+pub(crate) fn string_text(s: &str) -> String {
+    match quoting(s) {
+        Quoting::Plain => s.to_string(),
+        Quoting::Single => format!("'{}'", s.replace('\'', "''")),
+        Quoting::Double => double_quoted(s),
     }
 }
 
@@ -250,7 +228,7 @@ pub(crate) mod tests {
     #[test]
     fn strings_are_quoted_where_a_yaml_1_1_reader_would_read_another_type() {
         for (string, written, _) in TABLE {
-            assert_eq!(Scalar::string(string).text(), *written, "{string:?}");
+            assert_eq!(string_text(string), *written, "{string:?}");
         }
     }
 
@@ -258,33 +236,39 @@ pub(crate) mod tests {
     fn every_zone_name_is_written_plain() {
         for zone in chrono_tz::TZ_VARIANTS {
             let name = zone.name();
-            assert_eq!(Scalar::string(name), Scalar::Plain(name.into()), "{name}");
+            assert_eq!(quoting(name), Quoting::Plain, "{name}");
         }
     }
 
     #[test]
     fn settings_are_written_typed() {
-        let text = |setting: Setting| Scalar::of(&setting).unwrap().text();
-        assert_eq!(text(Setting::Bool(false)), "false");
-        assert_eq!(text(Setting::Int(8_388_608)), "8388608");
-        assert_eq!(text(Setting::OptInt(Some(4))), "4");
-        assert_eq!(text(Setting::OptInt(None)), "null");
-        assert_eq!(text(Setting::Zone(None)), "null");
+        use std::time::Duration;
+        let value = |setting: Setting| written(&setting).unwrap();
+        assert_eq!(value(Setting::Bool(false)), Value::Bool(false));
+        assert_eq!(value(Setting::Int(8_388_608)), Value::Int(8_388_608));
+        assert_eq!(value(Setting::OptInt(Some(4))), Value::Int(4));
+        assert_eq!(value(Setting::OptInt(None)), Value::Null);
+        assert_eq!(value(Setting::Zone(None)), Value::Null);
         assert_eq!(
-            text(Setting::Zone(Some("Europe/London".into()))),
-            "Europe/London"
-        );
-        assert_eq!(text(Setting::Seconds(Duration::from_secs(30))), "30");
-        assert_eq!(text(Setting::Seconds(Duration::from_millis(2500))), "2.5");
-        assert_eq!(
-            text(Setting::Seconds(Duration::from_nanos(3_599_999_999_999))),
-            "3599.999999999"
+            value(Setting::Zone(Some("Europe/London".into()))),
+            Value::Str("Europe/London".into())
         );
         assert_eq!(
-            text(Setting::Path("/usr/local/bin:/usr/bin:/bin".into())),
-            "'/usr/local/bin:/usr/bin:/bin'"
+            value(Setting::Seconds(Duration::from_secs(30))),
+            Value::Int(30)
         );
-        assert_eq!(Scalar::of(&Setting::Env(Default::default())), None);
+        assert_eq!(
+            value(Setting::Seconds(Duration::from_millis(2500))),
+            Value::Float(2.5)
+        );
+        assert_eq!(
+            value(Setting::Seconds(Duration::from_nanos(3_599_999_999_999))),
+            Value::Float(3599.999999999)
+        );
+        let path = "/usr/local/bin:/usr/bin:/bin";
+        assert_eq!(value(Setting::Path(path.into())), Value::Str(path.into()));
+        assert_eq!(string_text(path), "'/usr/local/bin:/usr/bin:/bin'");
+        assert_eq!(written(&Setting::Env(Default::default())), None);
     }
 
     /// Re-checks [`TABLE`] against a real PyYAML when one is at hand (see
@@ -297,10 +281,10 @@ pub(crate) mod tests {
         };
         let mut cases: Vec<(String, String)> = TABLE
             .iter()
-            .map(|(string, _, _)| (string.to_string(), Scalar::string(string).text()))
+            .map(|(string, _, _)| (string.to_string(), string_text(string)))
             .collect();
         for zone in chrono_tz::TZ_VARIANTS {
-            cases.push((zone.name().to_string(), Scalar::string(zone.name()).text()));
+            cases.push((zone.name().to_string(), string_text(zone.name())));
         }
         for n in ["30", "2.5", "0.001", "3599.999999999"] {
             cases.push((format!("float:{n}"), n.to_string()));

@@ -3,6 +3,10 @@
 //! user name), so that a browser can open the page after its login prompt.
 //! Compared in time that does not depend on where the first difference is.
 
+use base64::Engine;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+
 /// Whether the `Authorization` header value `header` carries `token`.
 pub fn authorized(header: Option<&str>, token: &str) -> bool {
     let Some(header) = header.map(str::trim) else {
@@ -14,7 +18,7 @@ pub fn authorized(header: Option<&str>, token: &str) -> bool {
         return same(credentials.as_bytes(), token.as_bytes());
     }
     if scheme.eq_ignore_ascii_case("basic") {
-        let Some(decoded) = base64_decode(credentials) else {
+        let Ok(decoded) = BASE64.decode(credentials) else {
             return false;
         };
         let password = match decoded.iter().position(|b| *b == b':') {
@@ -34,33 +38,15 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Standard base64 (RFC 4648 section 4), padding optional; None if malformed.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let body = text.trim_end_matches('=');
-    if text.len() - body.len() > 2 || body.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    for chunk in body.as_bytes().chunks(4) {
-        let mut acc = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            acc |= value(*c)? << (18 - 6 * i);
-        }
-        let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
-}
+/// Standard base64 (RFC 4648 section 4) with its padding optional, as the
+/// hand-made clients of Basic auth send it; bits beyond the last byte are
+/// ignored, not refused.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
 
 #[cfg(test)]
 mod tests {
@@ -102,11 +88,14 @@ mod tests {
 
     #[test]
     fn base64_decodes_with_and_without_padding() {
-        assert_eq!(base64_decode("bWU6eA==").unwrap(), b"me:x");
-        assert_eq!(base64_decode("bWU6eA").unwrap(), b"me:x");
-        assert_eq!(base64_decode("YWJj").unwrap(), b"abc");
-        assert_eq!(base64_decode("").unwrap(), b"");
-        assert!(base64_decode("a").is_none());
-        assert!(base64_decode("YW=J").is_none());
+        assert_eq!(BASE64.decode("bWU6eA==").unwrap(), b"me:x");
+        assert_eq!(BASE64.decode("bWU6eA").unwrap(), b"me:x");
+        assert_eq!(BASE64.decode("bWU6eA=").unwrap(), b"me:x");
+        assert_eq!(BASE64.decode("bWU6eB").unwrap(), b"me:x");
+        assert_eq!(BASE64.decode("YWJj").unwrap(), b"abc");
+        assert_eq!(BASE64.decode("").unwrap(), b"");
+        for bad in ["a", "YW=J", "YWJj==", "bWU6eA===", "bWU6 eA=="] {
+            assert!(BASE64.decode(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -54,11 +54,12 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
     "gateway.http_listen is {addr}, which other machines can reach, but no token is set: \
      set gateway.http_token (16 or more characters, e.g. `hermes-cron config set \
      gateway.http_token \"$(head -c 24 /dev/urandom | base64)\"`) or gateway.http_token_file, \
-     or listen on a loopback address such as 127.0.0.1:{port}"
+     or listen on a loopback address such as 127.0.0.1:{}",
+    addr.port()
 )]
 pub struct TokenRequired {
+    /// The address asked for.
     pub addr: SocketAddr,
-    pub port: u16,
 }
 
 /// The rule: a non-loopback address serves only with a token.
@@ -66,10 +67,7 @@ pub fn require_token(addr: &SocketAddr, has_token: bool) -> Result<(), TokenRequ
     if has_token || is_loopback(addr) {
         Ok(())
     } else {
-        Err(TokenRequired {
-            addr: *addr,
-            port: addr.port(),
-        })
+        Err(TokenRequired { addr: *addr })
     }
 }
 

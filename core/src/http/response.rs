@@ -10,14 +10,18 @@ pub const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; im
 /// A response to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
+    /// The status code.
     pub status: u16,
+    /// The `Content-Type`.
     pub content_type: &'static str,
+    /// The body (left out of a HEAD response).
     pub body: Vec<u8>,
     /// Headers beyond the ones every response has.
     pub headers: Vec<(&'static str, String)>,
 }
 
 impl Response {
+    /// A response with no extra headers.
     pub fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Response {
         Response {
             status,
@@ -36,6 +40,7 @@ impl Response {
         Response::new(status, "text/plain; charset=utf-8", body)
     }
 
+    /// The response with one more header.
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self

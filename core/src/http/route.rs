@@ -11,6 +11,7 @@ pub enum Route {
     Metrics,
     /// `/healthz`: 200 or 503 with the `status --json` body.
     Healthz,
+    /// Any other path: 404.
     NotFound,
     /// A method other than GET or HEAD.
     MethodNotAllowed,

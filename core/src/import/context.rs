@@ -1,9 +1,9 @@
 //! [`ImportContext`]: what the caller knows besides the file's text: the
-//! clock and zone, the jobs already defined, where the file and the homes
+//! clock, the zone and the zone table, the jobs already defined, where the file and the homes
 //! are, and a way to ask whether a file exists. The importer stays pure: the
 //! caller reads the store and the filesystem, or passes a probe that does.
 
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 use std::fmt;
 use std::path::Path;
 
@@ -29,6 +29,8 @@ pub struct ImportContext<'a> {
     pub now: Timestamp,
     /// The zone of jobs whose source names none.
     pub default_zone: Tz,
+    /// Where the zone names the source gives are read.
+    pub zones: &'a ZoneTable,
     /// The jobs already defined.
     pub existing: &'a [ExistingJob],
     /// The file's absolute path, when the caller knows it (a file given by a
@@ -50,10 +52,11 @@ pub struct ImportContext<'a> {
 impl<'a> ImportContext<'a> {
     /// An import at `now` with nothing else known: no existing jobs, homes
     /// found from the file name only, scripts not checked.
-    pub fn new(now: Timestamp, default_zone: Tz) -> ImportContext<'a> {
+    pub fn new(now: Timestamp, default_zone: Tz, zones: &'a ZoneTable) -> ImportContext<'a> {
         ImportContext {
             now,
             default_zone,
+            zones,
             existing: &[],
             path: None,
             run_home: None,
@@ -74,6 +77,7 @@ impl fmt::Debug for ImportContext<'_> {
         f.debug_struct("ImportContext")
             .field("now", &self.now)
             .field("default_zone", &self.default_zone)
+            .field("zones", self.zones)
             .field("existing", &self.existing.len())
             .field("path", &self.path)
             .field("run_home", &self.run_home)

@@ -38,7 +38,7 @@ use super::plan::{
     ImportError, ImportNote, ImportPlan, ImportedJob, NotImported, NoteCode, SkipCode,
 };
 use crate::job::Env;
-use crate::schedule::{Timestamp, Tz, parse_zone};
+use crate::schedule::Tz;
 use std::collections::HashSet;
 
 /// Which crontab, and its format.
@@ -77,8 +77,7 @@ pub(super) fn parse(
 ) -> Result<ImportPlan, ImportError> {
     let mut walk = Walk {
         source,
-        now: cx.now,
-        default_zone: cx.default_zone,
+        cx,
         scope: Scope::default(),
         plan: ImportPlan::default(),
         names: NameBook::with_existing(cx.existing),
@@ -106,8 +105,7 @@ pub(super) fn parse(
 
 struct Walk<'a> {
     source: Source<'a>,
-    now: Timestamp,
-    default_zone: Tz,
+    cx: &'a ImportContext<'a>,
     scope: Scope,
     plan: ImportPlan,
     names: NameBook,
@@ -143,13 +141,10 @@ impl Walk<'_> {
                 let zone = if value.is_empty() {
                     None
                 } else {
-                    let zone = parse_zone(value).map_err(|e| {
+                    let zone = self.cx.zones.parse(value).map_err(|e| {
                         self.error(
                             line,
-                            LineError {
-                                token: e.token,
-                                message: format!("{name}: {}", e.message),
-                            },
+                            LineError::new(e.token, format!("{name}: {}", e.message)),
                         )
                     })?;
                     Some(zone)
@@ -227,16 +222,9 @@ impl Walk<'_> {
                 ),
             );
         }
-        let zone = self.scope.zone.unwrap_or(self.default_zone);
-        let checked = checked::check(&entry.schedule, self.now, zone).map_err(|e| {
-            self.error(
-                line,
-                LineError {
-                    token: e.token,
-                    message: e.message,
-                },
-            )
-        })?;
+        let zone = self.scope.zone.unwrap_or(self.cx.default_zone);
+        let checked = checked::check(&entry.schedule, self.cx.now, zone)
+            .map_err(|e| self.error(line, LineError::new(e.token, e.message)))?;
         let wanted = comment
             .and_then(names::comment_name)
             .unwrap_or_else(|| format!("{}-{line}", names::command_stem(&command)));

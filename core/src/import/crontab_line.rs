@@ -55,7 +55,7 @@ pub(super) struct LineError {
 }
 
 impl LineError {
-    fn new(token: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(super) fn new(token: impl Into<String>, message: impl Into<String>) -> Self {
         LineError {
             token: token.into(),
             message: message.into(),

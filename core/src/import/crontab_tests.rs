@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ids::JobId;
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 
 /// Friday 2026-05-01 10:00 UTC: 06:00 in Toronto (EDT), 12:00 in Berlin
 /// (CEST), 19:00 in Tokyo.
@@ -17,7 +17,8 @@ fn at(text: &str) -> Timestamp {
 }
 
 fn import(text: &str, zone: Tz) -> ImportPlan {
-    parse_crontab(text, now(), zone).unwrap_or_else(|e| panic!("{e}"))
+    parse_crontab(text, now(), zone, &ZoneTable::compiled_in_only())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn next_of(job: &ImportedJob) -> Option<Timestamp> {
@@ -276,7 +277,12 @@ fn twenty_entry_crontab_imports_twenty_jobs_with_the_fires_it_means() {
     for job in &plan.jobs {
         let built = job
             .to_job_input()
-            .build(JobId::generate(), now(), Tz::America__Toronto)
+            .build(
+                JobId::generate(),
+                now(),
+                Tz::America__Toronto,
+                &ZoneTable::compiled_in_only(),
+            )
             .unwrap_or_else(|e| panic!("{}: {e}", job.origin));
         assert_eq!(built.next_run_at, next_of(job), "{}", job.origin);
         assert_eq!(built.tz, job.tz);
@@ -357,7 +363,8 @@ fn a_malformed_line_is_an_error_naming_line_and_token_and_imports_nothing() {
     ];
     for (bad, token) in cases {
         let text = format!("# ok\n0 1 * * * /bin/true\n{bad}\n0 2 * * * /bin/true\n");
-        let err = parse_crontab(&text, now(), Tz::UTC).expect_err(bad);
+        let err =
+            parse_crontab(&text, now(), Tz::UTC, &ZoneTable::compiled_in_only()).expect_err(bad);
         let ImportError::Line {
             file,
             line,
@@ -379,7 +386,13 @@ fn a_malformed_line_is_an_error_naming_line_and_token_and_imports_nothing() {
         assert!(err.to_string().starts_with("crontab line 3: "), "{err}");
         assert_eq!(err.token(), Some(token));
     }
-    let err = parse_crontab("0 1 * * * a\n61 * * * * b\n", now(), Tz::UTC).unwrap_err();
+    let err = parse_crontab(
+        "0 1 * * * a\n61 * * * * b\n",
+        now(),
+        Tz::UTC,
+        &ZoneTable::compiled_in_only(),
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "crontab line 2: invalid schedule \"61 * * * *\": minute \"61\" is out of range 0-59 (a crontab entry is 5 time fields (minute hour day-of-month month day-of-week) or a @macro, then the command)"
@@ -455,9 +468,10 @@ fn names_of_existing_jobs_are_taken() {
         hermes_id: None,
         managed: false,
     }];
+    let zones = ZoneTable::compiled_in_only();
     let cx = ImportContext {
         existing: &existing,
-        ..ImportContext::new(now(), Tz::UTC)
+        ..ImportContext::new(now(), Tz::UTC, &zones)
     };
     let plan = import_file("crontab", "# Backup\n0 1 * * * /bin/backup.sh\n", &cx).unwrap();
     assert_eq!(plan.jobs[0].name, "Backup-2");
@@ -501,7 +515,14 @@ SHELL=/bin/sh
 25 6 * * * root test -x /usr/sbin/anacron || run-parts /etc/cron.daily
 @daily backup /usr/local/bin/nightly
 ";
-    let plan = detect_and_parse("/etc/crontab", text, now(), Tz::UTC).unwrap();
+    let plan = detect_and_parse(
+        "/etc/crontab",
+        text,
+        now(),
+        Tz::UTC,
+        &ZoneTable::compiled_in_only(),
+    )
+    .unwrap();
     let argv: Vec<_> = plan.jobs.iter().map(|j| j.argv[0].as_str()).collect();
     assert_eq!(
         argv,
@@ -517,7 +538,14 @@ SHELL=/bin/sh
     assert!(plan.notes[1].message.contains("\"backup\""));
 
     // Anywhere else the same word is part of the command: cron would run `root`.
-    let plan = detect_and_parse("/home/ann/my.cron", text, now(), Tz::UTC).unwrap();
+    let plan = detect_and_parse(
+        "/home/ann/my.cron",
+        text,
+        now(),
+        Tz::UTC,
+        &ZoneTable::compiled_in_only(),
+    )
+    .unwrap();
     assert_eq!(
         plan.jobs[0].argv,
         ["root cd / && run-parts --report /etc/cron.hourly"]

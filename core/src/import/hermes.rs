@@ -62,7 +62,7 @@ use super::plan::{
     ImportError, ImportNote, ImportPlan, ImportedJob, NotImported, NoteCode, SkipCode,
 };
 use crate::job::{Env, validate_name};
-use crate::schedule::{Schedule, parse_zone};
+use crate::schedule::Schedule;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -433,8 +433,9 @@ impl Reader<'_> {
             return Ok(());
         }
 
+        let zones = self.cx.zones;
         let tz = match job.text("timezone")? {
-            Some(name) => Some(parse_zone(name).map_err(|e| bad("timezone", e.message))?),
+            Some(name) => Some(zones.parse(name).map_err(|e| bad("timezone", e.message))?),
             None => None,
         };
         let zone = tz.unwrap_or(self.cx.default_zone);

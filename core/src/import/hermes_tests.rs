@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::ids::JobId;
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -62,7 +62,8 @@ fn store(jobs: Vec<Value>) -> String {
 }
 
 fn import(text: &str) -> ImportPlan {
-    parse_hermes_jobs(text, now(), Tz::UTC).unwrap_or_else(|e| panic!("{e}"))
+    parse_hermes_jobs(text, now(), Tz::UTC, &ZoneTable::compiled_in_only())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn next_of(job: &ImportedJob) -> Option<Timestamp> {
@@ -191,7 +192,12 @@ fn one_job_per_schedule_kind_with_its_next_fire() {
     for job in &plan.jobs {
         let built = job
             .to_job_input()
-            .build(JobId::generate(), now(), Tz::UTC)
+            .build(
+                JobId::generate(),
+                now(),
+                Tz::UTC,
+                &ZoneTable::compiled_in_only(),
+            )
             .unwrap_or_else(|e| panic!("{}: {e}", job.origin));
         assert_eq!(built.next_run_at, next_of(job), "{}", job.origin);
     }
@@ -434,7 +440,7 @@ fn finished_jobs_are_skipped() {
 #[test]
 fn bad_json_is_an_error_with_line_and_column() {
     let text = "{\n  \"jobs\": [\n    {\"id\": \"x\",}\n  ]\n}\n";
-    let err = parse_hermes_jobs(text, now(), Tz::UTC).unwrap_err();
+    let err = parse_hermes_jobs(text, now(), Tz::UTC, &ZoneTable::compiled_in_only()).unwrap_err();
     let ImportError::Json {
         file,
         line,
@@ -451,13 +457,27 @@ fn bad_json_is_an_error_with_line_and_column() {
         "jobs.json line 3 column 16: invalid JSON: trailing comma"
     );
     // Detection picks JSON from the first character, so the error is the JSON one.
-    let err = detect_and_parse("export.txt", text, now(), Tz::UTC).unwrap_err();
+    let err = detect_and_parse(
+        "export.txt",
+        text,
+        now(),
+        Tz::UTC,
+        &ZoneTable::compiled_in_only(),
+    )
+    .unwrap_err();
     assert!(
         err.to_string()
             .starts_with("export.txt line 3 column 16: invalid JSON"),
         "{err}"
     );
-    let err = detect_and_parse("jobs.json", "", now(), Tz::UTC).unwrap_err();
+    let err = detect_and_parse(
+        "jobs.json",
+        "",
+        now(),
+        Tz::UTC,
+        &ZoneTable::compiled_in_only(),
+    )
+    .unwrap_err();
     assert!(matches!(err, ImportError::Json { line: 1, .. }), "{err:?}");
 }
 
@@ -525,8 +545,8 @@ fn malformed_records_are_skipped_alone_naming_the_field() {
     for (bad, job, reason) in cases {
         let later = record("later", json!({"script": "later.sh"}));
         let text = store(vec![good.clone(), bad, later]);
-        let plan =
-            parse_hermes_jobs(&text, now(), Tz::UTC).unwrap_or_else(|e| panic!("{job}: {e}"));
+        let plan = parse_hermes_jobs(&text, now(), Tz::UTC, &ZoneTable::compiled_in_only())
+            .unwrap_or_else(|e| panic!("{job}: {e}"));
         let names: Vec<_> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names, ["ok", "later"], "{job}");
         assert_eq!(plan.skipped.len(), 1, "{job}: {:?}", plan.skipped);
@@ -576,7 +596,8 @@ fn top_level_shapes() {
             "jobs.json: \"jobs\" is one job (it has \"id\"), expected an array of jobs or an object keyed by job id",
         ),
     ] {
-        let err = parse_hermes_jobs(text, now(), Tz::UTC).unwrap_err();
+        let err =
+            parse_hermes_jobs(text, now(), Tz::UTC, &ZoneTable::compiled_in_only()).unwrap_err();
         assert!(matches!(err, ImportError::Shape { .. }), "{err:?}");
         assert_eq!(err.to_string(), expected);
     }
@@ -633,7 +654,8 @@ fn store_path_gives_absolute_scripts_and_workdirs() {
             json!({"name": "rep", "script": "rep.py", "workdir": "/srv/reports"}),
         ),
     ]);
-    let plan = detect_and_parse(file, &text, now(), Tz::UTC).unwrap();
+    let plan =
+        detect_and_parse(file, &text, now(), Tz::UTC, &ZoneTable::compiled_in_only()).unwrap();
     let disk = &plan.jobs[0];
     assert_eq!(
         disk.argv,
@@ -758,10 +780,11 @@ fn real_script_exists(path: &Path) -> bool {
 
 fn real_import(text: &str, existing: &[ExistingJob]) -> ImportPlan {
     let is_file = real_script_exists;
+    let zones = ZoneTable::compiled_in_only();
     let cx = ImportContext {
         existing,
         is_file: Some(&is_file),
-        ..ImportContext::new(real_now(), Tz::Europe__Berlin)
+        ..ImportContext::new(real_now(), Tz::Europe__Berlin, &zones)
     };
     import_file(FILE, text, &cx).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -901,7 +924,12 @@ fn a_real_hermes_file_imports_its_script_jobs_with_their_ids_and_pauses() {
     for job in &plan.jobs {
         let built = job
             .to_job_input()
-            .build(JobId::generate(), real_now(), Tz::Europe__Berlin)
+            .build(
+                JobId::generate(),
+                real_now(),
+                Tz::Europe__Berlin,
+                &ZoneTable::compiled_in_only(),
+            )
             .unwrap_or_else(|e| panic!("{}: {e}", job.origin));
         assert_eq!(built.next_run_at, job.next.as_ref().map(|f| f.at));
     }
@@ -1079,11 +1107,12 @@ fn missing_scripts_are_noted_where_the_job_will_look() {
         seen.borrow_mut().push(path.to_path_buf());
         path.ends_with("here.sh")
     };
+    let zones = ZoneTable::compiled_in_only();
     let cx = ImportContext {
         run_home: Some(Path::new("/srv/hermes")),
         user_home: Some(Path::new("/home/ann")),
         is_file: Some(&is_file),
-        ..ImportContext::new(now(), Tz::UTC)
+        ..ImportContext::new(now(), Tz::UTC, &zones)
     };
     let plan = import_file("export.json", &text, &cx).unwrap();
     let missing: Vec<_> = plan

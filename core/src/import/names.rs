@@ -132,15 +132,8 @@ impl NameBook {
                 (false, n) => format!("-{suffix}-{n}"),
                 (true, n) => format!("-{}", n + 1),
             });
-            let mut found = String::new();
-            for tail in tails {
-                let candidate = fit(wanted, &tail);
-                if free(&candidate) {
-                    found = candidate;
-                    break;
-                }
-            }
-            found
+            let mut candidates = tails.map(|tail| fit(wanted, &tail));
+            candidates.find(|c| free(c)).unwrap_or_default()
         };
         self.taken.insert(name.clone(), holder.to_string());
         Claimed { name, taken_by }

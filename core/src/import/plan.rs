@@ -151,44 +151,42 @@ pub enum ImportError {
     /// A crontab line.
     #[error("{file} line {line}: {message}")]
     Line {
+        /// The file, as the caller named it.
         file: String,
         /// 1-based.
         line: usize,
+        /// The token that failed.
         token: String,
+        /// What is wrong with it.
         message: String,
     },
     /// `jobs.json` is not JSON.
     #[error("{file} line {line} column {column}: invalid JSON: {message}")]
     Json {
+        /// The file, as the caller named it.
         file: String,
+        /// 1-based.
         line: usize,
+        /// 1-based.
         column: usize,
-        message: String,
-    },
-    /// A job in `jobs.json` does not fit the schema (a missing or mistyped
-    /// field, an invalid expression or zone). Not returned by the public
-    /// entry points, which skip such a record alone ([`SkipCode::Malformed`]);
-    /// kept for callers that match on it.
-    #[error("{file} job {job}: {field}: {message}")]
-    Job {
-        file: String,
-        /// The job's `id`, or `#N` (1-based position) without one.
-        job: String,
-        /// The field, dotted: `schedule.expr`.
-        field: String,
-        token: String,
+        /// What the JSON parser said.
         message: String,
     },
     /// `jobs.json`'s top level is not a job list (nor jobs keyed by id).
     #[error("{file}: {message}")]
-    Shape { file: String, message: String },
+    Shape {
+        /// The file, as the caller named it.
+        file: String,
+        /// What the top level is instead.
+        message: String,
+    },
 }
 
 impl ImportError {
     /// The token that failed, when the error has one.
     pub fn token(&self) -> Option<&str> {
         match self {
-            ImportError::Line { token, .. } | ImportError::Job { token, .. } => Some(token),
+            ImportError::Line { token, .. } => Some(token),
             ImportError::Json { .. } | ImportError::Shape { .. } => None,
         }
     }

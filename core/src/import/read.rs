@@ -17,7 +17,7 @@
 use super::context::ImportContext;
 use super::plan::{ImportError, ImportPlan};
 use super::{crontab, hermes};
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 use std::path::Path;
 
 /// Read a user crontab (5 fields or a macro, then the command; no user field).
@@ -26,12 +26,13 @@ pub fn parse_crontab(
     text: &str,
     now: Timestamp,
     default_zone: Tz,
+    zones: &ZoneTable,
 ) -> Result<ImportPlan, ImportError> {
     let source = crontab::Source {
         file: "crontab",
         system: false,
     };
-    crontab::parse(source, text, &ImportContext::new(now, default_zone))
+    crontab::parse(source, text, &ImportContext::new(now, default_zone, zones))
 }
 
 /// Read a Hermes `cron/jobs.json`. Relative scripts are resolved under
@@ -41,12 +42,13 @@ pub fn parse_hermes_jobs(
     text: &str,
     now: Timestamp,
     default_zone: Tz,
+    zones: &ZoneTable,
 ) -> Result<ImportPlan, ImportError> {
     let source = hermes::Source {
         file: "jobs.json",
         home: None,
     };
-    hermes::parse(source, text, &ImportContext::new(now, default_zone))
+    hermes::parse(source, text, &ImportContext::new(now, default_zone, zones))
 }
 
 /// Read `text`, the contents of `file_name`, as whichever format it is (see
@@ -56,8 +58,13 @@ pub fn detect_and_parse(
     text: &str,
     now: Timestamp,
     default_zone: Tz,
+    zones: &ZoneTable,
 ) -> Result<ImportPlan, ImportError> {
-    import_file(file_name, text, &ImportContext::new(now, default_zone))
+    import_file(
+        file_name,
+        text,
+        &ImportContext::new(now, default_zone, zones),
+    )
 }
 
 /// [`detect_and_parse`] with what the caller knows besides the text: the

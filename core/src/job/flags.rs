@@ -1,12 +1,12 @@
-//! Turning `add`/`edit` flags into a validated job. Pure: `now` and the
-//! fallback zone are passed in; checking that the program exists is IO and
+//! Turning `add`/`edit` flags into a validated job. Pure: `now`, the
+//! fallback zone and the zone table are passed in; checking that the program exists is IO and
 //! happens at the CLI edge.
 
 use super::model::{Env, Job, JobState};
 use super::policy::{CatchUp, Overlap};
 use crate::alert::{JobAlerts, KindSet, check_url, parse_alert_after};
 use crate::ids::{JobId, looks_like_uuid};
-use crate::schedule::{self, Schedule, Timestamp, Tz};
+use crate::schedule::{self, Schedule, Timestamp, Tz, ZoneTable};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,18 +18,29 @@ const MAX_RETRIES: u32 = 100;
 /// A job's flags as the user gave them; `None` means "not given".
 #[derive(Clone, Debug, Default)]
 pub struct JobInput {
+    /// `--name` (required by `add`).
     pub name: Option<String>,
+    /// `--schedule`, as typed (required by `add`).
     pub schedule: Option<String>,
+    /// `--tz ZONE` (empty: none of its own).
     pub tz: Option<String>,
+    /// `--timeout D`, or `off`.
     pub timeout: Option<String>,
     /// `--idle-timeout D`, or `off`.
     pub idle_timeout: Option<String>,
+    /// `--overlap skip|allow|replace`.
     pub overlap: Option<String>,
+    /// `--catch-up once|skip|all`.
     pub catch_up: Option<String>,
+    /// `--retries N` (at most 100).
     pub retries: Option<u32>,
+    /// `--retry-backoff D`: the first retry's delay.
     pub retry_backoff: Option<String>,
+    /// `--memory-max SIZE` (`512M`, `2G`, a number of bytes).
     pub memory_max: Option<String>,
+    /// `--cpu-weight N` (1..10000).
     pub cpu_weight: Option<u64>,
+    /// `--tasks-max N` (at least 1).
     pub tasks_max: Option<u64>,
     /// `K=V` pairs; on edit they replace the whole environment.
     pub env: Option<Vec<String>>,
@@ -37,11 +48,15 @@ pub struct JobInput {
     pub env_files: Option<Vec<PathBuf>>,
     /// `--pass-env NAME`; on edit they replace the list.
     pub pass_env: Option<Vec<String>>,
+    /// `--workdir DIR` (absolute).
     pub workdir: Option<PathBuf>,
+    /// `--shell` (`Some(false)`: `--no-shell`).
     pub shell: Option<bool>,
+    /// `--require-scope` (`Some(false)`: `--no-require-scope`).
     pub require_scope: Option<bool>,
     /// `--on HOST|LABEL`; `Some("")` (edit `--on any`) unpins.
     pub run_on: Option<String>,
+    /// The command after `--`.
     pub argv: Option<Vec<String>>,
     /// `--alert-on KINDS` (`default`: the config's).
     pub alert_on: Option<String>,
@@ -58,10 +73,35 @@ pub struct JobInput {
 /// Bad job input: names the flag and says what is accepted.
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
+    /// A flag's value is not accepted.
     #[error("{flag}: {message}")]
-    Invalid { flag: &'static str, message: String },
+    Invalid {
+        /// The flag (`--timeout`), or `COMMAND`.
+        flag: &'static str,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
+    /// The schedule's own message says what is wrong (printed once: it is
+    /// this error's message, not a cause behind it).
     #[error("--schedule: {0}")]
-    Schedule(#[from] schedule::ScheduleError),
+    Schedule(schedule::ScheduleError),
+}
+
+impl From<schedule::ScheduleError> for JobError {
+    fn from(e: schedule::ScheduleError) -> JobError {
+        JobError::Schedule(e)
+    }
+}
+
+/// A size (`--memory-max`) that does not read as one.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SizeError {
+    #[error("{0:?} is not a size; use e.g. 512M, 2G or a number of bytes")]
+    NotANumber(String),
+    #[error("unknown size unit {unit:?} in {text:?}; use K, M, G or T")]
+    Unit { unit: String, text: String },
+    #[error("{0:?} is out of range")]
+    OutOfRange(String),
 }
 
 fn invalid(flag: &'static str, message: impl Into<String>) -> JobError {
@@ -95,13 +135,13 @@ pub fn validate_name(name: &str) -> Result<(), JobError> {
 }
 
 /// Parse a byte size: `512M`, `2G`, `1048576`, `64K` (powers of 1024).
-pub(crate) fn parse_bytes(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_bytes(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
     let n: u64 = digits
         .parse()
-        .map_err(|_| format!("{text:?} is not a size; use e.g. 512M, 2G or a number of bytes"))?;
+        .map_err(|_| SizeError::NotANumber(text.to_string()))?;
     let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
         "" | "B" => 1,
         "K" | "KB" | "KIB" => 1 << 10,
@@ -109,14 +149,15 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, String> {
         "G" | "GB" | "GIB" => 1 << 30,
         "T" | "TB" | "TIB" => 1 << 40,
         other => {
-            return Err(format!(
-                "unknown size unit {other:?} in {text:?}; use K, M, G or T"
-            ));
+            return Err(SizeError::Unit {
+                unit: other.to_string(),
+                text: text.to_string(),
+            });
         }
     };
     n.checked_mul(mult)
         .filter(|b| *b > 0)
-        .ok_or_else(|| format!("{text:?} is out of range"))
+        .ok_or_else(|| SizeError::OutOfRange(text.to_string()))
 }
 
 /// `--env K=V` pairs into an environment (a later K wins).
@@ -181,17 +222,25 @@ fn parse_duration_flag(flag: &'static str, text: &str) -> Result<Duration, JobEr
     Ok(d)
 }
 
-/// The zone a job's schedule is evaluated in.
-pub fn job_zone(tz: Option<&str>, fallback: Tz) -> Result<Tz, JobError> {
+/// The zone a job's schedule is evaluated in: `tz` read in `zones`, else
+/// `fallback`.
+pub(super) fn job_zone(tz: Option<&str>, fallback: Tz, zones: &ZoneTable) -> Result<Tz, JobError> {
     match tz {
-        Some(name) => schedule::parse_zone(name).map_err(|e| invalid("--tz", e.message)),
+        Some(name) => zones.parse(name).map_err(|e| invalid("--tz", e.message)),
         None => Ok(fallback),
     }
 }
 
 impl JobInput {
-    /// A new job from `add`'s flags. `fallback_zone` is the config or system zone.
-    pub fn build(&self, id: JobId, now: Timestamp, fallback_zone: Tz) -> Result<Job, JobError> {
+    /// A new job from `add`'s flags. `fallback_zone` is the config or system
+    /// zone; `--tz` is read in `zones`.
+    pub fn build(
+        &self,
+        id: JobId,
+        now: Timestamp,
+        fallback_zone: Tz,
+        zones: &ZoneTable,
+    ) -> Result<Job, JobError> {
         let name = self
             .name
             .clone()
@@ -203,7 +252,7 @@ impl JobInput {
         let argv = self.argv.clone().unwrap_or_default();
         // The schedule is parsed by `apply`, in the job's zone.
         let mut job = Job::new(id, name, schedule_text, Schedule::Reboot, argv, now);
-        self.apply(&mut job, now, fallback_zone, true)?;
+        self.apply(&mut job, now, fallback_zone, zones, true)?;
         Ok(job)
     }
 
@@ -213,8 +262,9 @@ impl JobInput {
         job: &mut Job,
         now: Timestamp,
         fallback_zone: Tz,
+        zones: &ZoneTable,
     ) -> Result<(), JobError> {
-        self.apply(job, now, fallback_zone, false)
+        self.apply(job, now, fallback_zone, zones, false)
     }
 
     fn apply(
@@ -222,6 +272,7 @@ impl JobInput {
         job: &mut Job,
         now: Timestamp,
         fallback: Tz,
+        zones: &ZoneTable,
         new: bool,
     ) -> Result<(), JobError> {
         if let Some(name) = &self.name {
@@ -233,10 +284,10 @@ impl JobInput {
             job.tz = if tz.is_empty() {
                 None
             } else {
-                Some(job_zone(Some(tz), fallback)?.name().to_string())
+                Some(job_zone(Some(tz), fallback, zones)?.name().to_string())
             };
         }
-        let zone = job_zone(job.tz.as_deref(), fallback)?;
+        let zone = job_zone(job.tz.as_deref(), fallback, zones)?;
         let reschedule = new || self.schedule.is_some() || self.tz.is_some();
         if let Some(text) = &self.schedule {
             job.schedule = Schedule::parse(text, now, zone)?;
@@ -336,7 +387,7 @@ impl JobInput {
         }
         if let Some(m) = &self.memory_max {
             job.resources.memory_max =
-                Some(parse_bytes(m).map_err(|e| invalid("--memory-max", e))?);
+                Some(parse_bytes(m).map_err(|e| invalid("--memory-max", e.to_string()))?);
         }
         if let Some(w) = self.cpu_weight {
             if !(1..=10_000).contains(&w) {
@@ -372,18 +423,19 @@ impl JobInput {
         job.updated_at = now;
         Ok(())
     }
-}
 
-impl JobInput {
     fn apply_alerts(&self, a: &mut JobAlerts) -> Result<(), JobError> {
         if let Some(on) = &self.alert_on {
             a.on = match on.trim() {
                 "default" => None,
-                text => Some(KindSet::parse(text).map_err(|m| invalid("--alert-on", m))?),
+                text => {
+                    Some(KindSet::parse(text).map_err(|m| invalid("--alert-on", m.to_string()))?)
+                }
             };
         }
         if let Some(n) = self.alert_after {
-            a.after = Some(parse_alert_after(n).map_err(|m| invalid("--alert-after", m))?);
+            a.after =
+                Some(parse_alert_after(n).map_err(|m| invalid("--alert-after", m.to_string()))?);
         }
         if let Some(cmd) = &self.on_alert {
             if cmd.contains('\0') {
@@ -414,7 +466,7 @@ mod tests {
     fn sizes_and_env_are_checked_naming_the_flag() {
         assert_eq!(parse_bytes("512M").unwrap(), 512 << 20);
         assert_eq!(parse_bytes("1024").unwrap(), 1024);
-        assert!(parse_bytes("12Q").unwrap_err().contains("Q"));
+        assert!(parse_bytes("12Q").unwrap_err().to_string().contains("Q"));
         let env = parse_env(&["A=1".into(), "B=x=y".into(), "A=2".into()]).unwrap();
         assert_eq!(
             env.0,

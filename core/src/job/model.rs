@@ -13,6 +13,7 @@ use std::time::Duration;
 pub struct Env(pub Vec<(String, String)>);
 
 impl Env {
+    /// Whether no variable is set.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -44,8 +45,11 @@ pub struct Resources {
 /// Whether the scheduler considers the job.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobState {
+    /// Claimed when due.
     Active,
+    /// Not claimed until resumed.
     Paused {
+        /// Why, when one was given.
         reason: Option<String>,
     },
     /// A one-shot that has fired; kept for its history.
@@ -53,6 +57,7 @@ pub enum JobState {
 }
 
 impl JobState {
+    /// The stored word: `active`, `paused`, `completed`.
     pub fn as_str(&self) -> &'static str {
         match self {
             JobState::Active => "active",
@@ -65,16 +70,21 @@ impl JobState {
 /// A job definition as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
+    /// The job's id.
     pub id: JobId,
+    /// Its name; two jobs may share one (naming such a job is ambiguous).
     pub name: String,
     /// The schedule as the user typed it.
     pub schedule_text: String,
+    /// The schedule, parsed.
     pub schedule: Schedule,
     /// The job's own zone (`--tz`); None means the config zone, else the system zone.
     pub tz: Option<String>,
+    /// The command: a program and its arguments, or (with `shell`) the words of a shell line.
     pub argv: Vec<String>,
     /// Run through `sh -c` (the argv joined by spaces).
     pub shell: bool,
+    /// Its `--env`, in order (a later name wins).
     pub env: Env,
     /// Files of `KEY=VALUE` lines read by the worker when the job runs
     /// (`--env-file`); their values override `cron.env`, `--env` overrides them.
@@ -82,17 +92,22 @@ pub struct Job {
     /// Variables passed through from the process that starts the run
     /// (`--pass-env NAME`): nothing else of the caller's environment is.
     pub pass_env: Vec<String>,
+    /// The command's working directory (None: the worker's own).
     pub workdir: Option<PathBuf>,
     /// None means `cron.script_timeout_seconds`.
     pub timeout: Option<Duration>,
     /// No output for this long means the run is stuck: it is stopped and
     /// recorded `timed_out` (`idle`). None: no idle timeout.
     pub idle_timeout: Option<Duration>,
+    /// What a slot does while the previous run still goes.
     pub overlap: Overlap,
     /// None means the config default (`cron.catch_up_missed`).
     pub catch_up: Option<CatchUp>,
+    /// Attempts after a failed or timed-out first one.
     pub retries: u32,
+    /// The first retry's delay; it doubles with each attempt.
     pub retry_backoff: Duration,
+    /// The limits its scope gets.
     pub resources: Resources,
     /// Never run this job outside a restart-safe scope.
     pub require_scope: bool,
@@ -107,11 +122,15 @@ pub struct Job {
     /// Its own alert rules and destinations (`--alert-on`, `--alert-after`,
     /// `--on-alert`, `--alert-webhook`, `--alert-ping`); unset ones are the config's.
     pub alerts: crate::alert::JobAlerts,
+    /// Active, paused or completed.
     pub state: JobState,
     /// Origin of `every` periods; moved by catch-up `skip`.
     pub anchor: Timestamp,
+    /// Its next slot (None: none, as for a fired one-shot or a paused Hermes job).
     pub next_run_at: Option<Timestamp>,
+    /// When it was added.
     pub created_at: Timestamp,
+    /// When it was last changed.
     pub updated_at: Timestamp,
 }
 

@@ -98,7 +98,7 @@ mod tests {
             jobs_total: 0,
             runs: Vec::new(),
             runs_capped: false,
-            zone: crate::schedule::parse_zone("UTC").unwrap(),
+            zone: crate::schedule::Tz::UTC,
             now: chrono::Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
         };
         let html = render(&data);

@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn rows_show_next_fire_last_outcome_and_mode() {
         let now = chrono::Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap();
-        let zone = crate::schedule::parse_zone("UTC").unwrap();
+        let zone = crate::schedule::Tz::UTC;
         let slot = now - chrono::TimeDelta::minutes(10);
         let job = PageJob {
             id: "j1".into(),

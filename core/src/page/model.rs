@@ -4,47 +4,57 @@
 use crate::run::{DispatchMode, ExecState};
 use crate::schedule::{Timestamp, Tz};
 
+/// A job's state, as the page shows it: the job's own.
+pub use crate::job::JobState as JobView;
+
 /// A job, as the page shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageJob {
+    /// The job's id.
     pub id: String,
+    /// The job's name.
     pub name: String,
     /// The schedule as written (`daily at 8am`).
     pub schedule: String,
     /// The job's own zone, when it has one.
     pub tz: Option<String>,
+    /// Active, paused or completed.
     pub view: JobView,
     /// Kept by the Hermes provider sync.
     pub managed: bool,
+    /// The job's `next_run_at` (None: no next slot).
     pub next_fire: Option<Timestamp>,
     /// Its newest ledger row (any state, at any time).
     pub last: Option<PageRun>,
 }
 
-/// A job's state.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JobView {
-    Active,
-    Paused { reason: Option<String> },
-    Completed,
-}
-
 /// A ledger row, as the page shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageRun {
+    /// The row's id.
     pub id: String,
+    /// The job it ran for (None: a run of no job).
     pub job_id: Option<String>,
+    /// The job's name as the row has it.
     pub job_name: String,
     /// No job of the table has this row (a spawned worker, a removed job):
     /// it goes to the lane of those.
     pub orphan: bool,
+    /// Where the row is in its life.
     pub state: ExecState,
+    /// Which attempt at the slot, 1 first.
     pub attempt: u32,
+    /// The slot it is for (None: no slot).
     pub scheduled_for: Option<Timestamp>,
+    /// When it was claimed.
     pub claimed_at: Timestamp,
+    /// When its worker adopted it (None: not yet, or never).
     pub started_at: Option<Timestamp>,
+    /// When it reached a terminal state (None: not yet).
     pub finished_at: Option<Timestamp>,
+    /// How its worker was started (None: not yet).
     pub mode: Option<DispatchMode>,
+    /// Why it is in its state, as a code.
     pub reason_code: Option<String>,
 }
 
@@ -71,6 +81,7 @@ pub struct PageHeader {
 /// Everything one page shows.
 #[derive(Clone, Debug)]
 pub struct PageData {
+    /// The facts above the timeline.
     pub header: PageHeader,
     /// The jobs with a lane and a table row, in name order.
     pub jobs: Vec<PageJob>,
@@ -82,5 +93,6 @@ pub struct PageData {
     pub runs_capped: bool,
     /// Times are shown in this zone.
     pub zone: Tz,
+    /// The instant the page is made at: the window's end.
     pub now: Timestamp,
 }

@@ -39,17 +39,24 @@ pub const MIN_BAR: f64 = 2.0;
 pub struct Lane {
     /// None for the lane of rows without a job.
     pub job_id: Option<String>,
+    /// The label: the job's name (or the other lane's).
     pub label: String,
+    /// Its bars, one per row.
     pub bars: Vec<Bar>,
 }
 
 /// One row's bar.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
+    /// The row's id.
     pub run_id: String,
+    /// The row's state: the bar's colour.
     pub state: ExecState,
+    /// Where the bar starts, in user units.
     pub x: f64,
+    /// Its width, in user units (at least [`MIN_BAR`]).
     pub width: f64,
+    /// Its lateness whisker (None: it did not start after its slot).
     pub late: Option<Late>,
     /// The tooltip: what the row was.
     pub title: String,
@@ -58,8 +65,11 @@ pub struct Bar {
 /// A lateness whisker: from the slot (`x`) to the start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Late {
+    /// Where the slot is, in user units.
     pub x: f64,
+    /// The whisker's width, in user units.
     pub width: f64,
+    /// How late the start was, in milliseconds.
     pub ms: i64,
     /// Late enough for the ▼ mark.
     pub marked: bool,
@@ -68,8 +78,11 @@ pub struct Late {
 /// The timeline's geometry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
+    /// The window's start: `now` less [`WINDOW`].
     pub start: Timestamp,
+    /// The window's end.
     pub now: Timestamp,
+    /// The lanes, top to bottom.
     pub lanes: Vec<Lane>,
 }
 
@@ -184,9 +197,8 @@ pub fn layout(jobs: &[PageJob], runs: &[PageRun], now: Timestamp, zone: Tz) -> L
     // Oldest first, so a later bar is drawn over an earlier one.
     for run in runs.iter().rev() {
         let lane = match &run.job_id {
-            _ if run.orphan => Some(&mut other),
-            Some(id) => lanes.iter_mut().find(|l| l.job_id.as_ref() == Some(id)),
-            None => Some(&mut other),
+            Some(id) if !run.orphan => lanes.iter_mut().find(|l| l.job_id.as_ref() == Some(id)),
+            _ => Some(&mut other),
         };
         if let (Some(lane), Some(bar)) = (lane, bar(run, start, now, zone)) {
             lane.bars.push(bar);
@@ -315,7 +327,7 @@ mod tests {
     }
 
     fn utc() -> Tz {
-        crate::schedule::parse_zone("UTC").unwrap()
+        Tz::UTC
     }
 
     fn job(id: &str) -> PageJob {
@@ -453,7 +465,7 @@ mod tests {
 
     #[test]
     fn the_axis_labels_the_zone_s_hours() {
-        let berlin = crate::schedule::parse_zone("Europe/Berlin").unwrap();
+        let berlin = Tz::Europe__Berlin;
         let text = svg(&layout(&[], &[], now(), berlin), berlin);
         // 12:00 UTC is 14:00 in Berlin in June: the last label is 12:00 local.
         assert!(text.contains(">12:00</text>"), "{text}");

@@ -12,6 +12,7 @@ use serde_json::Value;
 pub struct HermesJob {
     /// Hermes's id (12 hex digits when Hermes made it).
     pub id: String,
+    /// Its name (its id when it has none).
     pub name: String,
     /// `enabled` and not `state: paused`.
     pub fires: bool,
@@ -30,7 +31,9 @@ pub struct HermesJob {
 /// The readable jobs of a `jobs.json`, and a note for each record left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobsFile {
+    /// The readable jobs, in file order, each id once.
     pub jobs: Vec<HermesJob>,
+    /// A note for each record left out, naming it.
     pub notes: Vec<String>,
 }
 
@@ -38,7 +41,9 @@ pub struct JobsFile {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct JobsFileError {
+    /// The file, as the caller named it.
     pub path: String,
+    /// What is wrong with it.
     pub message: String,
 }
 

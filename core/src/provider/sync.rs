@@ -34,13 +34,16 @@ pub const DECLINED_EXIT: i32 = 100;
 /// `fire.py` with the job's id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FireCommand {
+    /// Hermes's Python interpreter.
     pub python: PathBuf,
+    /// The plugin's `fire.py`.
     pub fire_script: PathBuf,
     /// Hermes's script timeout (`cron.script_timeout_seconds`, 3600 s).
     pub script_timeout: Duration,
 }
 
 impl FireCommand {
+    /// The command that fires Hermes job `hermes_id`.
     pub fn argv(&self, hermes_id: &str) -> Vec<String> {
         vec![
             self.python.to_string_lossy().into_owned(),
@@ -53,15 +56,21 @@ impl FireCommand {
 /// What a managed job should be.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Desired {
+    /// The Hermes job's id.
     pub hermes_id: String,
+    /// The Hermes job's name (its id when it has none).
     pub name: String,
     /// Hermes's schedule text, shown by `list` and `show`.
     pub schedule_text: String,
+    /// The fire command.
     pub argv: Vec<String>,
     /// `Some(ZERO)`: no wall-clock limit.
     pub timeout: Option<Duration>,
+    /// An agent prompt's [`AGENT_IDLE_TIMEOUT`] (None for a script).
     pub idle_timeout: Option<Duration>,
+    /// Active, paused (with Hermes's reason) or completed, as Hermes says.
     pub state: JobState,
+    /// Hermes's `next_run_at` (None: not due, or that slot already has a row).
     pub next_run_at: Option<Timestamp>,
 }
 
@@ -110,9 +119,22 @@ impl Desired {
 /// One change to the store.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SyncChange {
+    /// A new managed job.
     Add(Desired),
-    Update { id: JobId, to: Desired },
-    Remove { id: JobId, name: String },
+    /// A managed job made to be what `to` says.
+    Update {
+        /// Which managed job.
+        id: JobId,
+        /// What it should be.
+        to: Desired,
+    },
+    /// A managed job whose Hermes job is gone (its rows stay).
+    Remove {
+        /// Which managed job.
+        id: JobId,
+        /// Its name, to say what went.
+        name: String,
+    },
 }
 
 fn desired(

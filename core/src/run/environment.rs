@@ -30,25 +30,32 @@ pub const BUS_VARIABLES: [&str; 2] = ["XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRE
 /// The account a run runs as.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Account {
+    /// The user name (`USER`, `LOGNAME`).
     pub user: String,
+    /// The home directory (`HOME`).
     pub home: String,
+    /// The login shell (`SHELL`).
     pub shell: String,
 }
 
 /// Every layer of a job's environment.
 #[derive(Clone, Debug, Default)]
 pub struct Layers<'a> {
+    /// The account for the base (None: no `HOME`, `USER`, `LOGNAME`, `SHELL`).
     pub account: Option<&'a Account>,
     /// `cron.path`; None means [`DEFAULT_PATH`].
     pub path: Option<&'a str>,
     /// [`BUS_VARIABLES`] the worker has.
     pub bus: Vec<(String, String)>,
+    /// `cron.env` (None: empty).
     pub config_env: Option<&'a Env>,
     /// The pairs of each env file, in order.
     pub files: Vec<Vec<(String, String)>>,
     /// The passed-through variables that are set.
     pub passed: Vec<(String, String)>,
+    /// The job's `--env` (None: empty).
     pub job_env: Option<&'a Env>,
+    /// The run's own ids, last so nothing overrides them.
     pub ids: Vec<(String, String)>,
 }
 
@@ -98,7 +105,9 @@ pub fn lookup_path<'a>(job_env: &'a Env, cron_path: &'a str) -> &'a str {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {problem}")]
 pub struct EnvFileError {
+    /// Which line, 1 first.
     pub line: usize,
+    /// What is wrong with it.
     pub problem: String,
 }
 

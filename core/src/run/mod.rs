@@ -3,6 +3,8 @@
 //! between them, sources, dispatch modes, reason codes, owners, the row, the
 //! run spec snapshot, and how a run ended.
 
+mod cause;
+mod claimed;
 mod environment;
 mod outcome;
 mod owner;
@@ -12,6 +14,8 @@ mod snapshot;
 mod state;
 mod transition;
 
+pub use cause::CauseCode;
+pub use claimed::ClaimedRun;
 pub use environment::{
     Account, BUS_VARIABLES, DEFAULT_LANG, DEFAULT_PATH, EnvFileError, Layers, compose, lookup_path,
     parse_env_file,

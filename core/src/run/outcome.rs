@@ -10,7 +10,9 @@ use std::time::Duration;
 /// How the job's process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
+    /// Exited with this status.
     Code(i32),
+    /// Killed by this signal.
     Signal(i32),
 }
 
@@ -26,6 +28,7 @@ pub enum Stopped {
 /// The end of a job's process: the exit plus what the worker did to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ending {
+    /// How it exited.
     pub exit: Exit,
     /// The worker stopped it, and why.
     pub stopped: Option<Stopped>,
@@ -36,30 +39,37 @@ pub struct Ending {
 /// How a run ended, with what each ending carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunEnd {
+    /// Exited 0.
     Succeeded,
     /// Exited non-zero, or killed by a signal nobody forwarded.
     Failed {
+        /// How it ended.
         exit: Exit,
     },
     /// Stopped at its timeout.
     TimedOut {
+        /// The timeout it ran into.
         limit: Duration,
     },
     /// Stopped after writing no output for `limit` (its idle timeout).
     Idle {
+        /// The idle timeout.
         limit: Duration,
     },
     /// The worker received `signal` and passed it to the job.
     Cancelled {
+        /// The signal's number.
         signal: i32,
     },
     /// The command could not be started.
     NotStarted {
+        /// Why, for the reason text.
         message: String,
     },
     /// The command exited with the run's declined status: it chose not to
     /// run the job (recorded `skipped`, never a failure, never retried).
     Declined {
+        /// The exit status, the declined one.
         code: i32,
     },
 }
@@ -136,13 +146,17 @@ pub fn judge(e: &Ending, timeout: Duration, idle: Duration, declined: Option<i32
 /// Everything the worker records when its run ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finished {
+    /// How it ended, judged.
     pub end: RunEnd,
     /// How the job's process exited (None when it never started).
     pub exit: Option<Exit>,
+    /// How long the command ran, in milliseconds (None: it never started).
     pub duration_ms: Option<u64>,
+    /// The command's peak resident set, in KiB (None: it never started).
     pub max_rss_kb: Option<u64>,
     /// Job output bytes stored in the output file.
     pub output_bytes: Option<u64>,
+    /// Whether output was dropped (past the cap, or cut for a full disk).
     pub output_truncated: Option<bool>,
     /// What else went wrong, appended to the reason (output not captured,
     /// the disk was full).

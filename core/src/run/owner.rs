@@ -9,6 +9,7 @@ use std::str::FromStr;
 /// A process, identified across pid reuse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ProcessIdentity {
+    /// The process id.
     pub pid: u32,
     /// Start time in clock ticks after boot.
     pub start: u64,
@@ -26,6 +27,7 @@ pub enum OwnerRole {
 }
 
 impl OwnerRole {
+    /// The stored word: `cli`, `gateway`, `worker`.
     pub fn as_str(self) -> &'static str {
         match self {
             OwnerRole::Cli => "cli",
@@ -47,7 +49,9 @@ impl OwnerRole {
 /// The owner of a ledger row: only it may move the row on, by compare-and-set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Owner {
+    /// What kind of process it is.
     pub role: OwnerRole,
+    /// Which process.
     pub process: ProcessIdentity,
 }
 

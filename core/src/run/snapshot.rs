@@ -8,7 +8,9 @@ use std::path::PathBuf;
 /// The command and limits of one occurrence.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunSpec {
+    /// The command: a program and its arguments, or (with `shell`) the words of a shell line.
     pub argv: Vec<String>,
+    /// Run `argv` joined by spaces through `/bin/sh -c`.
     pub shell: bool,
     /// The job's `--env`.
     pub env: Env,
@@ -24,20 +26,28 @@ pub struct RunSpec {
     /// `cron.path` when the run was claimed (None: the default PATH).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The command's working directory (None: the worker's own).
     pub workdir: Option<PathBuf>,
+    /// The wall-clock limit in seconds (0: none).
     pub timeout_s: u64,
     /// No output for this long stops the run (`idle`); None: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_s: Option<u64>,
+    /// The most output kept in the output file, in bytes; the rest is dropped.
     pub output_max_bytes: u64,
     /// Append to the output file (a caller's log) instead of starting it afresh.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub output_append: bool,
+    /// How often the worker stamps `heartbeat_at`, in seconds.
     pub heartbeat_interval_s: u64,
+    /// Attempts after the first.
     pub retries: u32,
+    /// The first retry's backoff in seconds; it doubles with each attempt.
     pub retry_backoff_s: u64,
+    /// The limits its scope gets.
     #[serde(default)]
     pub resources: Resources,
+    /// Never run outside a restart-safe scope: refused instead of degraded.
     #[serde(default)]
     pub require_scope: bool,
     /// The exit status by which the command says it chose not to run (a
@@ -100,6 +110,7 @@ impl RunSpec {
         }
     }
 
+    /// The spec as stored on the row (`{}` if it cannot be written, which a plain struct never is).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
     }

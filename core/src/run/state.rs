@@ -1,9 +1,9 @@
 //! The ledger's vocabulary: states, sources, dispatch modes, and a row.
 
+use super::cause::CauseCode;
 use super::owner::RowOwner;
 use super::reason::ReasonCode;
 use crate::ids::{ExecutionId, JobId};
-use crate::placement::CauseCode;
 use crate::schedule::Timestamp;
 
 /// Where a row is in its life. `claimed -> running -> terminal`, or
@@ -19,6 +19,7 @@ pub enum ExecState {
     Staged,
     /// Adopted by its worker, which is running the command.
     Running,
+    /// The command exited 0.
     Succeeded,
     /// The command exited non-zero (or could not be started).
     Failed,
@@ -39,6 +40,7 @@ pub enum ExecState {
 crate::text_enum_impls!(ExecState, "state", { Claimed => "claimed", Staged => "staged", Running => "running", Succeeded => "succeeded", Failed => "failed", TimedOut => "timed_out", Cancelled => "cancelled", Unknown => "unknown", Skipped => "skipped", Missed => "missed", Refused => "refused" });
 
 impl ExecState {
+    /// Whether the row is done: none of `claimed`, `staged`, `running`.
     pub fn is_terminal(self) -> bool {
         !matches!(
             self,
@@ -55,11 +57,17 @@ impl ExecState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
+    /// A slot of the job's schedule.
     Schedule,
+    /// A missed slot, run late by the catch-up policy.
     CatchUp,
+    /// Started by hand (`run`), outside the schedule.
     Manual,
+    /// A later attempt of a failed or timed-out run.
     Retry,
+    /// A run of no job (`spawn`, a command alert).
     Spawn,
+    /// An `@reboot` job's run, once per gateway start.
     Reboot,
 }
 
@@ -82,35 +90,60 @@ crate::text_enum_impls!(DispatchMode, "dispatch mode", { Scoped => "scoped", Deg
 /// One ledger row.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Execution {
+    /// The row's id (a UUIDv7: ids order rows by when they were written).
     pub id: ExecutionId,
+    /// The job it ran for (None: a run of no job, `spawn` or a command alert).
     pub job_id: Option<JobId>,
+    /// The job's name when the row was claimed (kept after the job is gone).
     pub job_name: String,
+    /// The slot it is for (None: no slot, a spawned run).
     pub scheduled_for: Option<Timestamp>,
+    /// Which attempt at the slot, 1 first.
     pub attempt: u32,
+    /// Why the row exists.
     pub source: Source,
+    /// Where the row is in its life.
     pub state: ExecState,
+    /// Why the row is in its state, as a code (None: no code, or one this version does not know).
     pub reason_code: Option<ReasonCode>,
+    /// Why the row is in its state, in words.
     pub reason: Option<String>,
     /// Who may move the row on: its claimer, then its worker.
     #[serde(skip)]
     pub owner: Option<RowOwner>,
     /// The process that claimed the row.
     pub claimed_by: Option<RowOwner>,
+    /// How the worker was started (None: not yet started).
     pub dispatch_mode: Option<DispatchMode>,
+    /// Why the run was not in a scope (None: scoped, or not yet placed).
     pub dispatch_cause: Option<CauseCode>,
+    /// The scope's unit name (None: not scoped); always read from the row, never rebuilt.
     pub unit: Option<String>,
+    /// The worker's pid (None: no worker has adopted it yet).
     pub pid: Option<u32>,
+    /// The worker's start time, in clock ticks after boot (with `pid`, its identity).
     pub pid_start: Option<u64>,
+    /// When it was claimed.
     pub claimed_at: Timestamp,
+    /// When the worker adopted it (None: not yet, or never).
     pub started_at: Option<Timestamp>,
+    /// When it reached a terminal state (None: not yet).
     pub finished_at: Option<Timestamp>,
+    /// The worker's last heartbeat (None: none yet).
     pub heartbeat_at: Option<Timestamp>,
+    /// The command's exit status (None: not ended, or killed by a signal).
     pub exit_code: Option<i32>,
+    /// The signal that killed the command (None: not ended, or it exited).
     pub signal: Option<i32>,
+    /// How long the command ran, in milliseconds.
     pub duration_ms: Option<u64>,
+    /// The command's peak resident set, in KiB.
     pub max_rss_kb: Option<u64>,
+    /// The file its output is captured in.
     pub output_path: Option<String>,
+    /// Output bytes stored in that file.
     pub output_bytes: Option<u64>,
+    /// Whether output was dropped (past `output_max_bytes`, or cut for a full disk).
     pub output_truncated: Option<bool>,
     /// The host whose claimer decided the row; its worker runs there.
     pub host: Option<String>,

@@ -33,27 +33,12 @@ pub(crate) struct FieldSpec {
     kind: Kind,
 }
 
-pub(crate) const SECOND: FieldSpec = FieldSpec::plain("second", 0, 59);
-pub(crate) const MINUTE: FieldSpec = FieldSpec::plain("minute", 0, 59);
-pub(crate) const HOUR: FieldSpec = FieldSpec::plain("hour", 0, 23);
-pub(crate) const DAY_OF_MONTH: FieldSpec = FieldSpec {
-    name: "day-of-month",
-    min: 1,
-    max: 31,
-    kind: Kind::DayOfMonth,
-};
-pub(crate) const MONTH: FieldSpec = FieldSpec {
-    name: "month",
-    min: 1,
-    max: 12,
-    kind: Kind::Month,
-};
-pub(crate) const DAY_OF_WEEK: FieldSpec = FieldSpec {
-    name: "day-of-week",
-    min: 0,
-    max: 7,
-    kind: Kind::DayOfWeek,
-};
+pub(crate) const SECOND: FieldSpec = FieldSpec::new("second", 0, 59, Kind::Plain);
+pub(crate) const MINUTE: FieldSpec = FieldSpec::new("minute", 0, 59, Kind::Plain);
+pub(crate) const HOUR: FieldSpec = FieldSpec::new("hour", 0, 23, Kind::Plain);
+pub(crate) const DAY_OF_MONTH: FieldSpec = FieldSpec::new("day-of-month", 1, 31, Kind::DayOfMonth);
+pub(crate) const MONTH: FieldSpec = FieldSpec::new("month", 1, 12, Kind::Month);
+pub(crate) const DAY_OF_WEEK: FieldSpec = FieldSpec::new("day-of-week", 0, 7, Kind::DayOfWeek);
 
 /// The fields of a 5-field and of a 6-field (seconds first) expression.
 pub(crate) const FIVE: [FieldSpec; 5] = [MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK];
@@ -65,12 +50,12 @@ const MONTH_NAMES: [&str; 12] = [
 const DAY_NAMES: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
 
 impl FieldSpec {
-    const fn plain(name: &'static str, min: u32, max: u32) -> Self {
+    const fn new(name: &'static str, min: u32, max: u32, kind: Kind) -> Self {
         FieldSpec {
             name,
             min,
             max,
-            kind: Kind::Plain,
+            kind,
         }
     }
 

@@ -1,5 +1,5 @@
-//! When a schedule fires, and what DST did to each fire. Pure: the zone and
-//! the instants are arguments.
+//! When a schedule fires, and what DST did to each fire ([`Fire`],
+//! [`DstNote`]). Pure: the zone and the instants are arguments.
 //!
 //! ## The DST policy (the README, "Schedules")
 //!
@@ -45,9 +45,51 @@
 
 use super::Tz;
 use super::cron_expr::CronSchedule;
-use super::types::{DstNote, Fire, Timestamp};
+use super::instant::Timestamp;
 use super::wall::{self, WallTime};
-use chrono::{NaiveDateTime, TimeDelta, Timelike};
+use chrono::{DateTime, NaiveDateTime, TimeDelta, Timelike};
+use std::fmt;
+
+/// What DST did to one fire.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DstNote {
+    /// The fire is at the wall time the schedule names.
+    Exact,
+    /// The wanted wall time fell in a spring-forward gap; the fire moved to the first valid instant after it.
+    MovedByGap {
+        /// The wall time the schedule names.
+        wanted: NaiveDateTime,
+    },
+    /// The wall time occurs twice (fall-back).
+    RepeatedHour {
+        /// 1 for the first occurrence, 2 for the second.
+        pass: u8,
+    },
+}
+
+impl fmt::Display for DstNote {
+    /// `exact`, `moved by a DST gap from 02:30`, `repeated hour, pass 1 of 2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DstNote::Exact => f.write_str("exact"),
+            DstNote::MovedByGap { wanted } => {
+                write!(f, "moved by a DST gap from {}", wanted.format("%H:%M:%S"))
+            }
+            DstNote::RepeatedHour { pass } => write!(f, "repeated hour, pass {pass} of 2"),
+        }
+    }
+}
+
+/// One fire of a schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fire {
+    /// When it fires.
+    pub at: Timestamp,
+    /// The same instant on the job's wall clock.
+    pub local: DateTime<Tz>,
+    /// What DST did to it.
+    pub dst: DstNote,
+}
 
 /// A bound on matched wall times examined per search; a search of
 /// `* * * * * *` from the first pass of a one-hour overlap needs ~3 600.
@@ -142,6 +184,18 @@ pub(crate) fn once_fire(at: Timestamp, wanted: Option<NaiveDateTime>, zone: Tz) 
     }
 }
 
+/// The instant a wall-clock time in `zone` stands for, by the DST policy
+/// (README, "Schedules"): inside a spring-forward gap, the first instant
+/// after the gap (`MovedByGap`); in a repeated hour, the first pass
+/// (`RepeatedHour { pass: 1 }`). None only at the edges of chrono's range.
+pub fn local_instant(wall: NaiveDateTime, zone: Tz) -> Option<(Timestamp, DstNote)> {
+    Some(match wall::resolve(zone, wall)? {
+        WallTime::Single(at) => (at, DstNote::Exact),
+        WallTime::Repeated { first, .. } => (first, DstNote::RepeatedHour { pass: 1 }),
+        WallTime::Skipped { resumes } => (resumes, DstNote::MovedByGap { wanted: wall }),
+    })
+}
+
 /// The real time from `slot` to the following fire.
 pub(crate) fn gap_to_next(slot: Timestamp, next: Option<Fire>) -> Option<std::time::Duration> {
     let next = next?;
@@ -150,4 +204,23 @@ pub(crate) fn gap_to_next(slot: Timestamp, next: Option<Fire>) -> Option<std::ti
         .max(TimeDelta::zero())
         .to_std()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dst_notes_read_well() {
+        let wanted = "2026-03-29T02:30:00".parse().unwrap();
+        assert_eq!(DstNote::Exact.to_string(), "exact");
+        assert_eq!(
+            DstNote::MovedByGap { wanted }.to_string(),
+            "moved by a DST gap from 02:30:00"
+        );
+        assert_eq!(
+            DstNote::RepeatedHour { pass: 2 }.to_string(),
+            "repeated hour, pass 2 of 2"
+        );
+    }
 }

@@ -9,7 +9,7 @@
 
 use super::duration::{self, BareNumber};
 use super::error::Rejection;
-use super::types::Timestamp;
+use super::instant::Timestamp;
 use chrono::TimeDelta;
 use std::time::Duration;
 

@@ -2,19 +2,23 @@
 //!
 //! No clock reads and no IO: every function takes `now`, `after` and the zone
 //! as arguments. (The host's own zone, and the host's zoneinfo files, are
-//! read by the main crate, `src/host_zone.rs`, and handed in through
-//! [`ZoneFiles`]; fire computation only ever sees a loaded [`Zone`].)
+//! read by the main crate, `src/host_zone.rs`, into a [`ZoneTable`] that is
+//! handed to whatever reads zone names; fire computation only ever sees a
+//! loaded [`Zone`].)
 //!
-//! ## Map
-//! - `types.rs`: [`Schedule`], [`Fire`], [`DstNote`], [`Timestamp`]; thin methods.
-//! - `grammar.rs`: routing a string to its parser; the canonical (stored) form.
-//! - `cron_expr.rs` + `cron_fields.rs`: [`CronSchedule`], validation with named fields.
-//! - `phrase.rs`: `daily at 8am` and friends, compiled to cron.
-//! - `interval.rs`: `every 5m`, anchored periods. `oneshot.rs`: `in 30s`, ISO instants.
-//! - `fires.rs`: the DST policy and `next_after` for cron (`wall.rs`: wall <-> instant).
+//! ## Map (each file uses only the ones listed before it)
+//! - `instant.rs`: [`Timestamp`]. `error.rs`: [`ScheduleError`].
 //! - `zone/`: [`Zone`] (a `chrono::TimeZone` over the host's TZif rules, a
-//!   POSIX TZ string, or the compiled-in copy), names to zones, comparing rules.
-//! - `duration.rs`, `describe.rs`, `error.rs`.
+//!   POSIX TZ string, or the compiled-in copy), names to zones ([`ZoneTable`],
+//!   a value the caller holds), comparing rules.
+//! - `duration.rs`; `cron_fields.rs` + `cron_expr.rs`: [`CronSchedule`],
+//!   validation with named fields; `phrase.rs`: `daily at 8am` and friends,
+//!   compiled to cron; `describe.rs`: cron expressions in words.
+//! - `wall.rs`: wall <-> instant. `fires.rs`: [`Fire`], [`DstNote`], the DST
+//!   policy and the fires of cron, intervals and one-shots.
+//! - `interval.rs`: `every 5m`, anchored periods. `oneshot.rs`: `in 30s`, ISO instants.
+//! - `grammar.rs`: [`Schedule`] and its methods (the grammar, the canonical
+//!   (stored) form, and hand-offs to the files above).
 //!
 //! ## DST policy (decided in `fires.rs`, where it is documented in full)
 //! A wall time inside a spring-forward gap runs once at the first real instant
@@ -31,10 +35,10 @@ mod duration;
 mod error;
 mod fires;
 mod grammar;
+mod instant;
 mod interval;
 mod oneshot;
 mod phrase;
-mod types;
 mod wall;
 mod zone;
 
@@ -46,13 +50,14 @@ mod dst_tests;
 pub use cron_expr::CronSchedule;
 pub use duration::{format_duration, parse_duration};
 pub use error::ScheduleError;
-pub use types::{DstNote, Fire, Schedule, Timestamp};
-pub use wall::local_instant;
+pub use fires::{DstNote, Fire, local_instant};
+pub use grammar::Schedule;
+pub use instant::Timestamp;
 /// The zone type under its old name (it was `chrono_tz::Tz`).
 pub use zone::Zone as Tz;
 #[cfg(any(test, feature = "testing"))]
 pub use zone::fixture as tzif_fixture;
 pub use zone::{
     COMPILED_IN_TZDB_VERSION, Zone, ZoneDifference, ZoneFiles, ZoneOffset, ZoneOrigin, ZoneTable,
-    compiled_in_zone, first_difference, install_zone_files, parse_zone,
+    compiled_in_zone, first_difference,
 };

@@ -17,9 +17,9 @@
 use super::Tz;
 use super::duration::{self, BareNumber};
 use super::error::Rejection;
+use super::fires::{self, DstNote};
+use super::instant::Timestamp;
 use super::interval::MAX_PERIOD;
-use super::types::{DstNote, Timestamp};
-use super::wall;
 use chrono::{
     DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, TimeDelta, Timelike,
     Utc,
@@ -109,7 +109,7 @@ pub(crate) fn parse_iso(
             .and_local_timezone(offset)
             .single()
             .map(|at| (at.with_timezone(&Utc), None)),
-        None => wall::local_instant(naive, zone).map(|(at, note)| match note {
+        None => fires::local_instant(naive, zone).map(|(at, note)| match note {
             DstNote::MovedByGap { wanted } => (at, Some(wanted)),
             _ => (at, None),
         }),

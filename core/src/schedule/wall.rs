@@ -8,7 +8,7 @@
 //! seconds (historic LMT) are handled exactly.
 
 use super::Tz;
-use super::types::{DstNote, Timestamp};
+use super::instant::Timestamp;
 use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
 
 /// What one wall-clock time is in a zone.
@@ -47,18 +47,6 @@ pub(crate) fn resolve(zone: Tz, wall: NaiveDateTime) -> Option<WallTime> {
             first_instant_reading_at_least(zone, wall).map(|resumes| WallTime::Skipped { resumes })
         }
     }
-}
-
-/// The instant a wall-clock time in `zone` stands for, by the DST policy
-/// (README, "Schedules"): inside a spring-forward gap, the first instant
-/// after the gap (`MovedByGap`); in a repeated hour, the first pass
-/// (`RepeatedHour { pass: 1 }`). None only at the edges of chrono's range.
-pub fn local_instant(wall: NaiveDateTime, zone: Tz) -> Option<(Timestamp, DstNote)> {
-    Some(match resolve(zone, wall)? {
-        WallTime::Single(at) => (at, DstNote::Exact),
-        WallTime::Repeated { first, .. } => (first, DstNote::RepeatedHour { pass: 1 }),
-        WallTime::Skipped { resumes } => (resumes, DstNote::MovedByGap { wanted: wall }),
-    })
 }
 
 /// The wall-clock time in `zone` at `at`; None within a day of the ends of

@@ -23,8 +23,10 @@ fn main() {
         }
     };
     hermes_cron::logging::init();
-    hermes_cron::host_zone::install();
-    let code = match cli::run(cli) {
+    // The process's one zone table, over the host's zoneinfo; handed down.
+    let zones = hermes_cron::host_zone::table();
+    let knobs = hermes_cron::knobs::Knobs::from_env();
+    let code = match cli::run(cli, zones, knobs) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("hermes-cron: {err:#}");

@@ -6,6 +6,13 @@ use std::path::{Path, PathBuf};
 
 use super::super::*;
 use hermes_cron_core::config::Config;
+use hermes_cron_core::schedule::ZoneTable;
+
+/// The zones these tests read `timezone` in: the compiled-in ones, so what
+/// they expect does not depend on the host's zoneinfo.
+pub(super) fn zones() -> ZoneTable {
+    ZoneTable::compiled_in_only()
+}
 
 pub(super) fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -43,7 +50,7 @@ fn set_refuses_nan_and_leaves_the_file_byte_identical() {
     for value in [
         "nan", ".nan", ".inf", "-.inf", "0", "1001", "-1", "2.5", "abc", "1e300", "", "[1]",
     ] {
-        let message = invalid_message(set(&path, key, value).unwrap_err());
+        let message = invalid_message(set(&path, key, value, &zones()).unwrap_err());
         assert!(message.contains(key), "{message}");
         assert!(message.contains(&format!("`{value}`")), "{message}");
         assert!(message.contains("from 1 to 1000"), "{message}");
@@ -69,7 +76,7 @@ fn set_refuses_bad_booleans_zones_and_unparsable_values() {
         ("cron.output_retention", "'unterminated"),
         ("cron.output_retention", "a: b"),
     ] {
-        let message = invalid_message(set(&path, key, value).unwrap_err());
+        let message = invalid_message(set(&path, key, value, &zones()).unwrap_err());
         assert!(
             message.contains(key) && message.contains(value),
             "{message}"
@@ -81,7 +88,7 @@ fn set_refuses_bad_booleans_zones_and_unparsable_values() {
 #[test]
 fn set_refuses_unknown_keys_naming_close_ones() {
     let (_dir, path) = file(KEEP);
-    let message = invalid_message(set(&path, "cron.max_paralel_jobs", "2").unwrap_err());
+    let message = invalid_message(set(&path, "cron.max_paralel_jobs", "2", &zones()).unwrap_err());
     assert!(message.contains("`cron.max_paralel_jobs`"), "{message}");
     assert!(
         message.contains("did you mean `cron.max_parallel_jobs`"),
@@ -95,7 +102,7 @@ fn set_refuses_unknown_keys_naming_close_ones() {
 fn set_never_clobbers_a_malformed_file() {
     let text = "cron: [1, 2\n# precious\n";
     let (_dir, path) = file(text);
-    let err = set(&path, "cron.output_retention", "5").unwrap_err();
+    let err = set(&path, "cron.output_retention", "5", &zones()).unwrap_err();
     assert!(matches!(err, ConfigError::Syntax { .. }), "{err:?}");
     assert!(matches!(
         unset(&path, "cron.output_retention"),
@@ -103,7 +110,7 @@ fn set_never_clobbers_a_malformed_file() {
     ));
     assert_eq!(read(&path), text);
     let (_dir, path) = file("- a list\n");
-    assert!(set(&path, "cron.output_retention", "5").is_err());
+    assert!(set(&path, "cron.output_retention", "5", &zones()).is_err());
     assert_eq!(read(&path), "- a list\n");
 }
 
@@ -112,7 +119,7 @@ fn set_keeps_unrelated_and_unknown_keys() {
     let (_dir, path) = file(
         "model: gpt\ncron:\n  output_retention: 5\n  mystery: [1, 2]\nplugins:\n  a: {b: c}\n",
     );
-    set(&path, "cron.heartbeat_interval_s", "7").unwrap();
+    set(&path, "cron.heartbeat_interval_s", "7", &zones()).unwrap();
     let value: serde_yaml::Value = serde_yaml::from_str(&read(&path)).unwrap();
     assert_eq!(value["model"], "gpt");
     assert_eq!(value["cron"]["output_retention"], 5);
@@ -132,24 +139,33 @@ fn set_keeps_unrelated_and_unknown_keys() {
 fn set_updates_the_dotted_form_when_present_else_nested() {
     let (_dir, path) =
         file("gateway.loop_watchdog_max_strikes: 4\ngateway: {loop_watchdog: true}\n");
-    set(&path, "gateway.loop_watchdog_max_strikes", "6").unwrap();
-    set(&path, "gateway.loop_watchdog_probe_timeout_s", "20").unwrap();
+    set(&path, "gateway.loop_watchdog_max_strikes", "6", &zones()).unwrap();
+    set(
+        &path,
+        "gateway.loop_watchdog_probe_timeout_s",
+        "20",
+        &zones(),
+    )
+    .unwrap();
     let value: serde_yaml::Value = serde_yaml::from_str(&read(&path)).unwrap();
     assert_eq!(value["gateway.loop_watchdog_max_strikes"], 6);
     assert!(value["gateway"].get("loop_watchdog_max_strikes").is_none());
     assert_eq!(value["gateway"]["loop_watchdog_probe_timeout_s"], 20);
     // A section that is not a mapping is left alone; the dotted form is written.
     let (_dir, path) = file("cron: off\n");
-    set(&path, "cron.output_retention", "9").unwrap();
+    set(&path, "cron.output_retention", "9", &zones()).unwrap();
     assert_eq!(read(&path), "cron: off\ncron.output_retention: 9\n");
-    assert_eq!(load(&path).unwrap().config.cron.output_retention, 9);
+    assert_eq!(
+        load(&path, &zones()).unwrap().config.cron.output_retention,
+        9
+    );
 }
 
 #[test]
 fn set_creates_the_file_0600_atomically() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("home").join("config.yaml");
-    set(&path, "cron.max_parallel_jobs", "4").unwrap();
+    set(&path, "cron.max_parallel_jobs", "4", &zones()).unwrap();
     assert_eq!(read(&path), "cron:\n  max_parallel_jobs: 4\n");
     let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -158,21 +174,27 @@ fn set_creates_the_file_0600_atomically() {
         .permissions()
         .mode();
     assert_eq!(dir_mode & 0o777, 0o700);
-    set(&path, "cron.output_retention", "8").unwrap();
+    set(&path, "cron.output_retention", "8", &zones()).unwrap();
     assert_eq!(dir_names(&path), ["config.yaml"]);
 }
 
 #[test]
 fn set_writes_canonical_values() {
     let (_dir, path) = file("");
-    set(&path, "gateway.loop_watchdog_probe_interval_s", "30.0").unwrap();
-    set(&path, "cron.max_parallel_jobs", "unbounded").unwrap();
-    set(&path, "timezone", "system").unwrap();
+    set(
+        &path,
+        "gateway.loop_watchdog_probe_interval_s",
+        "30.0",
+        &zones(),
+    )
+    .unwrap();
+    set(&path, "cron.max_parallel_jobs", "unbounded", &zones()).unwrap();
+    set(&path, "timezone", "system", &zones()).unwrap();
     assert_eq!(
         read(&path),
         "gateway:\n  loop_watchdog_probe_interval_s: 30\ncron:\n  max_parallel_jobs: null\ntimezone: null\n"
     );
-    assert!(load(&path).unwrap().warnings.is_empty());
+    assert!(load(&path, &zones()).unwrap().warnings.is_empty());
 }
 
 #[test]
@@ -215,25 +237,29 @@ fn every_key_round_trips_through_set_and_get() {
     ];
     assert_eq!(values.len(), key_table().len());
     for (key, value) in values {
-        set(&path, key, value).unwrap();
-        assert_eq!(get(&path, key).unwrap(), value, "{key}");
+        set(&path, key, value, &zones()).unwrap();
+        assert_eq!(get(&path, key, &zones()).unwrap(), value, "{key}");
     }
-    let loaded = load(&path).unwrap();
+    let loaded = load(&path, &zones()).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     for (key, value) in values {
-        assert_eq!(get(&path, key).unwrap(), value, "{key} after all sets");
+        assert_eq!(
+            get(&path, key, &zones()).unwrap(),
+            value,
+            "{key} after all sets"
+        );
     }
     for (key, _) in values {
         unset(&path, key).unwrap();
     }
-    assert_eq!(load(&path).unwrap().config, Config::default());
+    assert_eq!(load(&path, &zones()).unwrap().config, Config::default());
     assert_eq!(read(&path), "{}\n");
     for (key, word) in [
         ("cron.max_parallel_jobs", "unbounded"),
         ("timezone", "system"),
     ] {
-        set(&path, key, word).unwrap();
-        assert_eq!(get(&path, key).unwrap(), word);
+        set(&path, key, word, &zones()).unwrap();
+        assert_eq!(get(&path, key, &zones()).unwrap(), word);
     }
 }
 
@@ -245,7 +271,7 @@ fn unset_removes_both_forms_and_an_emptied_section() {
     unset(&path, "gateway.loop_watchdog_max_strikes").unwrap();
     assert_eq!(read(&path), "other: 1\n");
     assert_eq!(
-        get(&path, "gateway.loop_watchdog_max_strikes").unwrap(),
+        get(&path, "gateway.loop_watchdog_max_strikes", &zones()).unwrap(),
         "3"
     );
     let (_dir, path) = file("cron:\n  output_retention: 5\n  heartbeat_interval_s: 9\n");
@@ -302,10 +328,16 @@ fn set_and_unset_change_only_the_lines_of_their_key() {
                 cron:\n  provider: hermes-cron\n  # how many to keep\n  output_retention: 7  # seven\n\
                 gateway: {strict: yes, loop_watchdog: true}\n";
     let (_dir, path) = file(text);
-    set(&path, "cron.output_retention", "9").unwrap();
-    set(&path, "gateway.loop_watchdog", "off").unwrap();
-    set(&path, "gateway.loop_watchdog_probe_timeout_s", "2.5").unwrap();
-    set(&path, "timezone", "europe/london").unwrap();
+    set(&path, "cron.output_retention", "9", &zones()).unwrap();
+    set(&path, "gateway.loop_watchdog", "off", &zones()).unwrap();
+    set(
+        &path,
+        "gateway.loop_watchdog_probe_timeout_s",
+        "2.5",
+        &zones(),
+    )
+    .unwrap();
+    set(&path, "timezone", "europe/london", &zones()).unwrap();
     let expected =
         text.replace(
             "output_retention: 7  # seven",
@@ -331,7 +363,7 @@ fn set_writes_into_both_forms_when_the_file_has_both() {
     let (_dir, path) = file(
         "gateway.loop_watchdog_max_strikes: 4\ngateway:\n  loop_watchdog_max_strikes: 3  # old\n",
     );
-    set(&path, "gateway.loop_watchdog_max_strikes", "6").unwrap();
+    set(&path, "gateway.loop_watchdog_max_strikes", "6", &zones()).unwrap();
     assert_eq!(
         read(&path),
         "gateway.loop_watchdog_max_strikes: 6\ngateway:\n  loop_watchdog_max_strikes: 6  # old\n"
@@ -342,7 +374,7 @@ fn set_writes_into_both_forms_when_the_file_has_both() {
 fn set_refuses_a_section_that_is_an_alias_and_a_shared_anchor() {
     let text = "base: &base {output_retention: 5}\ncron: *base\n";
     let (_dir, path) = file(text);
-    let message = invalid_message(set(&path, "cron.output_retention", "6").unwrap_err());
+    let message = invalid_message(set(&path, "cron.output_retention", "6", &zones()).unwrap_err());
     assert!(message.contains("alias"), "{message}");
     let message = invalid_message(unset(&path, "cron.output_retention").unwrap_err());
     assert!(message.contains("alias"), "{message}");
@@ -350,7 +382,7 @@ fn set_refuses_a_section_that_is_an_alias_and_a_shared_anchor() {
     // Changing an anchored section would change its alias elsewhere too.
     let text = "cron: &c\n  output_retention: 5\nbackup_cron: *c\n";
     let (_dir, path) = file(text);
-    let message = invalid_message(set(&path, "cron.output_retention", "6").unwrap_err());
+    let message = invalid_message(set(&path, "cron.output_retention", "6", &zones()).unwrap_err());
     assert!(message.contains("`backup_cron`"), "{message}");
     let message = invalid_message(unset(&path, "cron.output_retention").unwrap_err());
     assert!(message.contains("`backup_cron`"), "{message}");
@@ -358,7 +390,7 @@ fn set_refuses_a_section_that_is_an_alias_and_a_shared_anchor() {
     // With the dotted form present, that is where the value goes.
     let text = "base: &base {output_retention: 5}\ncron: *base\ncron.output_retention: 7\n";
     let (_dir, path) = file(text);
-    set(&path, "cron.output_retention", "6").unwrap();
+    set(&path, "cron.output_retention", "6", &zones()).unwrap();
     assert_eq!(read(&path), text.replace(": 7", ": 6"));
 }
 
@@ -373,8 +405,8 @@ fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
         ("gateway.loop_watchdog_probe_interval_s", "'20'", "20"),
         ("timezone", "europe/london", "Europe/London"),
     ] {
-        set(&path, key, value).unwrap();
-        assert_eq!(get(&path, key).unwrap(), written, "{key}");
+        set(&path, key, value, &zones()).unwrap();
+        assert_eq!(get(&path, key, &zones()).unwrap(), written, "{key}");
     }
     assert_eq!(
         read(&path),
@@ -382,21 +414,21 @@ fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
          loop_watchdog_probe_timeout_s: 2.5\n  loop_watchdog_probe_interval_s: 20\n\
          cron:\n  require_restart_safe_scope: true\ntimezone: Europe/London\n"
     );
-    assert!(load(&path).unwrap().warnings.is_empty());
+    assert!(load(&path, &zones()).unwrap().warnings.is_empty());
 }
 
 #[test]
 fn a_section_with_a_merge_key_gets_its_own_key() {
     let text = "defaults: &d\n  output_retention: 4\ncron:\n  <<: *d\n  provider: hermes-cron\n";
     let (_dir, path) = file(text);
-    assert_eq!(get(&path, "cron.output_retention").unwrap(), "4");
-    set(&path, "cron.output_retention", "9").unwrap();
+    assert_eq!(get(&path, "cron.output_retention", &zones()).unwrap(), "4");
+    set(&path, "cron.output_retention", "9", &zones()).unwrap();
     assert_eq!(read(&path), format!("{text}  output_retention: 9\n"));
-    assert_eq!(get(&path, "cron.output_retention").unwrap(), "9");
+    assert_eq!(get(&path, "cron.output_retention", &zones()).unwrap(), "9");
     unset(&path, "cron.output_retention").unwrap();
     assert_eq!(read(&path), text);
     assert_eq!(
-        get(&path, "cron.output_retention").unwrap(),
+        get(&path, "cron.output_retention", &zones()).unwrap(),
         "4",
         "the merged value again"
     );
@@ -405,7 +437,7 @@ fn a_section_with_a_merge_key_gets_its_own_key() {
 #[test]
 fn a_multi_line_value_is_replaced_whole() {
     let (_dir, path) = file("a: 1\ntimezone: |\n  Europe/Paris\nb: 2\n");
-    set(&path, "timezone", "UTC").unwrap();
+    set(&path, "timezone", "UTC", &zones()).unwrap();
     assert_eq!(read(&path), "a: 1\ntimezone: UTC\nb: 2\n");
 }
 
@@ -426,12 +458,12 @@ fn edits_of_odd_documents() {
         ("timezone: 'Asia/Tokyo'  # q\n", "timezone: UTC  # q\n"),
     ] {
         let (_dir, path) = file(before);
-        set(&path, "timezone", "utc").unwrap();
+        set(&path, "timezone", "utc", &zones()).unwrap();
         assert_eq!(read(&path), after, "{before:?}");
         unset(&path, "timezone").unwrap();
         let (_dir2, again) = file(after);
         unset(&again, "timezone").unwrap();
-        assert!(load(&again).unwrap().config.timezone.is_none());
+        assert!(load(&again, &zones()).unwrap().config.timezone.is_none());
     }
 }
 
@@ -441,6 +473,7 @@ mod properties {
     //! ours changes, and no line that does not name the key or its section
     //! changes.
 
+    use super::zones;
     use hermes_cron_core::config::{self as pure, load_bytes, validated};
     use proptest::prelude::*;
     use proptest::sample::select;
@@ -591,7 +624,7 @@ mod properties {
 
     fn values(text: &str) -> Vec<(&'static str, String)> {
         let path = Path::new("c.yaml");
-        let validated = validated(path, Some(text.as_bytes())).unwrap();
+        let validated = validated(path, Some(text.as_bytes()), &zones()).unwrap();
         KEYS.iter()
             .map(|key| (*key, pure::get(&validated, key).unwrap()))
             .collect()
@@ -607,13 +640,13 @@ mod properties {
         #[test]
         fn set_changes_only_its_key(doc in document(), key in settable(), value in value()) {
             let path = Path::new("c.yaml");
-            prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
-            let Ok(text) = pure::set(path, Some(doc.as_bytes()), &key, &value) else {
+            prop_assume!(load_bytes(path, doc.as_bytes(), &zones()).is_ok());
+            let Ok(text) = pure::set(path, Some(doc.as_bytes()), &key, &value, &zones()) else {
                 return Ok(());
             };
             let before = values(&doc);
             let after = values(&text);
-            let fresh = pure::set(path, None, &key, &value).unwrap();
+            let fresh = pure::set(path, None, &key, &value, &zones()).unwrap();
             for ((name, old), (_, new)) in before.iter().zip(&after) {
                 if *name != owner(&key) {
                     prop_assert_eq!(old, new, "{} changed", name);
@@ -623,10 +656,10 @@ mod properties {
             }
             if key != owner(&key) {
                 // One variable: it reads back; the others stay as they were.
-                let read = pure::get(&validated(path, Some(text.as_bytes())).unwrap(), &key).unwrap();
+                let read = pure::get(&validated(path, Some(text.as_bytes()), &zones()).unwrap(), &key).unwrap();
                 prop_assert!(read == value || read == "<redacted>", "{} read {}", key, read);
                 let others = |text: &str| {
-                    let mut env = validated(path, Some(text.as_bytes())).unwrap().loaded.config.cron.env.0;
+                    let mut env = validated(path, Some(text.as_bytes()), &zones()).unwrap().loaded.config.cron.env.0;
                     env.retain(|(n, _)| Some(n.as_str()) != key.strip_prefix("cron.env."));
                     env
                 };
@@ -638,7 +671,7 @@ mod properties {
         #[test]
         fn unset_changes_only_its_key(doc in document(), key in key()) {
             let path = Path::new("c.yaml");
-            prop_assume!(load_bytes(path, doc.as_bytes()).is_ok());
+            prop_assume!(load_bytes(path, doc.as_bytes(), &zones()).is_ok());
             let Ok(Some(text)) = pure::unset(path, Some(doc.as_bytes()), &key) else {
                 return Ok(());
             };
@@ -649,7 +682,7 @@ mod properties {
                 if *name == key {
                     prop_assert_eq!(new, default);
                 } else if *name == owner(&key) {
-                    let after = validated(path, Some(text.as_bytes())).unwrap();
+                    let after = validated(path, Some(text.as_bytes()), &zones()).unwrap();
                     prop_assert!(pure::get(&after, &key).is_err(), "{} still set", key);
                 } else {
                     prop_assert_eq!(old, new, "{} changed", name);

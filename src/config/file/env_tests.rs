@@ -4,7 +4,7 @@
 //! key and of one variable (`cron.env.NAME`), losslessly.
 
 use super::super::*;
-use super::edit_tests::{file, invalid_message, read};
+use super::edit_tests::{file, invalid_message, read, zones};
 use hermes_cron_core::job::Env;
 use hermes_cron_core::run::DEFAULT_PATH;
 
@@ -21,7 +21,7 @@ fn both_keys_load_from_the_nested_and_the_dotted_form() {
         "cron:\n  path: /opt/tools/bin:/usr/bin\n  env:\n    TZ: Europe/Berlin\n    \
          WORKERS: 4\n    DEBUG: true\n    RATIO: 0.5\n    EMPTY: ''\n",
     );
-    let loaded = load(&path).unwrap();
+    let loaded = load(&path, &zones()).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert_eq!(loaded.config.cron.path, "/opt/tools/bin:/usr/bin");
     assert_eq!(
@@ -39,7 +39,7 @@ fn both_keys_load_from_the_nested_and_the_dotted_form() {
         "cron.env: {A: dotted}\ncron.path: /dotted/bin\ncron:\n  env: {A: nested, B: nested}\n  \
          path: /nested/bin\n",
     );
-    let loaded = load(&path).unwrap();
+    let loaded = load(&path, &zones()).unwrap();
     assert_eq!(loaded.config.cron.env, env(&[("A", "dotted")]));
     assert_eq!(loaded.config.cron.path, "/dotted/bin");
     // Unset, empty or null: the defaults, without a warning.
@@ -50,7 +50,7 @@ fn both_keys_load_from_the_nested_and_the_dotted_form() {
         "cron: {env: ~}\n",
     ] {
         let (_dir, path) = file(text);
-        let loaded = load(&path).unwrap();
+        let loaded = load(&path, &zones()).unwrap();
         assert!(
             loaded.warnings.is_empty(),
             "{text:?}: {:?}",
@@ -68,7 +68,7 @@ fn a_bad_entry_is_dropped_with_one_warning_and_the_others_used() {
          HERMES_CRON_JOB_NAME: x\n    PATH: /opt/bin\n    LIST: [a, b]\n    NESTED: {a: 1}\n    \
          NOTHING:\n    ALSO_GOOD: two\n",
     );
-    let loaded = load(&path).unwrap();
+    let loaded = load(&path, &zones()).unwrap();
     assert_eq!(
         loaded.config.cron.env,
         env(&[("GOOD", "one"), ("ALSO_GOOD", "two")])
@@ -100,7 +100,7 @@ fn a_bad_entry_is_dropped_with_one_warning_and_the_others_used() {
     }
     assert!(loaded.warnings[3].message.contains("cron.path"));
     assert!(loaded.warnings[6].message.contains("`NOTHING: ''`"));
-    let text = show(&path).unwrap();
+    let text = show(&path, &zones()).unwrap();
     let line = text.lines().find(|l| l.starts_with("cron.env:")).unwrap();
     assert!(line.ends_with("# file (invalid entries dropped)"), "{line}");
     assert!(line.contains("{GOOD: one, ALSO_GOOD: two}"), "{line}");
@@ -122,7 +122,7 @@ fn a_bad_whole_value_falls_back_to_the_default_with_one_warning() {
         ("cron: {path: [/usr/bin]}\n", "cron.path", "a string"),
     ] {
         let (_dir, path) = file(text);
-        let loaded = load(&path).unwrap();
+        let loaded = load(&path, &zones()).unwrap();
         assert_eq!(loaded.warnings.len(), 1, "{text:?}: {:?}", loaded.warnings);
         let warning = &loaded.warnings[0];
         assert_eq!(warning.key, key, "{text:?}");
@@ -134,7 +134,7 @@ fn a_bad_whole_value_falls_back_to_the_default_with_one_warning() {
         );
         assert_eq!(loaded.config.cron.path, DEFAULT_PATH);
         assert!(loaded.config.cron.env.is_empty());
-        let line = show(&path).unwrap();
+        let line = show(&path, &zones()).unwrap();
         let line = line
             .lines()
             .find(|l| l.starts_with(key))
@@ -151,30 +151,39 @@ fn get_and_show_redact_secret_looking_values() {
         "cron:\n  env:\n    GITHUB_TOKEN: {secret}\n    db_password: {secret}\n    \
          TZ: Europe/Berlin\n    HTTPS_PROXY: http://proxy.example:3128\n"
     ));
-    let whole = get(&path, "cron.env").unwrap();
+    let whole = get(&path, "cron.env", &zones()).unwrap();
     assert_eq!(
         whole,
         "{GITHUB_TOKEN: <redacted>, db_password: <redacted>, TZ: Europe/Berlin, \
          HTTPS_PROXY: 'http://proxy.example:3128'}"
     );
-    assert_eq!(get(&path, "cron.env.GITHUB_TOKEN").unwrap(), "<redacted>");
-    assert_eq!(get(&path, "cron.env.TZ").unwrap(), "Europe/Berlin");
     assert_eq!(
-        get(&path, "cron.env.HTTPS_PROXY").unwrap(),
+        get(&path, "cron.env.GITHUB_TOKEN", &zones()).unwrap(),
+        "<redacted>"
+    );
+    assert_eq!(
+        get(&path, "cron.env.TZ", &zones()).unwrap(),
+        "Europe/Berlin"
+    );
+    assert_eq!(
+        get(&path, "cron.env.HTTPS_PROXY", &zones()).unwrap(),
         "http://proxy.example:3128"
     );
-    let message = invalid_message(get(&path, "cron.env.NOPE").unwrap_err());
+    let message = invalid_message(get(&path, "cron.env.NOPE", &zones()).unwrap_err());
     assert!(message.contains("`NOPE`"), "{message}");
-    let shown = show(&path).unwrap();
+    let shown = show(&path, &zones()).unwrap();
     assert!(!shown.contains(secret), "{shown}");
     let line = shown.lines().find(|l| l.starts_with("cron.env:")).unwrap();
     assert!(line.contains(&format!(" {whole}  # file")), "{shown}");
-    assert_eq!(get(&path, "cron.path").unwrap(), DEFAULT_PATH);
+    assert_eq!(get(&path, "cron.path", &zones()).unwrap(), DEFAULT_PATH);
     // What `get` prints is YAML that reads back to the same variables
     // (but for the redacted ones).
     let (_dir, copy) = file(&format!("cron:\n  env: {whole}\n"));
-    let reread = load(&copy).unwrap().config.cron.env;
-    assert_eq!(reread.0[2..], load(&path).unwrap().config.cron.env.0[2..]);
+    let reread = load(&copy, &zones()).unwrap().config.cron.env;
+    assert_eq!(
+        reread.0[2..],
+        load(&path, &zones()).unwrap().config.cron.env.0[2..]
+    );
 }
 
 #[test]
@@ -182,7 +191,7 @@ fn set_refuses_the_whole_mapping_and_says_what_to_write() {
     let text = "# mine\ncron: {provider: hermes-cron}\n";
     let (_dir, path) = file(text);
     for value in ["TZ=UTC", "{TZ: UTC}", ""] {
-        let message = invalid_message(set(&path, "cron.env", value).unwrap_err());
+        let message = invalid_message(set(&path, "cron.env", value, &zones()).unwrap_err());
         assert!(message.contains("cron.env.NAME VALUE"), "{message}");
         assert!(
             message.contains("cron:\n  env:\n    TZ: Europe/Berlin\n"),
@@ -196,23 +205,23 @@ fn set_refuses_the_whole_mapping_and_says_what_to_write() {
 #[test]
 fn set_and_unset_cron_path() {
     let (_dir, path) = file("cron: {provider: hermes-cron}  # Hermes's\n");
-    set(&path, "cron.path", "/opt/tools/bin:/usr/bin:/bin").unwrap();
+    set(&path, "cron.path", "/opt/tools/bin:/usr/bin:/bin", &zones()).unwrap();
     assert_eq!(
         read(&path),
         "cron: {provider: hermes-cron, path: '/opt/tools/bin:/usr/bin:/bin'}  # Hermes's\n"
     );
     assert_eq!(
-        get(&path, "cron.path").unwrap(),
+        get(&path, "cron.path", &zones()).unwrap(),
         "/opt/tools/bin:/usr/bin:/bin"
     );
     for bad in ["bin:/usr/bin", "/usr/bin:", "''", "~", "5"] {
-        let message = invalid_message(set(&path, "cron.path", bad).unwrap_err());
+        let message = invalid_message(set(&path, "cron.path", bad, &zones()).unwrap_err());
         assert!(message.contains("`cron.path`"), "{bad}: {message}");
         assert!(message.contains("absolute directories"), "{bad}: {message}");
     }
     unset(&path, "cron.path").unwrap();
     assert_eq!(read(&path), "cron: {provider: hermes-cron}  # Hermes's\n");
-    assert_eq!(get(&path, "cron.path").unwrap(), DEFAULT_PATH);
+    assert_eq!(get(&path, "cron.path", &zones()).unwrap(), DEFAULT_PATH);
 }
 
 #[test]
@@ -220,9 +229,9 @@ fn one_variable_is_set_and_unset_touching_only_its_line() {
     let text = "# mine\nmodel: {default: x}\ncron:\n  provider: hermes-cron   # Hermes's\n  \
                 env:\n    TZ: Europe/Berlin   # zone\n    DEBUG: true\ntail: 1\n";
     let (_dir, path) = file(text);
-    set(&path, "cron.env.TZ", "UTC").unwrap();
-    set(&path, "cron.env.HTTPS_PROXY", "http://proxy:3128").unwrap();
-    set(&path, "cron.env.FLAG", "off").unwrap();
+    set(&path, "cron.env.TZ", "UTC", &zones()).unwrap();
+    set(&path, "cron.env.HTTPS_PROXY", "http://proxy:3128", &zones()).unwrap();
+    set(&path, "cron.env.FLAG", "off", &zones()).unwrap();
     assert_eq!(
         read(&path),
         text.replace("TZ: Europe/Berlin   # zone", "TZ: UTC   # zone")
@@ -233,7 +242,7 @@ fn one_variable_is_set_and_unset_touching_only_its_line() {
     );
     // Values are text: `off` stays the string, for both readers.
     assert_eq!(
-        load(&path).unwrap().config.cron.env,
+        load(&path, &zones()).unwrap().config.cron.env,
         env(&[
             ("TZ", "UTC"),
             ("DEBUG", "true"),
@@ -263,7 +272,7 @@ fn a_variable_goes_where_the_mapping_is_and_a_new_one_makes_the_section() {
     // No file: the section and the mapping are made.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.yaml");
-    set(&path, "cron.env.TZ", "Europe/Berlin").unwrap();
+    set(&path, "cron.env.TZ", "Europe/Berlin", &zones()).unwrap();
     assert_eq!(read(&path), "cron:\n  env:\n    TZ: Europe/Berlin\n");
     unset(&path, "cron.env.TZ").unwrap();
     assert_eq!(read(&path), "{}\n");
@@ -289,12 +298,15 @@ fn a_variable_goes_where_the_mapping_is_and_a_new_one_makes_the_section() {
         ),
     ] {
         let (_dir, path) = file(before);
-        set(&path, "cron.env.TZ", "Europe/Berlin").unwrap();
+        set(&path, "cron.env.TZ", "Europe/Berlin", &zones()).unwrap();
         assert_eq!(read(&path), after, "{before:?}");
-        assert_eq!(get(&path, "cron.env.TZ").unwrap(), "Europe/Berlin");
+        assert_eq!(
+            get(&path, "cron.env.TZ", &zones()).unwrap(),
+            "Europe/Berlin"
+        );
         unset(&path, "cron.env.TZ").unwrap();
         assert!(
-            load(&path)
+            load(&path, &zones())
                 .unwrap()
                 .config
                 .cron
@@ -312,7 +324,7 @@ fn a_variable_goes_where_the_mapping_is_and_a_new_one_makes_the_section() {
 fn a_variable_is_refused_for_a_bad_name_an_alias_or_a_mapping_that_is_not_one() {
     let text = "common: &common {A: '1'}\ncron:\n  env: *common\n";
     let (_dir, path) = file(text);
-    let message = invalid_message(set(&path, "cron.env.TZ", "UTC").unwrap_err());
+    let message = invalid_message(set(&path, "cron.env.TZ", "UTC", &zones()).unwrap_err());
     assert!(
         message.contains("`cron.env` in") && message.contains("alias"),
         "{message}"
@@ -322,7 +334,7 @@ fn a_variable_is_refused_for_a_bad_name_an_alias_or_a_mapping_that_is_not_one() 
     assert_eq!(read(&path), text);
     let text = "cron:\n  env: TZ=UTC\n";
     let (_dir, path) = file(text);
-    let message = invalid_message(set(&path, "cron.env.TZ", "UTC").unwrap_err());
+    let message = invalid_message(set(&path, "cron.env.TZ", "UTC", &zones()).unwrap_err());
     assert!(message.contains("not a mapping"), "{message}");
     assert_eq!(read(&path), text);
     for (name, says) in [
@@ -334,7 +346,7 @@ fn a_variable_is_refused_for_a_bad_name_an_alias_or_a_mapping_that_is_not_one() 
         ("PATH", "cron.path"),
     ] {
         let key = format!("cron.env.{name}");
-        let message = invalid_message(set(&path, &key, "x").unwrap_err());
+        let message = invalid_message(set(&path, &key, "x", &zones()).unwrap_err());
         assert!(message.contains(&format!("`{key}`")), "{message}");
         assert!(message.contains(says), "{name}: {message}");
     }
@@ -347,5 +359,5 @@ fn unset_cron_env_removes_the_whole_mapping() {
     let (_dir, path) = file(text);
     unset(&path, "cron.env").unwrap();
     assert_eq!(read(&path), "cron:\n  provider: hermes-cron\nmodel: x\n");
-    assert!(load(&path).unwrap().config.cron.env.is_empty());
+    assert!(load(&path, &zones()).unwrap().config.cron.env.is_empty());
 }

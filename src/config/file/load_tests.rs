@@ -1,6 +1,7 @@
 //! Tests of `load` through the real file.
 
 use super::super::*;
+use super::edit_tests::zones;
 use hermes_cron_core::config::{Config, ConfigWarning, load_bytes};
 use std::fs;
 use std::path::Path;
@@ -16,7 +17,7 @@ fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 
 fn load_text(text: &str) -> Loaded {
     let (_dir, path) = file(text);
-    load(&path).unwrap_or_else(|err| panic!("{text:?}: {err}"))
+    load(&path, &zones()).unwrap_or_else(|err| panic!("{text:?}: {err}"))
 }
 
 /// The one warning `text` must produce, naming `key`.
@@ -32,7 +33,7 @@ fn one_warning(text: &str, key: &str) -> ConfigWarning {
 #[test]
 fn every_key_defaults_when_the_file_is_missing() {
     let dir = tempfile::tempdir().unwrap();
-    let loaded = load(&dir.path().join("absent.yaml")).unwrap();
+    let loaded = load(&dir.path().join("absent.yaml"), &zones()).unwrap();
     assert!(loaded.warnings.is_empty());
     let c = loaded.config;
     assert_eq!(c, Config::default());
@@ -351,7 +352,7 @@ fn bad_seconds_warn_once_and_use_the_default() {
 #[test]
 fn malformed_yaml_is_a_syntax_error_with_line_and_column() {
     let (_dir, path) = file("cron:\n  output_retention: 5\n  bad: [1, 2\n");
-    let err = load(&path).unwrap_err();
+    let err = load(&path, &zones()).unwrap_err();
     let ConfigError::Syntax { line, column, .. } = &err else {
         panic!("{err:?}");
     };
@@ -363,7 +364,7 @@ fn malformed_yaml_is_a_syntax_error_with_line_and_column() {
     assert!(!shown.contains(&repeated), "{shown}");
 
     let (_dir, path) = file("a: 1\n b: 2\n");
-    let err = load(&path).unwrap_err();
+    let err = load(&path, &zones()).unwrap_err();
     assert!(
         matches!(err, ConfigError::Syntax { line: 2, .. }),
         "{err:?}"
@@ -379,7 +380,7 @@ fn documents_that_are_not_mappings_are_refused_naming_the_file() {
         "[cron.output_retention]\n",
     ] {
         let (_dir, path) = file(text);
-        let err = load(&path).unwrap_err();
+        let err = load(&path, &zones()).unwrap_err();
         assert!(
             matches!(err, ConfigError::Syntax { .. }),
             "{text:?}: {err:?}"
@@ -395,7 +396,7 @@ fn duplicate_keys_are_refused() {
         "cron:\n  a: 1\n  a: 2\n",
     ] {
         let (_dir, path) = file(text);
-        let err = load(&path).unwrap_err();
+        let err = load(&path, &zones()).unwrap_err();
         assert!(err.to_string().contains("duplicate"), "{text:?}: {err}");
     }
 }
@@ -432,14 +433,14 @@ fn fuzzish_inputs_never_panic() {
         let path = dir.path().join("config.yaml");
         fs::write(&path, &bytes).unwrap();
         // Either outcome is fine; a panic fails the test.
-        let _ = load(&path);
+        let _ = load(&path, &zones());
     }
 }
 
 #[test]
 fn a_directory_in_place_of_the_file_is_an_io_error() {
     let dir = tempfile::tempdir().unwrap();
-    let err = load(dir.path()).unwrap_err();
+    let err = load(dir.path(), &zones()).unwrap_err();
     assert!(matches!(err, ConfigError::Io { .. }), "{err:?}");
 }
 
@@ -448,7 +449,7 @@ fn a_directory_in_place_of_the_file_is_an_io_error() {
 /// warning, no panic, defaults everywhere.
 #[test]
 fn fuzz_empty_tagged_key_is_ignored() {
-    let loaded = load_bytes(Path::new("c.yaml"), b"!!2*&\t:\n =========\t\t").unwrap();
+    let loaded = load_bytes(Path::new("c.yaml"), b"!!2*&\t:\n =========\t\t", &zones()).unwrap();
     assert_eq!(loaded.config, Config::default());
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }
@@ -457,10 +458,10 @@ fn fuzz_empty_tagged_key_is_ignored() {
 fn load_bytes_is_load_without_the_file() {
     let text = "cron:\n  output_retention: 7\n  output_retentoin: 1\n";
     let (_dir, path) = file(text);
-    let from_file = load(&path).unwrap();
-    let from_bytes = load_bytes(&path, text.as_bytes()).unwrap();
+    let from_file = load(&path, &zones()).unwrap();
+    let from_bytes = load_bytes(&path, text.as_bytes(), &zones()).unwrap();
     assert_eq!(from_bytes.config, from_file.config);
     assert_eq!(from_bytes.warnings, from_file.warnings);
-    let err = load_bytes(Path::new("c.yaml"), b"a: [\n").unwrap_err();
+    let err = load_bytes(Path::new("c.yaml"), b"a: [\n", &zones()).unwrap_err();
     assert!(err.to_string().starts_with("c.yaml:"), "{err}");
 }

@@ -4,6 +4,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use super::super::*;
+use super::edit_tests::zones;
 
 fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -15,11 +16,20 @@ fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn get_prints_defaults_and_ignores_invalid_values() {
     let (_dir, path) = file("cron.output_retention: .nan\n");
-    assert_eq!(get(&path, "cron.output_retention").unwrap(), "50");
-    assert_eq!(get(&path, "cron.max_parallel_jobs").unwrap(), "unbounded");
-    assert_eq!(get(&path, "timezone").unwrap(), "system");
-    assert_eq!(get(&path, "cron.output_max_bytes").unwrap(), "8388608");
-    assert!(matches!(get(&path, "cron"), Err(ConfigError::Invalid(_))));
+    assert_eq!(get(&path, "cron.output_retention", &zones()).unwrap(), "50");
+    assert_eq!(
+        get(&path, "cron.max_parallel_jobs", &zones()).unwrap(),
+        "unbounded"
+    );
+    assert_eq!(get(&path, "timezone", &zones()).unwrap(), "system");
+    assert_eq!(
+        get(&path, "cron.output_max_bytes", &zones()).unwrap(),
+        "8388608"
+    );
+    assert!(matches!(
+        get(&path, "cron", &zones()),
+        Err(ConfigError::Invalid(_))
+    ));
 }
 
 #[test]
@@ -27,7 +37,7 @@ fn show_lists_every_key_with_its_source_aligned() {
     let (_dir, path) = file(
         "cron.output_retention: 7\ngateway: {loop_watchdog_max_strikes: .inf}\nextra: 1\ntimezon: UTC\n",
     );
-    let text = show(&path).unwrap();
+    let text = show(&path, &zones()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), key_table().len() + 1, "{text}");
     let columns: Vec<usize> = lines[..key_table().len()]
@@ -68,16 +78,19 @@ fn get_and_show_print_fractional_seconds_and_canonical_zones() {
         "timezone: asia/tokyo\ngateway: {loop_watchdog_probe_timeout_s: '2.5', loop_watchdog: 'off'}\n",
     );
     assert_eq!(
-        get(&path, "gateway.loop_watchdog_probe_timeout_s").unwrap(),
+        get(&path, "gateway.loop_watchdog_probe_timeout_s", &zones()).unwrap(),
         "2.5"
     );
     assert_eq!(
-        get(&path, "gateway.loop_watchdog_probe_interval_s").unwrap(),
+        get(&path, "gateway.loop_watchdog_probe_interval_s", &zones()).unwrap(),
         "30"
     );
-    assert_eq!(get(&path, "gateway.loop_watchdog").unwrap(), "false");
-    assert_eq!(get(&path, "timezone").unwrap(), "Asia/Tokyo");
-    let text = show(&path).unwrap();
+    assert_eq!(
+        get(&path, "gateway.loop_watchdog", &zones()).unwrap(),
+        "false"
+    );
+    assert_eq!(get(&path, "timezone", &zones()).unwrap(), "Asia/Tokyo");
+    let text = show(&path, &zones()).unwrap();
     let line = text
         .lines()
         .find(|l| l.starts_with("gateway.loop_watchdog_probe_timeout_s:"))
@@ -92,9 +105,9 @@ fn show_output_loads_back_to_the_same_config() {
          env: {TZ: Europe/Berlin, N: 5, ON: 'off', URL: 'http://x:1/#a'}}\n\
          gateway: {loop_watchdog_probe_interval_s: 0.25e1}\n",
     );
-    let text = show(&path).unwrap();
+    let text = show(&path, &zones()).unwrap();
     let (_dir, copy) = file(&text);
-    let reloaded = load(&copy).unwrap();
+    let reloaded = load(&copy, &zones()).unwrap();
     assert!(reloaded.warnings.is_empty(), "{:?}", reloaded.warnings);
-    assert_eq!(reloaded.config, load(&path).unwrap().config);
+    assert_eq!(reloaded.config, load(&path, &zones()).unwrap().config);
 }

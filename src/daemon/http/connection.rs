@@ -1,12 +1,13 @@
 //! One connection: read the request head (at most
 //! [`MAX_HEAD`](hermes_cron_core::http::request::MAX_HEAD) bytes, within
 //! [`READ_TIMEOUT`]), answer it, write the response within
-//! [`WRITE_TIMEOUT`], close. One request per connection; no body is read.
+//! [`WRITE_TIMEOUT`], close. One request per connection; no body is read. A
+//! head that cannot be valid is answered 400 as soon as it is seen.
 //! A client that sends nothing, or never reads, holds its slot for at most
 //! the two timeouts.
 
 use super::handlers::App;
-use hermes_cron_core::http::request::{self, MAX_HEAD};
+use hermes_cron_core::http::request::{self, BadRequest, Head, MAX_HEAD};
 use hermes_cron_core::http::response::Response;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -18,7 +19,8 @@ pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 enum Read {
-    Head(Vec<u8>),
+    Head(Head),
+    Bad(BadRequest),
     TooLarge,
     Closed,
 }
@@ -32,12 +34,11 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<Read> {
             return Ok(Read::Closed);
         }
         buf.extend_from_slice(&chunk[..n]);
-        if let Some(len) = request::head_len(&buf) {
-            buf.truncate(len);
-            return Ok(Read::Head(buf));
-        }
-        if buf.len() > MAX_HEAD {
-            return Ok(Read::TooLarge);
+        match request::parse(&buf) {
+            Ok(Some(head)) => return Ok(Read::Head(head)),
+            Err(e) => return Ok(Read::Bad(e)),
+            Ok(None) if buf.len() > MAX_HEAD => return Ok(Read::TooLarge),
+            Ok(None) => {}
         }
     }
 }
@@ -49,10 +50,8 @@ pub(super) async fn serve(mut stream: TcpStream, app: &App) {
             Err(_) => (Response::text(408, "the request head took too long"), false),
             Ok(Err(_)) | Ok(Ok(Read::Closed)) => return,
             Ok(Ok(Read::TooLarge)) => (Response::text(431, "the request head is too large"), false),
-            Ok(Ok(Read::Head(bytes))) => match request::parse(&bytes) {
-                Ok(head) => (app.handle(&head), head.method == "HEAD"),
-                Err(e) => (Response::text(400, e.to_string()), false),
-            },
+            Ok(Ok(Read::Bad(e))) => (Response::text(400, e.to_string()), false),
+            Ok(Ok(Read::Head(head))) => (app.handle(&head), head.method == "HEAD"),
         };
     let bytes = response.to_bytes(head_only);
     let _ = tokio::time::timeout(WRITE_TIMEOUT, async {

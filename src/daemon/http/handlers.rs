@@ -9,10 +9,13 @@
 //! connections are served one at a time there); nothing else takes it.
 
 use super::page_reads;
-use super::server::Context;
+use crate::clock::Clock;
 use crate::config::SecretText;
-use crate::db::{Conn, Db, Location};
+use crate::daemon::state::Shared;
+use crate::db::{Conn, Db, DbError, Location, SqlError, SqlResult};
+use crate::home::Home;
 use crate::ops::{metrics, status};
+use crate::schedule::Tz;
 use crate::state_files::read_heartbeat;
 use crate::text::Chain;
 use hermes_cron_core::http::auth::authorized;
@@ -21,13 +24,36 @@ use hermes_cron_core::http::response::{PAGE_POLICY, Response};
 use hermes_cron_core::http::route::{Route, route};
 use hermes_cron_core::page::select::MAX_JOBS;
 use hermes_cron_core::page::{self, PageData, PageHeader};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a read waits for a write lock before the request gets a 503.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 /// The connection's page cache, in KiB (SQLite's default is 2 MiB).
 const CACHE_KIB: i64 = 512;
+
+/// What the handlers read from.
+pub(crate) struct Context {
+    pub home: Home,
+    pub clock: Arc<dyn Clock>,
+    pub shared: Arc<Shared>,
+    /// The zone the page shows times in (the gateway's).
+    pub zone: Tz,
+    /// This host.
+    pub host: crate::cluster::Host,
+}
+
+/// Why a request could not read the ledger (printed with [`Chain`]). A
+/// statement's error is no `source`: rusqlite's own `source` repeats it.
+#[derive(Debug, thiserror::Error)]
+enum ReadFailed {
+    #[error("cannot open the ledger")]
+    Open(#[source] DbError),
+    #[error("cannot configure the ledger connection: {0}")]
+    Configure(rusqlite::Error),
+    #[error("{0}")]
+    Read(SqlError),
+}
 
 /// The endpoint's state: where to read, the token, the connection.
 pub(super) struct App {
@@ -81,38 +107,32 @@ impl App {
 
     /// Run `read` on the endpoint's connection, opening it when needed; a
     /// failure closes it (the next request opens a fresh one).
-    fn with_db<T>(&self, read: impl FnOnce(&Conn) -> Result<T, String>) -> Result<T, String> {
+    fn with_db<T>(&self, read: impl FnOnce(&Conn) -> SqlResult<T>) -> Result<T, ReadFailed> {
         let mut slot = self.db.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            let db = Db::open_home_read_only(&self.ctx.home)
-                .map_err(|e| format!("cannot open the ledger: {}", Chain(&e)))?;
-            // SQLite only: PostgreSQL's reads never wait for a writer.
-            if let Some(conn) = db.conn().sqlite() {
-                let tune = conn
-                    .busy_timeout(BUSY_TIMEOUT)
-                    .and_then(|()| conn.pragma_update(None, "cache_size", -CACHE_KIB));
-                if let Err(e) = tune {
-                    return Err(format!("cannot configure the ledger connection: {e}"));
+        let db = match slot.take() {
+            Some(db) => db,
+            None => {
+                let db = Db::open_home_read_only(&self.ctx.home).map_err(ReadFailed::Open)?;
+                // SQLite only: PostgreSQL's reads never wait for a writer.
+                if let Some(conn) = db.conn().sqlite() {
+                    conn.busy_timeout(BUSY_TIMEOUT)
+                        .and_then(|()| conn.pragma_update(None, "cache_size", -CACHE_KIB))
+                        .map_err(ReadFailed::Configure)?;
                 }
+                db
             }
-            *slot = Some(db);
-        }
-        let Some(db) = slot.as_ref() else {
-            return Err("no ledger connection".into());
         };
-        let result = read(db.conn());
-        if result.is_err() {
-            *slot = None;
-        }
-        result
+        let result = read(db.conn()).map_err(ReadFailed::Read)?;
+        *slot = Some(db);
+        Ok(result)
     }
 
     fn metrics(&self) -> Response {
         let beat = read_heartbeat(&self.ctx.home);
         let now = self.ctx.clock.now();
-        match self.with_db(|c| metrics::render(c, beat.as_ref(), now).map_err(|e| e.to_string())) {
+        match self.with_db(|c| metrics::render(c, &self.ctx.host.name, beat.as_ref(), now)) {
             Ok(text) => Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text),
-            Err(e) => Response::text(503, format!("cannot compute metrics: {e}")),
+            Err(e) => Response::text(503, format!("cannot compute metrics: {}", Chain(&e))),
         }
     }
 
@@ -124,31 +144,25 @@ impl App {
         let now = self.ctx.clock.now();
         let mut report =
             status::from_heartbeat(beat.as_ref(), alive, self.ctx.shared.capability(), now);
-        let counted =
-            self.with_db(|c| status::count_ledger(&mut report, c).map_err(|e| e.to_string()));
-        if let Err(e) = &counted {
-            tracing::warn!("http endpoint: {e}");
+        if let Err(e) = self.with_db(|c| status::count_ledger(&mut report, c)) {
+            tracing::warn!("http endpoint: {}", Chain(&e));
             report.healthy = false;
         }
         if let Some(location @ Location::Postgres(_)) = &self.location {
-            let cluster = self.with_db(|c| {
-                Ok(crate::ops::cluster::status(
-                    Some(c),
-                    None,
-                    location.describe(),
-                    crate::state_files::read_cluster(&self.ctx.home),
-                    now,
-                ))
-            });
-            let cluster = cluster.unwrap_or_else(|e| {
+            let cluster = |conn: Option<&Conn>, error| {
+                let seen = crate::state_files::read_cluster(&self.ctx.home);
                 crate::ops::cluster::status(
-                    None,
-                    Some(e),
+                    &self.ctx.host,
+                    conn,
+                    error,
                     location.describe(),
-                    crate::state_files::read_cluster(&self.ctx.home),
+                    seen,
                     now,
                 )
-            });
+            };
+            let cluster = self
+                .with_db(|c| Ok(cluster(Some(c), None)))
+                .unwrap_or_else(|e| cluster(None, Some(Chain(&e).to_string())));
             status::add_cluster(&mut report, Some(cluster));
         }
         report
@@ -179,8 +193,7 @@ impl App {
                 .collect(),
         };
         let now = self.ctx.clock.now();
-        let read = self.with_db(|c| page_reads::read(c, now, MAX_JOBS).map_err(|e| e.to_string()));
-        match read {
+        match self.with_db(|c| page_reads::read(c, now, MAX_JOBS)) {
             Ok(rows) => {
                 let data = PageData {
                     header,
@@ -194,7 +207,7 @@ impl App {
                 Response::new(200, "text/html; charset=utf-8", page::render(&data))
                     .with_header("Content-Security-Policy", PAGE_POLICY)
             }
-            Err(e) => Response::text(503, format!("cannot read the ledger: {e}")),
+            Err(e) => Response::text(503, format!("cannot read the ledger: {}", Chain(&e))),
         }
     }
 }

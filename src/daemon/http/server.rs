@@ -14,12 +14,9 @@
 //! only. The handlers hold their own database mutex for one request.
 
 use super::connection;
-use super::handlers::App;
+use super::handlers::{App, Context};
 use super::setup::Plan;
-use crate::clock::Clock;
-use crate::daemon::state::Shared;
-use crate::home::Home;
-use crate::schedule::Tz;
+use crate::text::Chain;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,14 +33,16 @@ const FIRST_BIND_WAIT: Duration = Duration::from_secs(10);
 /// Sent to a connection over the bound.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
 
-/// What the handlers read from.
-pub(crate) struct Context {
-    pub home: Home,
-    pub clock: Arc<dyn Clock>,
-    pub shared: Arc<Shared>,
-    /// The zone the page shows times in (the gateway's).
-    pub zone: Tz,
+/// Why the endpoint does not listen (yet).
+#[derive(Debug, thiserror::Error)]
+enum NotListening {
+    #[error("cannot start its runtime")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot listen on {0}")]
+    Bind(SocketAddr, #[source] std::io::Error),
 }
+
+type FirstBind = std::sync::mpsc::SyncSender<Result<SocketAddr, NotListening>>;
 
 fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() {
@@ -60,7 +59,7 @@ fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 /// Start the endpoint's thread; logs where it listens, or why it does not
 /// yet (it keeps trying). An error only when the thread cannot start.
 pub(crate) fn start(plan: Plan, ctx: Context) -> std::io::Result<()> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<SocketAddr, String>>(1);
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let token = plan.token.is_some();
     std::thread::Builder::new()
         .name("hermes-cron-http".into())
@@ -72,7 +71,7 @@ pub(crate) fn start(plan: Plan, ctx: Context) -> std::io::Result<()> {
             {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = tx.send(Err(format!("cannot start its runtime: {e}")));
+                    let _ = tx.send(Err(NotListening::Runtime(e)));
                     return;
                 }
             };
@@ -84,7 +83,8 @@ pub(crate) fn start(plan: Plan, ctx: Context) -> std::io::Result<()> {
             tracing::info!("http endpoint listening on http://{addr}/ (token {says})");
         }
         Ok(Err(e)) => tracing::error!(
-            "http endpoint: {e}; the gateway runs without it and tries again every {}s",
+            "http endpoint: {}; the gateway runs without it and tries again every {}s",
+            Chain(&e),
             BIND_RETRY.as_secs()
         ),
         Err(_) => tracing::warn!("http endpoint: not listening yet (still starting)"),
@@ -104,11 +104,7 @@ fn give_back_memory() {
     }
 }
 
-async fn serve(
-    plan: Plan,
-    ctx: Context,
-    tx: std::sync::mpsc::SyncSender<Result<SocketAddr, String>>,
-) {
+async fn serve(plan: Plan, ctx: Context, tx: FirstBind) {
     let mut first = Some(tx);
     let listener = loop {
         match bind(plan.addr) {
@@ -124,7 +120,7 @@ async fn serve(
             }
             Err(e) => {
                 if let Some(tx) = first.take() {
-                    let _ = tx.send(Err(format!("cannot listen on {}: {e}", plan.addr)));
+                    let _ = tx.send(Err(NotListening::Bind(plan.addr, e)));
                 }
                 tokio::time::sleep(BIND_RETRY).await;
             }

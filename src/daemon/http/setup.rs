@@ -32,15 +32,15 @@ pub(crate) enum SetupError {
          (`hermes-cron config unset gateway.http_token` keeps the file)"
     )]
     TwoTokens,
+    /// The cause is in the message (before the fix), so it is no `source`.
     #[error(
-        "gateway.http_token_file: cannot read {}: {source}; write the token there \
+        "gateway.http_token_file: cannot read {}: {error}; write the token there \
          (one line, 16 or more characters) or unset the key",
         path.display()
     )]
     Unreadable {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(
         "gateway.http_token_file: the token in {} {why}; expected 16 to 4096 visible \
@@ -74,9 +74,9 @@ impl Plan {
 }
 
 fn read_token_file(path: &PathBuf) -> Result<SecretText, SetupError> {
-    let unreadable = |source| SetupError::Unreadable {
+    let unreadable = |error| SetupError::Unreadable {
         path: path.clone(),
-        source,
+        error,
     };
     let contents = std::fs::read_to_string(path).map_err(unreadable)?;
     if let Ok(meta) = std::fs::metadata(path)

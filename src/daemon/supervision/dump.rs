@@ -32,7 +32,7 @@ fn state_of(stat: &str) -> String {
 }
 
 /// The text of the dump.
-pub fn render(reason: &str, doing: &str, at: Timestamp) -> String {
+pub(crate) fn render(reason: &str, doing: &str, at: Timestamp) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "hermes-cron gateway forensic dump");
     let _ = writeln!(out, "at: {at}");
@@ -62,7 +62,7 @@ pub fn render(reason: &str, doing: &str, at: Timestamp) -> String {
 }
 
 /// Write the dump to `logs/hermes-cron-watchdog-<instant>.txt`; returns its path.
-pub fn write(home: &Home, reason: &str, doing: &str, at: Timestamp) -> Option<PathBuf> {
+pub(crate) fn write(home: &Home, reason: &str, doing: &str, at: Timestamp) -> Option<PathBuf> {
     let path = home.watchdog_dump(&at.format("%Y%m%dT%H%M%S%.3fZ").to_string());
     write_atomic(&path, render(reason, doing, at).as_bytes()).ok()?;
     Some(path)

@@ -12,29 +12,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// How often the heartbeat is written (default).
-pub(crate) const HEARTBEAT_PERIOD: Duration = Duration::from_secs(5);
-/// Test knob: the period in milliseconds.
-pub(crate) const HEARTBEAT_PERIOD_ENV: &str = "HERMES_CRON_HEARTBEAT_PERIOD_MS";
-
-/// The configured period.
-pub fn period() -> Duration {
-    std::env::var(HEARTBEAT_PERIOD_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| (10..=600_000).contains(ms))
-        .map(Duration::from_millis)
-        .unwrap_or(HEARTBEAT_PERIOD)
-}
-
-/// Start the heartbeat thread; it stops when `stop` is set.
-pub fn spawn(
+/// Start the heartbeat thread, writing every `period`; it stops when `stop`
+/// is set.
+pub(crate) fn spawn(
     home: Home,
     shared: Arc<Shared>,
     clock: Arc<dyn Clock>,
+    period: Duration,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let period = period();
     std::thread::Builder::new()
         .name("heartbeat".into())
         .spawn(move || {

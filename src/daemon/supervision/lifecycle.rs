@@ -7,7 +7,7 @@ use crate::state_files;
 use hermes_cron_core::health::LifecycleLine;
 
 /// Append one line (best effort: a full disk must not stop an exit).
-pub fn record(
+pub(crate) fn record(
     home: &Home,
     event: &str,
     at: Timestamp,

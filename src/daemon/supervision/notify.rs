@@ -15,7 +15,7 @@ pub(crate) struct Notifier {
 impl Notifier {
     /// From the environment: `NOTIFY_SOCKET` and `WATCHDOG_USEC` (honoured
     /// only when `WATCHDOG_PID` is unset or ours).
-    pub fn from_env() -> Notifier {
+    pub(crate) fn from_env() -> Notifier {
         let target = std::env::var("NOTIFY_SOCKET").ok().and_then(|path| {
             let addr = if let Some(name) = path.strip_prefix('@') {
                 SocketAddr::from_abstract_name(name.as_bytes()).ok()?
@@ -42,15 +42,15 @@ impl Notifier {
         }
     }
 
-    pub fn ready(&self, status: &str) {
+    pub(crate) fn ready(&self, status: &str) {
         self.send(&format!("READY=1\nSTATUS={}", one_line(status)));
     }
 
-    pub fn status(&self, status: &str) {
+    pub(crate) fn status(&self, status: &str) {
         self.send(&format!("STATUS={}", one_line(status)));
     }
 
-    pub fn stopping(&self) {
+    pub(crate) fn stopping(&self) {
         self.send("STOPPING=1");
     }
 
@@ -59,7 +59,7 @@ impl Notifier {
         self.watchdog.map(|w| w / 2)
     }
 
-    pub fn watchdog(&self) {
+    pub(crate) fn watchdog(&self) {
         if self.watchdog.is_some() {
             self.send("WATCHDOG=1");
         }

@@ -43,7 +43,7 @@ fn stop_set() -> SigSet {
 
 /// Block SIGTERM and SIGINT in the calling thread (and so in every thread it
 /// starts afterwards).
-pub fn block() -> nix::Result<()> {
+pub(crate) fn block() -> nix::Result<()> {
     stop_set().thread_block()
 }
 
@@ -60,7 +60,7 @@ fn next_signal(set: &SigSet, timeout: Duration) -> Option<&'static str> {
 /// `probe` asks the runtime to run a closure (as the loop watchdog does): a
 /// runtime that does not run it within [`PROBE_WAIT`] is wedged, and waiting
 /// out the whole grace for it would only delay the stop.
-pub fn spawn(
+pub(crate) fn spawn(
     home: Home,
     shared: Arc<Shared>,
     clock: Arc<dyn Clock>,

@@ -34,7 +34,7 @@ pub(crate) const WATCHDOG_REASON: &str = "loop_liveness_watchdog";
 
 /// Start the watchdog. `probe` asks the runtime to run the given closure; the
 /// loop's answer is the closure running at all.
-pub fn spawn(
+pub(crate) fn spawn(
     home: Home,
     shared: Arc<Shared>,
     clock: Arc<dyn Clock>,

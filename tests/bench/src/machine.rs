@@ -11,7 +11,7 @@ fn run(cmd: &str, args: &[&str]) -> Option<String> {
 }
 
 /// `/proc/loadavg`'s first three fields.
-pub fn load() -> String {
+pub(crate) fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|t| t.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -19,7 +19,7 @@ pub fn load() -> String {
 }
 
 /// The 1-minute load average.
-pub fn load1() -> f64 {
+pub(crate) fn load1() -> f64 {
     load()
         .split_whitespace()
         .next()
@@ -85,7 +85,7 @@ fn disk(dir: &Path) -> String {
 }
 
 /// One markdown bullet per fact.
-pub fn describe(work: &Path, profile: &str, manager: &str) -> String {
+pub(crate) fn describe(work: &Path, profile: &str, manager: &str) -> String {
     let nproc = std::thread::available_parallelism()
         .map(|n| n.get().to_string())
         .unwrap_or_else(|_| "?".into());

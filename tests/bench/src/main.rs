@@ -82,7 +82,9 @@ fn real_main() -> i32 {
         }
     };
     let quick = opts.quick;
-    let setup = match Setup::prepare(opts) {
+    // The process's one zone table, over the host's zoneinfo; handed down.
+    let zones = hermes_cron::host_zone::table();
+    let setup = match Setup::prepare(opts, zones) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("hermes-cron-bench: {e}");

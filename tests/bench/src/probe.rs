@@ -23,11 +23,11 @@ use std::io::Read;
 use std::os::unix::net::UnixDatagram;
 
 /// The socket the benchmark listens on, inherited by every process it starts.
-pub const READY_ENV: &str = "HERMES_BENCH_READY";
+pub(crate) const READY_ENV: &str = "HERMES_BENCH_READY";
 
 /// If this process was started in one of the roles above, play it and
 /// return the exit code.
-pub fn role() -> Option<i32> {
+pub(crate) fn role() -> Option<i32> {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("--home") => Some(held()),
@@ -73,19 +73,19 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: comparable across processes.
-pub fn mono_ns() -> u64 {
+pub(crate) fn mono_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// A report: which process, and when it was running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     pub pid: u32,
     pub at_ns: u64,
 }
 
 /// Parse `"<pid> <ns>"`.
-pub fn parse_report(bytes: &[u8]) -> Option<Report> {
+pub(crate) fn parse_report(bytes: &[u8]) -> Option<Report> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (pid, at) = text.trim().split_once(' ')?;
     Some(Report {

@@ -11,13 +11,13 @@ use std::time::Duration;
 use tokio::net::UnixDatagram;
 
 /// The report socket, registered with the runtime.
-pub struct Ready {
+pub(crate) struct Ready {
     sock: UnixDatagram,
 }
 
 impl Ready {
     /// Wrap the socket bound by the setup. Must run inside the runtime.
-    pub fn new(sock: std::os::unix::net::UnixDatagram) -> std::io::Result<Ready> {
+    pub(crate) fn new(sock: std::os::unix::net::UnixDatagram) -> std::io::Result<Ready> {
         sock.set_nonblocking(true)?;
         Ok(Ready {
             sock: UnixDatagram::from_std(sock)?,
@@ -25,13 +25,13 @@ impl Ready {
     }
 
     /// Throw away reports already queued (from an earlier, failed attempt).
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         let mut buf = [0u8; 64];
         while self.sock.try_recv(&mut buf).is_ok() {}
     }
 
     /// The next report, if one comes within `timeout`.
-    pub async fn next(&self, timeout: Duration) -> Option<Report> {
+    pub(crate) async fn next(&self, timeout: Duration) -> Option<Report> {
         let mut buf = [0u8; 64];
         loop {
             let n = tokio::time::timeout(timeout, self.sock.recv(&mut buf))
@@ -45,10 +45,14 @@ impl Ready {
     }
 
     /// The report of `pid` (any report when `None`) within `timeout`.
-    pub async fn wait_for(&self, pid: Option<u32>, timeout: Duration) -> Result<Report, String> {
-        let deadline = tokio::time::Instant::now() + timeout;
+    pub(crate) async fn wait_for(
+        &self,
+        pid: Option<u32>,
+        timeout: Duration,
+    ) -> Result<Report, String> {
+        let deadline = hermes_cron::clock::loop_now() + timeout;
         loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let left = deadline.saturating_duration_since(hermes_cron::clock::loop_now());
             let Some(r) = self.next(left).await else {
                 return Err(format!(
                     "no running report{} within {timeout:?}",
@@ -62,11 +66,11 @@ impl Ready {
     }
 
     /// Up to `n` reports, waiting at most `timeout` in all.
-    pub async fn collect(&self, n: usize, timeout: Duration) -> Vec<Report> {
-        let deadline = tokio::time::Instant::now() + timeout;
+    pub(crate) async fn collect(&self, n: usize, timeout: Duration) -> Vec<Report> {
+        let deadline = hermes_cron::clock::loop_now() + timeout;
         let mut got = Vec::with_capacity(n);
         while got.len() < n {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let left = deadline.saturating_duration_since(hermes_cron::clock::loop_now());
             match self.next(left).await {
                 Some(r) => got.push(r),
                 None => break,

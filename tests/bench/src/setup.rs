@@ -9,8 +9,10 @@
 
 use crate::probe::READY_ENV;
 use hermes_cron::config::Config;
-use hermes_cron::dispatch::{Launcher, WORKER_ENV, session_manager};
+use hermes_cron::dispatch::Launcher;
 use hermes_cron::home::Home;
+use hermes_cron::schedule::ZoneTable;
+use hermes_cron::systemd::session_manager;
 use hermes_cron::systemd::{BusEnv, ZbusTimeouts, ZbusUnitManager};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixDatagram;
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 /// How the user manager was obtained.
 #[derive(Clone, Debug)]
-pub enum ManagerUse {
+pub(crate) enum ManagerUse {
     /// One was already reachable; it is left running.
     Reused { pid: Option<u32> },
     /// Booted by us through `user-manager.sh start`; stopped on drop.
@@ -28,7 +30,7 @@ pub enum ManagerUse {
 }
 
 impl ManagerUse {
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         match self {
             ManagerUse::Reused { pid } | ManagerUse::Booted { pid } => *pid,
         }
@@ -37,7 +39,7 @@ impl ManagerUse {
 
 /// The four dispatchers the dispatch rows drive. Each is the library's own
 /// `Launcher`; they differ only in the worker binary and the bus.
-pub struct Launchers {
+pub(crate) struct Launchers {
     /// Scoped, worker = this binary (a held stand-in that reports at its go line).
     pub probe_scoped: Launcher,
     /// Degraded (no bus), worker = this binary.
@@ -48,14 +50,14 @@ pub struct Launchers {
 
 /// Options from the command line.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub quick: bool,
     pub keep: bool,
     pub dir: Option<PathBuf>,
 }
 
 /// What the rows share.
-pub struct Setup {
+pub(crate) struct Setup {
     pub opts: Options,
     pub work: PathBuf,
     pub bench_exe: PathBuf,
@@ -72,6 +74,8 @@ pub struct Setup {
     pub manager: ManagerUse,
     pub runtime_dir: PathBuf,
     pub bus_address: String,
+    /// The process's zone table (made in `main`).
+    pub zones: ZoneTable,
 }
 
 fn workspace_root() -> PathBuf {
@@ -93,7 +97,7 @@ fn mkdir_private(dir: &Path) -> Result<(), String> {
 }
 
 /// `busctl --user status org.freedesktop.systemd1`: the manager's pid, if it answers.
-pub fn manager_pid() -> Option<Option<u32>> {
+pub(crate) fn manager_pid() -> Option<Option<u32>> {
     let out = Command::new("busctl")
         .args(["--user", "status", "org.freedesktop.systemd1"])
         .stderr(Stdio::null())
@@ -183,7 +187,7 @@ fn build_binaries() -> Result<(), String> {
 
 /// `release` or `debug`: the profile this binary (and so the binaries it
 /// measures) was built with.
-pub fn profile() -> &'static str {
+pub(crate) fn profile() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"
     } else {
@@ -193,7 +197,7 @@ pub fn profile() -> &'static str {
 
 impl Setup {
     /// Prepare everything. Call before any thread exists.
-    pub fn prepare(opts: Options) -> Result<Setup, String> {
+    pub(crate) fn prepare(opts: Options, zones: ZoneTable) -> Result<Setup, String> {
         let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(format!("/run/user/{}", uid())));
@@ -210,7 +214,7 @@ impl Setup {
             .unwrap_or(runtime_dir);
         let bus_address = std::env::var("DBUS_SESSION_BUS_ADDRESS").unwrap_or_default();
 
-        let setup = Self::rest(opts, manager.clone(), runtime_dir, bus_address);
+        let setup = Self::rest(opts, manager.clone(), runtime_dir, bus_address, zones);
         if setup.is_err() && matches!(manager, ManagerUse::Booted { .. }) {
             stop_booted_manager();
         }
@@ -222,6 +226,7 @@ impl Setup {
         manager: ManagerUse,
         runtime_dir: PathBuf,
         bus_address: String,
+        zones: ZoneTable,
     ) -> Result<Setup, String> {
         build_binaries()?;
         let bench_exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
@@ -280,16 +285,17 @@ impl Setup {
             manager,
             runtime_dir,
             bus_address,
+            zones,
         })
     }
 
     /// The report socket (once; the rows share the async wrapper).
-    pub fn take_ready_socket(&self) -> Option<UnixDatagram> {
+    pub(crate) fn take_ready_socket(&self) -> Option<UnixDatagram> {
         self.ready.lock().ok()?.take()
     }
 
     /// A fresh private directory under the work dir.
-    pub fn fresh_dir(&self, name: &str) -> Result<PathBuf, String> {
+    pub(crate) fn fresh_dir(&self, name: &str) -> Result<PathBuf, String> {
         let dir = self.work.join(name);
         let _ = std::fs::remove_dir_all(&dir);
         mkdir_private(&dir)?;
@@ -297,7 +303,7 @@ impl Setup {
     }
 
     /// Repetitions: `full`, or a fifth of it (at least `min`) with `--quick`.
-    pub fn reps(&self, full: usize, min: usize) -> usize {
+    pub(crate) fn reps(&self, full: usize, min: usize) -> usize {
         if self.opts.quick {
             (full / 5).max(min)
         } else {
@@ -317,9 +323,8 @@ impl Drop for Setup {
     }
 }
 
-/// The dispatchers. `Launcher` finds its worker through `HERMES_CRON_WORKER`
-/// when it is built, so the variable is set around each construction and
-/// left pointing at the real worker.
+/// The dispatchers: of the stand-in worker (the benchmark's own binary) or
+/// the real one, scoped or with no bus.
 fn make_launchers(
     home: &Home,
     bench_exe: &Path,
@@ -334,10 +339,18 @@ fn make_launchers(
         ))
     };
     let build = |worker: &Path, scoped: bool| -> Result<Launcher, String> {
-        // SAFETY: single-threaded (see the module doc).
-        unsafe { std::env::set_var(WORKER_ENV, worker) };
-        let manager = if scoped { session_manager() } else { no_bus() };
-        Launcher::with_manager(home, &config, Some(manager)).map_err(|e| e.to_string())
+        let manager = if scoped {
+            session_manager(None)
+        } else {
+            no_bus()
+        };
+        Ok(Launcher::new(
+            home,
+            worker.to_path_buf(),
+            config.cron.require_restart_safe_scope,
+            Some(manager),
+            hermes_cron::knobs::KILL_GRACE,
+        ))
     };
     let launchers = Launchers {
         probe_scoped: build(bench_exe, true)?,

@@ -3,28 +3,28 @@
 
 /// A set of measurements in one unit.
 #[derive(Clone, Debug, Default)]
-pub struct Samples {
+pub(crate) struct Samples {
     values: Vec<f64>,
 }
 
 impl Samples {
-    pub fn new() -> Samples {
+    pub(crate) fn new() -> Samples {
         Samples::default()
     }
 
-    pub fn from_vec(values: Vec<f64>) -> Samples {
+    pub(crate) fn from_vec(values: Vec<f64>) -> Samples {
         Samples { values }
     }
 
-    pub fn push(&mut self, v: f64) {
+    pub(crate) fn push(&mut self, v: f64) {
         self.values.push(v);
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.values.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
 
@@ -35,7 +35,7 @@ impl Samples {
     }
 
     /// The nearest-rank `q` quantile (0 < q <= 1); NaN when empty.
-    pub fn quantile(&self, q: f64) -> f64 {
+    pub(crate) fn quantile(&self, q: f64) -> f64 {
         let v = self.sorted();
         if v.is_empty() {
             return f64::NAN;
@@ -44,25 +44,25 @@ impl Samples {
         v[rank.clamp(1, v.len()) - 1]
     }
 
-    pub fn median(&self) -> f64 {
+    pub(crate) fn median(&self) -> f64 {
         self.quantile(0.5)
     }
 
-    pub fn p99(&self) -> f64 {
+    pub(crate) fn p99(&self) -> f64 {
         self.quantile(0.99)
     }
 
-    pub fn max(&self) -> f64 {
+    pub(crate) fn max(&self) -> f64 {
         self.quantile(1.0)
     }
 
-    pub fn min(&self) -> f64 {
+    pub(crate) fn min(&self) -> f64 {
         self.sorted().first().copied().unwrap_or(f64::NAN)
     }
 }
 
 /// A figure with a sensible number of digits.
-pub fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
     }
@@ -77,12 +77,12 @@ pub fn num(v: f64) -> String {
 }
 
 /// Milliseconds, as `1.23 ms`.
-pub fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     format!("{} ms", num(v))
 }
 
 /// `p50 X · p99 Y (n=N)` in milliseconds.
-pub fn p50_p99_ms(s: &Samples) -> String {
+pub(crate) fn p50_p99_ms(s: &Samples) -> String {
     format!(
         "p50 {} · p99 {} (n={})",
         ms(s.median()),
@@ -92,7 +92,7 @@ pub fn p50_p99_ms(s: &Samples) -> String {
 }
 
 /// `a / b` as `0.25x`.
-pub fn ratio(a: f64, b: f64) -> String {
+pub(crate) fn ratio(a: f64, b: f64) -> String {
     if b == 0.0 || !a.is_finite() || !b.is_finite() {
         return "n/a".into();
     }
@@ -100,7 +100,7 @@ pub fn ratio(a: f64, b: f64) -> String {
 }
 
 /// Bytes as MiB.
-pub fn mib(bytes: f64) -> String {
+pub(crate) fn mib(bytes: f64) -> String {
     format!("{} MiB", num(bytes / (1024.0 * 1024.0)))
 }
 

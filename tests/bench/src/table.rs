@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 /// Whether a row meets its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Met {
+pub(crate) enum Met {
     Yes,
     No,
     /// No target: the row is there for context.
@@ -12,7 +12,7 @@ pub enum Met {
 }
 
 impl Met {
-    pub fn of(ok: bool) -> Met {
+    pub(crate) fn of(ok: bool) -> Met {
         if ok { Met::Yes } else { Met::No }
     }
 
@@ -27,7 +27,7 @@ impl Met {
 
 /// One line of the table.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub(crate) struct Row {
     /// `1a`, `3b`...
     pub id: &'static str,
     pub measure: String,
@@ -42,7 +42,7 @@ pub struct Row {
 
 impl Row {
     /// A row for a measurement that could not be made (the error is the figure).
-    pub fn failed(id: &'static str, measure: &str, error: &str) -> Row {
+    pub(crate) fn failed(id: &'static str, measure: &str, error: &str) -> Row {
         Row {
             id,
             measure: measure.to_string(),
@@ -60,7 +60,7 @@ fn cell(text: &str) -> String {
 }
 
 /// The markdown table of `rows`.
-pub fn render(rows: &[Row]) -> String {
+pub(crate) fn render(rows: &[Row]) -> String {
     let mut out = String::new();
     out.push_str("| # | measure | hermes-cron | peer (same run) | ratio | target | met |\n");
     out.push_str("|---|---|---|---|---|---|---|\n");

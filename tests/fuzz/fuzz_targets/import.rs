@@ -5,4 +5,8 @@
 #[path = "../checks.rs"]
 mod checks;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::import(data));
+/// One zone table for the run (see `checks.rs`).
+static ZONES: std::sync::LazyLock<hermes_cron_core::schedule::ZoneTable> =
+    std::sync::LazyLock::new(hermes_cron_core::schedule::ZoneTable::compiled_in_only);
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::import(data, &ZONES));

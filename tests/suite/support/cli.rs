@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The longest any single command may run before the test kills it and fails.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Variables of the host that must not reach a command under test: the bus
 /// (each home chooses its own, see [`Bus`]), the home, the zone, and every
@@ -53,7 +53,7 @@ const SCRUBBED: &[&str] = &[
 ];
 
 /// The `hermes-cron` binary under test (CLI and gateway).
-pub fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hermes-cron"))
 }
 
@@ -62,7 +62,7 @@ pub fn bin() -> PathBuf {
 /// for its tests (`cargo test --test suite`, `cargo nextest run -p
 /// hermes-cron`), so the worker could be missing or stale. A stamp file
 /// records the check, so `cargo build` runs once per CLI build, not per test.
-pub fn worker_bin() -> &'static Path {
+pub(crate) fn worker_bin() -> &'static Path {
     static WORKER: OnceLock<PathBuf> = OnceLock::new();
     WORKER.get_or_init(|| {
         let cli = bin();
@@ -104,7 +104,7 @@ pub fn worker_bin() -> &'static Path {
 
 /// A finished command.
 #[derive(Debug)]
-pub struct Out {
+pub(crate) struct Out {
     pub status: ExitStatus,
     pub stdout: String,
     pub stderr: String,
@@ -114,7 +114,7 @@ pub struct Out {
 impl Out {
     /// The exit code; panics when the process died by a signal.
     #[track_caller]
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         self.status
             .code()
             .unwrap_or_else(|| panic!("killed by signal {:?}\n{self}", self.status.signal()))
@@ -122,14 +122,14 @@ impl Out {
 
     /// Assert exit 0 and return self.
     #[track_caller]
-    pub fn ok(self) -> Out {
+    pub(crate) fn ok(self) -> Out {
         assert_eq!(self.status.code(), Some(0), "expected success\n{self}");
         self
     }
 
     /// Assert exit `code` and return self.
     #[track_caller]
-    pub fn fails_with(self, code: i32) -> Out {
+    pub(crate) fn fails_with(self, code: i32) -> Out {
         assert_eq!(
             self.status.code(),
             Some(code),
@@ -140,13 +140,13 @@ impl Out {
 
     /// stdout parsed as JSON.
     #[track_caller]
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{self}"))
     }
 
     /// stdout, trimmed.
-    pub fn line(&self) -> &str {
+    pub(crate) fn line(&self) -> &str {
         self.stdout.trim()
     }
 }
@@ -162,7 +162,7 @@ impl std::fmt::Display for Out {
 }
 
 /// A command line being built against a home (see `TestHome::cmd`).
-pub struct Cmd {
+pub(crate) struct Cmd {
     pub(super) home: PathBuf,
     pub(super) scratch: PathBuf,
     pub(super) args: Vec<OsString>,
@@ -174,24 +174,24 @@ pub struct Cmd {
 
 impl Cmd {
     /// Set `key=value` for this command only.
-    pub fn env(mut self, key: &str, value: impl Into<OsString>) -> Cmd {
+    pub(crate) fn env(mut self, key: &str, value: impl Into<OsString>) -> Cmd {
         self.env.insert(key.to_string(), value.into());
         self
     }
 
     /// Freeze the clock (`HERMES_CRON_NOW`) at an RFC 3339 instant or move it by `+N`/`-N` seconds.
-    pub fn now(self, at: &str) -> Cmd {
+    pub(crate) fn now(self, at: &str) -> Cmd {
         self.env("HERMES_CRON_NOW", at)
     }
 
     /// The hard timeout of [`Cmd::run`] and [`Running::wait`] (default [`COMMAND_TIMEOUT`]).
-    pub fn timeout(mut self, timeout: Duration) -> Cmd {
+    pub(crate) fn timeout(mut self, timeout: Duration) -> Cmd {
         self.timeout = timeout;
         self
     }
 
     /// Run the binary through `program args... <hermes-cron> <args>` (e.g. `unshare`).
-    pub fn wrapped(mut self, wrapper: &[&str]) -> Cmd {
+    pub(crate) fn wrapped(mut self, wrapper: &[&str]) -> Cmd {
         self.wrapper = wrapper.iter().map(OsString::from).collect();
         self
     }
@@ -199,7 +199,7 @@ impl Cmd {
     /// The `std::process::Command` this would run, stdin from /dev/null and
     /// stdout and stderr not yet redirected: for a test that must see the
     /// command as a caller with pipes would.
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut argv: Vec<OsString> = self.wrapper.clone();
         argv.push(bin().into());
         argv.push("--home".into());
@@ -221,7 +221,7 @@ impl Cmd {
     }
 
     /// Start it; output goes to files read by [`Running::wait`].
-    pub fn spawn(self) -> Running {
+    pub(crate) fn spawn(self) -> Running {
         let id = unique();
         let out_path = self.scratch.join(format!("cmd-{id}.out"));
         let err_path = self.scratch.join(format!("cmd-{id}.err"));
@@ -241,7 +241,7 @@ impl Cmd {
     }
 
     /// Run to completion under the hard timeout.
-    pub fn run(self) -> Out {
+    pub(crate) fn run(self) -> Out {
         self.spawn().wait()
     }
 }
@@ -260,7 +260,7 @@ impl Bus {
 
 /// A started command; killed and reaped if dropped while running (a failed
 /// test must not leave it behind).
-pub struct Running {
+pub(crate) struct Running {
     pub child: Child,
     out_path: PathBuf,
     err_path: PathBuf,
@@ -269,35 +269,35 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// What it wrote to stderr so far.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(&self.err_path).unwrap_or_default()
     }
 
     /// The file its stderr goes to.
-    pub fn stderr_path(&self) -> &Path {
+    pub(crate) fn stderr_path(&self) -> &Path {
         &self.err_path
     }
 
     /// Its exit status, if it has exited (reaps it).
-    pub fn try_status(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().expect("try_wait")
     }
 
     /// Wait for it to exit; kill it and fail the test past its hard timeout.
     #[track_caller]
-    pub fn wait(self) -> Out {
+    pub(crate) fn wait(self) -> Out {
         let timeout = self.timeout;
         self.wait_within(timeout)
     }
 
     /// Wait at most `limit` for it to exit; kill it and fail the test past that.
     #[track_caller]
-    pub fn wait_within(mut self, limit: Duration) -> Out {
+    pub(crate) fn wait_within(mut self, limit: Duration) -> Out {
         let what = format!("hermes-cron {:?} to exit", self.args);
         let err_path = self.err_path.clone();
         let status = wait_for_or(
@@ -335,7 +335,7 @@ fn unique() -> u64 {
 }
 
 /// The number of lines of stderr that are tracing warnings mentioning `needle`.
-pub fn warnings_about(stderr: &str, needle: &str) -> usize {
+pub(crate) fn warnings_about(stderr: &str, needle: &str) -> usize {
     stderr
         .lines()
         .filter(|l| l.contains(" WARN ") && l.contains(needle))

@@ -15,10 +15,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// A lease short enough for tests: 2 s, renewed every 400 ms.
-pub const LEASE_MS: u64 = 2000;
+pub(crate) const LEASE_MS: u64 = 2000;
 
 /// Hosts sharing one ledger.
-pub struct Cluster {
+pub(crate) struct Cluster {
     pub url: String,
     pub hosts: Vec<TestHome>,
     /// Every job appends its execution id here (shared by all hosts).
@@ -27,12 +27,12 @@ pub struct Cluster {
 
 impl Cluster {
     /// `names.len()` hosts on a fresh schema of the suite's server.
-    pub fn new(names: &[&str]) -> Cluster {
+    pub(crate) fn new(names: &[&str]) -> Cluster {
         Cluster::on(&fresh_schema(&pg_server()), names)
     }
 
     /// Hosts on the ledger at `url`.
-    pub fn on(url: &str, names: &[&str]) -> Cluster {
+    pub(crate) fn on(url: &str, names: &[&str]) -> Cluster {
         let hosts: Vec<TestHome> = names
             .iter()
             .map(|n| {
@@ -54,12 +54,12 @@ impl Cluster {
     }
 
     /// The ledger, migrated.
-    pub fn db(&self) -> Db {
+    pub(crate) fn db(&self) -> Db {
         Db::open_postgres(&self.url, true).unwrap_or_else(|e| panic!("{}: {e}", self.url))
     }
 
     /// A shell command that records its execution id, then sleeps `secs`.
-    pub fn command(&self, secs: f64) -> String {
+    pub(crate) fn command(&self, secs: f64) -> String {
         format!(
             "echo \"$HERMES_CRON_EXECUTION_ID\" >> {}; sleep {secs}",
             self.side_effects.display()
@@ -68,12 +68,19 @@ impl Cluster {
 
     /// Insert `n` jobs `<prefix>-<i>` with `schedule` running `command`
     /// (through `sh -c`), all next due at `due_ms`, in one transaction.
-    pub fn add_jobs(&self, prefix: &str, n: usize, schedule: &str, command: &str, due_ms: i64) {
+    pub(crate) fn add_jobs(
+        &self,
+        prefix: &str,
+        n: usize,
+        schedule: &str,
+        command: &str,
+        due_ms: i64,
+    ) {
         self.add_jobs_on(prefix, n, schedule, command, due_ms, None);
     }
 
     /// [`Cluster::add_jobs`], pinned to a host or label (`--on`).
-    pub fn add_jobs_on(
+    pub(crate) fn add_jobs_on(
         &self,
         prefix: &str,
         n: usize,
@@ -95,7 +102,8 @@ impl Cluster {
         .build(
             JobId::generate(),
             now,
-            hermes_cron::schedule::parse_zone("UTC").unwrap(),
+            hermes_cron::schedule::Tz::UTC,
+            &hermes_cron::schedule::ZoneTable::compiled_in_only(),
         )
         .expect("a valid job");
         let tx = db.immediate().unwrap();
@@ -110,7 +118,7 @@ impl Cluster {
     }
 
     /// How many rows are in each state.
-    pub fn states(&self) -> BTreeMap<String, u64> {
+    pub(crate) fn states(&self) -> BTreeMap<String, u64> {
         self.db()
             .conn()
             .query_map(
@@ -124,7 +132,7 @@ impl Cluster {
     }
 
     /// Rows per host.
-    pub fn by_host(&self) -> BTreeMap<String, u64> {
+    pub(crate) fn by_host(&self) -> BTreeMap<String, u64> {
         self.db()
             .conn()
             .query_map(
@@ -138,7 +146,7 @@ impl Cluster {
     }
 
     /// Rows still claimed or running.
-    pub fn active(&self) -> u64 {
+    pub(crate) fn active(&self) -> u64 {
         self.db()
             .conn()
             .query_row(
@@ -150,7 +158,7 @@ impl Cluster {
     }
 
     /// The side effects: how many times each execution id ran.
-    pub fn side_effect_counts(&self) -> BTreeMap<String, usize> {
+    pub(crate) fn side_effect_counts(&self) -> BTreeMap<String, usize> {
         let mut out = BTreeMap::new();
         for line in std::fs::read_to_string(&self.side_effects)
             .unwrap_or_default()
@@ -164,7 +172,7 @@ impl Cluster {
     }
 
     /// Every row as (id, job_id, state, reason_code, host, late outcome state).
-    pub fn rows(&self) -> Vec<ClusterRow> {
+    pub(crate) fn rows(&self) -> Vec<ClusterRow> {
         self.db()
             .conn()
             .query_map(
@@ -187,7 +195,7 @@ impl Cluster {
     }
 
     /// The lease state of each host (`live`, `lost`, `stopped`).
-    pub fn lease_states(&self) -> BTreeMap<String, String> {
+    pub(crate) fn lease_states(&self) -> BTreeMap<String, String> {
         self.db()
             .conn()
             .query_map("SELECT host, state FROM hosts", params![], |r| {
@@ -201,7 +209,7 @@ impl Cluster {
 
 /// One ledger row, as the cluster checks read it.
 #[derive(Clone, Debug)]
-pub struct ClusterRow {
+pub(crate) struct ClusterRow {
     pub id: String,
     pub job_id: Option<String>,
     pub scheduled_for: Option<i64>,
@@ -212,12 +220,12 @@ pub struct ClusterRow {
 }
 
 /// The wall clock in milliseconds.
-pub fn wall_ms() -> i64 {
+pub(crate) fn wall_ms() -> i64 {
     super::waiting::wall_clock().timestamp_millis()
 }
 
 /// The next whole second at least `lead` from now, in milliseconds.
-pub fn whole_second_after(lead: Duration) -> i64 {
+pub(crate) fn whole_second_after(lead: Duration) -> i64 {
     (wall_ms() + lead.as_millis() as i64 + 999) / 1000 * 1000
 }
 
@@ -226,7 +234,7 @@ pub fn whole_second_after(lead: Duration) -> i64 {
 /// none for a row that never ran; every succeeded row's side effect exactly
 /// once; a `host_lost` row's side effect at most once, and exactly once when
 /// its late outcome says it succeeded. Panics listing every violation.
-pub fn check_exactly_once(c: &Cluster) -> Vec<ClusterRow> {
+pub(crate) fn check_exactly_once(c: &Cluster) -> Vec<ClusterRow> {
     let rows = c.rows();
     let ran = c.side_effect_counts();
     let mut problems = Vec::new();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// A running private bus. Dropping it kills the daemon and reaps it.
-pub struct DbusDaemon {
+pub(crate) struct DbusDaemon {
     child: Child,
     socket: PathBuf,
     address: String,
@@ -18,7 +18,7 @@ pub struct DbusDaemon {
 
 impl DbusDaemon {
     /// Starts a daemon listening on `dir/bus`; the config file goes in `dir` too.
-    pub fn start(dir: &Path) -> DbusDaemon {
+    pub(crate) fn start(dir: &Path) -> DbusDaemon {
         let socket = dir.join("bus");
         let config = dir.join("session.conf");
         std::fs::write(
@@ -67,7 +67,7 @@ impl DbusDaemon {
     }
 
     /// The address the daemon printed (`unix:path=...,guid=...`).
-    pub fn address(&self) -> &str {
+    pub(crate) fn address(&self) -> &str {
         &self.address
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-pub const MODEL: &str = "fake-model";
+pub(crate) const MODEL: &str = "fake-model";
 
 #[derive(Default)]
 struct State {
@@ -23,7 +23,7 @@ struct State {
 }
 
 /// The running server; stops when dropped.
-pub struct FakeModel {
+pub(crate) struct FakeModel {
     pub port: u16,
     state: Arc<State>,
 }
@@ -77,7 +77,7 @@ fn respond(mut stream: TcpStream, state: &State, answer: &str) -> std::io::Resul
 }
 
 impl FakeModel {
-    pub fn start(answer: &str) -> FakeModel {
+    pub(crate) fn start(answer: &str) -> FakeModel {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(State::default());
@@ -98,22 +98,22 @@ impl FakeModel {
     }
 
     /// `model.base_url` for Hermes.
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
     /// Answer chat completions this much later.
-    pub fn set_delay(&self, delay: Duration) {
+    pub(crate) fn set_delay(&self, delay: Duration) {
         self.state
             .delay_ms
             .store(delay.as_millis() as u64, Ordering::SeqCst);
     }
 
-    pub fn asked(&self) -> usize {
+    pub(crate) fn asked(&self) -> usize {
         self.state.asked.load(Ordering::SeqCst)
     }
 
-    pub fn answered(&self) -> usize {
+    pub(crate) fn answered(&self) -> usize {
         self.state.answered.load(Ordering::SeqCst)
     }
 }

@@ -15,15 +15,15 @@ use std::process::{Command, ExitStatus, Output};
 use std::time::Duration;
 
 /// How long a gateway may take to finish its startup sweep on a loaded machine.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a gateway may take to exit after SIGTERM.
-pub const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl TestHome {
     /// `hermes-cron gateway` on this home, started in the background with
     /// `env` added to the home's.
-    pub fn gateway(&self, env: &[(&str, &str)]) -> Gateway {
+    pub(crate) fn gateway(&self, env: &[(&str, &str)]) -> Gateway {
         let mut cmd = self.cmd(&["gateway"]);
         for (k, v) in env {
             cmd = cmd.env(k, *v);
@@ -35,29 +35,29 @@ impl TestHome {
 }
 
 /// A gateway running as our child.
-pub struct Gateway {
+pub(crate) struct Gateway {
     run: Running,
 }
 
 impl Gateway {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.run.pid()
     }
 
     /// Its stderr so far: the log.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.run.stderr()
     }
 
     /// Its exit status, if it has exited (reaps it).
-    pub fn exited(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<ExitStatus> {
         self.run.try_status()
     }
 
     /// Wait until a log line contains `needle`; panics with the log if it
     /// exits first or the timeout passes.
     #[track_caller]
-    pub fn wait_log(&mut self, needle: &str, timeout: Duration) {
+    pub(crate) fn wait_log(&mut self, needle: &str, timeout: Duration) {
         let log = self.run.stderr_path().to_path_buf();
         let mut exited = None;
         wait_for_or(
@@ -88,18 +88,18 @@ impl Gateway {
 
     /// Wait until its startup sweep is done and it says it is ready.
     #[track_caller]
-    pub fn wait_ready(&mut self) {
+    pub(crate) fn wait_ready(&mut self) {
         self.wait_log("gateway ready", READY_TIMEOUT);
     }
 
     /// Wait at most `timeout` for it to exit by itself.
-    pub fn exit_within(&mut self, timeout: Duration) -> Option<ExitStatus> {
+    pub(crate) fn exit_within(&mut self, timeout: Duration) -> Option<ExitStatus> {
         poll(timeout, || self.exited())
     }
 
     /// Wait for it to exit, at most `timeout`; panics with the log otherwise.
     #[track_caller]
-    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
         let log = self.run.stderr_path().to_path_buf();
         wait_for_or(
             "the gateway to exit",
@@ -111,7 +111,7 @@ impl Gateway {
 
     /// Wait until it died by SIGKILL at crash point `point`; panics otherwise.
     #[track_caller]
-    pub fn wait_killed(&mut self, point: &str, timeout: Duration) {
+    pub(crate) fn wait_killed(&mut self, point: &str, timeout: Duration) {
         match self.exit_within(timeout) {
             Some(s) if s.signal() == Some(libc::SIGKILL) => assert!(
                 self.log().contains(&format!("crash point {point} reached")),
@@ -131,7 +131,7 @@ impl Gateway {
 
     /// Send `sig` (if it is still running: our child, not yet reaped, so the
     /// pid is still its own).
-    pub fn signal(&mut self, sig: Signal) {
+    pub(crate) fn signal(&mut self, sig: Signal) {
         if self.exited().is_none() {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid() as i32), sig);
         }
@@ -139,7 +139,7 @@ impl Gateway {
 
     /// SIGTERM, then wait for it to exit; asserts a clean exit 0.
     #[track_caller]
-    pub fn stop(&mut self) -> ExitStatus {
+    pub(crate) fn stop(&mut self) -> ExitStatus {
         let status = self.terminate();
         assert_eq!(
             status.code(),
@@ -152,13 +152,13 @@ impl Gateway {
 
     /// SIGTERM, then wait for it to exit, whatever the outcome.
     #[track_caller]
-    pub fn terminate(&mut self) -> ExitStatus {
+    pub(crate) fn terminate(&mut self) -> ExitStatus {
         self.signal(Signal::SIGTERM);
         self.wait_exit(STOP_TIMEOUT)
     }
 
     /// SIGKILL, then reap it.
-    pub fn kill(&mut self) -> ExitStatus {
+    pub(crate) fn kill(&mut self) -> ExitStatus {
         self.signal(Signal::SIGKILL);
         self.wait_exit(STOP_TIMEOUT)
     }
@@ -167,7 +167,7 @@ impl Gateway {
 /// A gateway run as a transient user service of the real user manager
 /// (`systemd-run --user -p Type=notify -p KillMode=mixed`), its stderr
 /// appended to a log file. Stopped and reset when dropped.
-pub struct Service {
+pub(crate) struct Service {
     pub unit: String,
     pub log: PathBuf,
 }
@@ -179,7 +179,7 @@ impl Service {
     /// variable the home scrubs must be set (e.g. to "") to hide it. Returns
     /// once systemd reports the start job done (for `Type=notify`: after
     /// `READY=1`).
-    pub fn start(home: &TestHome, tag: &str, env: &[(&str, &str)]) -> Service {
+    pub(crate) fn start(home: &TestHome, tag: &str, env: &[(&str, &str)]) -> Service {
         let unit = format!("hermes-gw-{tag}-{}.service", rand_suffix());
         let log = home.scratch().join(format!("service-{unit}.log"));
         home.add_log(&log);
@@ -220,22 +220,22 @@ impl Service {
         svc
     }
 
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// One property (`systemctl --user show -p P --value`).
-    pub fn show(&self, prop: &str) -> String {
+    pub(crate) fn show(&self, prop: &str) -> String {
         let out = systemctl(&["show", "-p", prop, "--value", "--", &self.unit]);
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
-    pub fn main_pid(&self) -> u32 {
+    pub(crate) fn main_pid(&self) -> u32 {
         self.show("MainPID").parse().unwrap_or(0)
     }
 
     /// `systemctl --user restart` (waits for the new start job, i.e. `READY=1`).
-    pub fn restart(&self) {
+    pub(crate) fn restart(&self) {
         let out = systemctl(&["restart", "--", &self.unit]);
         assert!(
             out.status.success(),
@@ -255,7 +255,7 @@ impl Drop for Service {
 }
 
 /// `systemctl --user ARGS` against the real user manager.
-pub fn systemctl(args: &[&str]) -> Output {
+pub(crate) fn systemctl(args: &[&str]) -> Output {
     real_manager::systemctl(&real_manager::bus_env(), args)
 }
 
@@ -266,6 +266,6 @@ fn rand_suffix() -> String {
 }
 
 /// The number of lines of `text` containing `needle`.
-pub fn count(text: &str, needle: &str) -> usize {
+pub(crate) fn count(text: &str, needle: &str) -> usize {
     text.lines().filter(|l| l.contains(needle)).count()
 }

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// Where `tests/run-all.sh` says the venv is.
-pub const VENV_ENV: &str = "HERMES_CRON_TEST_HERMES_VENV";
+pub(crate) const VENV_ENV: &str = "HERMES_CRON_TEST_HERMES_VENV";
 
 /// The venv with the real package.
-pub fn venv() -> PathBuf {
+pub(crate) fn venv() -> PathBuf {
     let dir = std::env::var_os(VENV_ENV)
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -35,14 +35,14 @@ pub fn venv() -> PathBuf {
 }
 
 /// A test home that is also a Hermes home.
-pub struct HermesHome {
+pub(crate) struct HermesHome {
     pub home: TestHome,
     venv: PathBuf,
 }
 
 /// What a Hermes command printed.
 #[derive(Debug)]
-pub struct HermesOut {
+pub(crate) struct HermesOut {
     pub code: i32,
     pub stdout: String,
     /// Read in failure messages (`{out:#?}`).
@@ -53,12 +53,12 @@ pub struct HermesOut {
 impl HermesHome {
     /// A fresh degraded home; its `config.yaml` turns off what would reach
     /// the network.
-    pub fn new() -> HermesHome {
+    pub(crate) fn new() -> HermesHome {
         HermesHome::on(TestHome::new())
     }
 
     /// The same, its hermes-cron commands on the real user manager's bus.
-    pub fn scoped() -> HermesHome {
+    pub(crate) fn scoped() -> HermesHome {
         HermesHome::on(TestHome::scoped())
     }
 
@@ -94,7 +94,7 @@ impl HermesHome {
     }
 
     /// `hermes ARGS` (Hermes's own CLI; it exits 0 even on many failures).
-    pub fn hermes(&self, args: &[&str]) -> HermesOut {
+    pub(crate) fn hermes(&self, args: &[&str]) -> HermesOut {
         let out = self
             .command(self.venv.join("bin/hermes"))
             .args(args)
@@ -103,7 +103,7 @@ impl HermesHome {
     }
 
     /// Run `code` with the venv's Python, `HERMES_HOME` set.
-    pub fn python(&self, code: &str) -> HermesOut {
+    pub(crate) fn python(&self, code: &str) -> HermesOut {
         let out = self
             .command(self.venv.join("bin/python"))
             .args(["-c", code])
@@ -112,12 +112,12 @@ impl HermesHome {
     }
 
     /// The venv's interpreter.
-    pub fn python_path(&self) -> PathBuf {
+    pub(crate) fn python_path(&self) -> PathBuf {
         self.venv.join("bin/python")
     }
 
     /// Agent jobs ask `model` (a server on 127.0.0.1).
-    pub fn use_model(&self, model: &FakeModel) {
+    pub(crate) fn use_model(&self, model: &FakeModel) {
         for (k, v) in [
             ("model.default", MODEL.to_string()),
             ("model.provider", "custom".to_string()),
@@ -129,7 +129,7 @@ impl HermesHome {
     }
 
     /// `hermes cron create ARGS`; the new job's id.
-    pub fn cron_create(&self, args: &[&str]) -> String {
+    pub(crate) fn cron_create(&self, args: &[&str]) -> String {
         let mut all = vec!["cron", "create"];
         all.extend_from_slice(args);
         let out = self.hermes(&all);
@@ -141,21 +141,21 @@ impl HermesHome {
     }
 
     /// A script in `scripts/` for `--no-agent` jobs.
-    pub fn script(&self, name: &str, body: &str) {
+    pub(crate) fn script(&self, name: &str, body: &str) {
         let dir = self.home.path().join("scripts");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(name), body).unwrap();
     }
 
     /// One Hermes job as `cron.jobs.get_job` gives it (null when gone).
-    pub fn job(&self, id: &str) -> Value {
+    pub(crate) fn job(&self, id: &str) -> Value {
         self.python_json(&format!(
             "from cron.jobs import get_job\nout = get_job({id:?})"
         ))
     }
 
     /// Hermes's `executions.db` rows of a job, newest first.
-    pub fn executions(&self, id: &str) -> Vec<Value> {
+    pub(crate) fn executions(&self, id: &str) -> Vec<Value> {
         let v = self.python_json(&format!(
             "from cron.executions import list_executions\nout = list_executions(job_id={id:?}, limit=500)"
         ));
@@ -163,7 +163,7 @@ impl HermesHome {
     }
 
     /// The output documents Hermes saved for a job (`cron/output/<id>/*.md`).
-    pub fn outputs(&self, id: &str) -> Vec<String> {
+    pub(crate) fn outputs(&self, id: &str) -> Vec<String> {
         let dir = self.home.path().join("cron/output").join(id);
         let mut docs: Vec<_> = std::fs::read_dir(&dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -176,7 +176,7 @@ impl HermesHome {
     }
 
     /// Run `code` (which sets `out`) and read `out` back as JSON.
-    pub fn python_json(&self, code: &str) -> Value {
+    pub(crate) fn python_json(&self, code: &str) -> Value {
         let out = self.python(&format!(
             "import json\nout = None\n{code}\nprint(json.dumps(out, default=str))"
         ));
@@ -185,7 +185,7 @@ impl HermesHome {
     }
 
     /// `hermes-cron hermes install` with the venv's interpreter.
-    pub fn install_provider(&self) {
+    pub(crate) fn install_provider(&self) {
         let py = self.python_path();
         self.home
             .run(&["hermes", "install", "--python", py.to_str().unwrap()])
@@ -194,7 +194,7 @@ impl HermesHome {
 
     /// `config.yaml` as Hermes reads it (PyYAML, `read_raw_config`), as JSON:
     /// every value with the type PyYAML gave it (dates as `date:...`).
-    pub fn raw_config(&self) -> Value {
+    pub(crate) fn raw_config(&self) -> Value {
         let out = self.python(
             "import json, datetime\n\
              from hermes_cli.config import read_raw_config\n\

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 /// Which session bus a home's commands see.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Bus {
+pub(crate) enum Bus {
     /// The real systemd user manager's (see `real_manager`): runs are scoped.
     Real,
     /// Neither `DBUS_SESSION_BUS_ADDRESS` nor `XDG_RUNTIME_DIR`: runs are degraded.
@@ -44,7 +44,7 @@ pub enum Bus {
 
 impl Bus {
     /// The dispatch a run gets on this bus, for test output.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Bus::Real => "scoped",
             Bus::None => "degraded",
@@ -54,7 +54,7 @@ impl Bus {
 }
 
 /// A private hermes home in a temp dir; see the module documentation.
-pub struct TestHome {
+pub(crate) struct TestHome {
     tmp: tempfile::TempDir,
     home: PathBuf,
     scratch: PathBuf,
@@ -69,18 +69,18 @@ pub struct TestHome {
 
 impl TestHome {
     /// A degraded home (no bus).
-    pub fn new() -> TestHome {
+    pub(crate) fn new() -> TestHome {
         TestHome::with_home(None)
     }
 
     /// A home whose commands use the real systemd user manager.
-    pub fn scoped() -> TestHome {
+    pub(crate) fn scoped() -> TestHome {
         TestHome::new().with_bus(Bus::Real)
     }
 
     /// A degraded home at `home` (e.g. on a filesystem the test mounted)
     /// instead of `<tmp>/home`; the scratch dir stays in the temp dir.
-    pub fn at(home: &Path) -> TestHome {
+    pub(crate) fn at(home: &Path) -> TestHome {
         TestHome::with_home(Some(home.to_path_buf()))
     }
 
@@ -108,30 +108,30 @@ impl TestHome {
     }
 
     /// This home, its commands on `bus`.
-    pub fn with_bus(mut self, bus: Bus) -> TestHome {
+    pub(crate) fn with_bus(mut self, bus: Bus) -> TestHome {
         self.set_bus(bus);
         self
     }
 
     /// Give every later command of this home `bus`.
-    pub fn set_bus(&mut self, bus: Bus) {
+    pub(crate) fn set_bus(&mut self, bus: Bus) {
         self.bus = bus;
     }
 
     /// This home, with `key=value` for every command.
-    pub fn with_env(mut self, key: &str, value: impl Into<OsString>) -> TestHome {
+    pub(crate) fn with_env(mut self, key: &str, value: impl Into<OsString>) -> TestHome {
         self.set_env(key, value);
         self
     }
 
     /// Give every later command of this home `key=value`.
-    pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+    pub(crate) fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
         self.env.insert(key.to_string(), value.into());
     }
 
     /// Where this home's ledger is, for a process started without the
     /// home's environment: `HERMES_CRON_DATABASE` when it is in PostgreSQL.
-    pub fn ledger_env(&self) -> Vec<(String, OsString)> {
+    pub(crate) fn ledger_env(&self) -> Vec<(String, OsString)> {
         self.env
             .get("HERMES_CRON_DATABASE")
             .map(|url| ("HERMES_CRON_DATABASE".to_string(), url.clone()))
@@ -141,43 +141,43 @@ impl TestHome {
 
     /// This home, every command of it run under `wrapper` (e.g. `ip netns
     /// exec NS`: a host in a network namespace of its own).
-    pub fn wrapped_in(mut self, wrapper: &[&str]) -> TestHome {
+    pub(crate) fn wrapped_in(mut self, wrapper: &[&str]) -> TestHome {
         self.wrapper = wrapper.iter().map(OsString::from).collect();
         self
     }
 
     /// This home, its ledger in the PostgreSQL database `url` (a host of a
     /// cluster test: several homes on one database).
-    pub fn on_database(mut self, url: &str) -> TestHome {
+    pub(crate) fn on_database(mut self, url: &str) -> TestHome {
         super::ledger::register(&self.home, url);
         self.set_env("HERMES_CRON_DATABASE", url);
         self
     }
 
     /// The home directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.home
     }
 
     /// A directory for the test's own files (outside the home).
-    pub fn scratch(&self) -> &Path {
+    pub(crate) fn scratch(&self) -> &Path {
         &self.scratch
     }
 
-    pub fn config_file(&self) -> PathBuf {
+    pub(crate) fn config_file(&self) -> PathBuf {
         self.home.join("config.yaml")
     }
 
-    pub fn cron_dir(&self) -> PathBuf {
+    pub(crate) fn cron_dir(&self) -> PathBuf {
         self.home.join("cron")
     }
 
-    pub fn db_file(&self) -> PathBuf {
+    pub(crate) fn db_file(&self) -> PathBuf {
         self.cron_dir().join("cron.db")
     }
 
     /// Write `config.yaml` (creating the home, 0700, first).
-    pub fn write_config(&self, yaml: &str) {
+    pub(crate) fn write_config(&self, yaml: &str) {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -187,7 +187,7 @@ impl TestHome {
     }
 
     /// `hermes-cron --home <home> args...`, not yet run.
-    pub fn cmd<S: AsRef<OsStr>>(&self, args: &[S]) -> Cmd {
+    pub(crate) fn cmd<S: AsRef<OsStr>>(&self, args: &[S]) -> Cmd {
         Cmd {
             home: self.home.clone(),
             scratch: self.scratch.clone(),
@@ -200,24 +200,30 @@ impl TestHome {
     }
 
     /// Run `hermes-cron --home <home> args...` to completion.
-    pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Out {
+    pub(crate) fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Out {
         self.cmd(args).run()
     }
 
     /// Start `hermes-cron --home <home> args...` in the background.
-    pub fn start<S: AsRef<OsStr>>(&self, args: &[S]) -> Running {
+    pub(crate) fn start<S: AsRef<OsStr>>(&self, args: &[S]) -> Running {
         self.cmd(args).spawn()
     }
 
     /// `add --name NAME --schedule SCHEDULE FLAGS -- COMMAND`; returns the new id.
     #[track_caller]
-    pub fn add(&self, name: &str, schedule: &str, flags: &[&str], command: &[&str]) -> String {
+    pub(crate) fn add(
+        &self,
+        name: &str,
+        schedule: &str,
+        flags: &[&str],
+        command: &[&str],
+    ) -> String {
         self.add_with(None, name, schedule, flags, command)
     }
 
     /// [`TestHome::add`] with the clock frozen at (or moved by) `now`.
     #[track_caller]
-    pub fn add_at(
+    pub(crate) fn add_at(
         &self,
         now: &str,
         name: &str,
@@ -252,17 +258,17 @@ impl TestHome {
     }
 
     /// `config set KEY VALUE`; must exit 0.
-    pub fn config_set(&self, key: &str, value: &str) {
+    pub(crate) fn config_set(&self, key: &str, value: &str) {
         self.run(&["config", "set", key, value]).ok();
     }
 
     /// `tick` with the clock frozen at (or moved by) `now`; must exit 0.
-    pub fn tick(&self, now: &str) -> Out {
+    pub(crate) fn tick(&self, now: &str) -> Out {
         self.cmd(&["tick"]).now(now).run().ok()
     }
 
     /// Every ledger row (`runs --json`), newest first; `job` (id or name) filters.
-    pub fn runs(&self, job: Option<&str>) -> Vec<Value> {
+    pub(crate) fn runs(&self, job: Option<&str>) -> Vec<Value> {
         let mut args = vec!["runs", "--json", "--limit", "100000"];
         if let Some(j) = job {
             args.insert(1, j);
@@ -275,7 +281,7 @@ impl TestHome {
     }
 
     /// The rows of the job named `job_name`, oldest first.
-    pub fn runs_of(&self, job_name: &str) -> Vec<Value> {
+    pub(crate) fn runs_of(&self, job_name: &str) -> Vec<Value> {
         let mut rows: Vec<Value> = self
             .runs(None)
             .into_iter()
@@ -286,12 +292,12 @@ impl TestHome {
     }
 
     /// The row of execution `id`, if the ledger has it.
-    pub fn row(&self, id: &str) -> Option<Value> {
+    pub(crate) fn row(&self, id: &str) -> Option<Value> {
         self.runs(None).into_iter().find(|r| r["id"] == id)
     }
 
     /// Wait until there are exactly `count` rows and all are terminal; returns them.
-    pub fn settle(&self, job: Option<&str>, count: usize) -> Vec<Value> {
+    pub(crate) fn settle(&self, job: Option<&str>, count: usize) -> Vec<Value> {
         let last = RefCell::new(Vec::new());
         wait_for_or(
             &format!("{count} terminal rows of {job:?}"),
@@ -307,14 +313,14 @@ impl TestHome {
     }
 
     /// Wait until `job` has a row in `state`; returns that row.
-    pub fn wait_state(&self, job: Option<&str>, state: &str) -> Value {
+    pub(crate) fn wait_state(&self, job: Option<&str>, state: &str) -> Value {
         self.wait_until(&format!("a {state} row of {job:?}"), SETTLE_TIMEOUT, || {
             self.runs(job).into_iter().find(|r| r["state"] == state)
         })
     }
 
     /// Wait until the row `id` is terminal; returns it.
-    pub fn wait_terminal(&self, id: &str, timeout: Duration) -> Value {
+    pub(crate) fn wait_terminal(&self, id: &str, timeout: Duration) -> Value {
         self.wait_until(&format!("row {id} to be terminal"), timeout, || {
             self.row(id).filter(|r| r["terminal"] == true)
         })
@@ -322,7 +328,7 @@ impl TestHome {
 
     /// [`wait_for`](super::waiting::wait_for) with this home's ledger and gateway logs in the failure message.
     #[track_caller]
-    pub fn wait_until<T>(
+    pub(crate) fn wait_until<T>(
         &self,
         what: &str,
         timeout: Duration,
@@ -332,7 +338,7 @@ impl TestHome {
     }
 
     /// The captured output of a row, as the worker wrote it.
-    pub fn output_of(&self, row: &Value) -> String {
+    pub(crate) fn output_of(&self, row: &Value) -> String {
         let path = row["output_path"]
             .as_str()
             .unwrap_or_else(|| panic!("row has no output path: {row:#}"));
@@ -340,7 +346,7 @@ impl TestHome {
     }
 
     /// The lifecycle record (`state/hermes-cron-lifecycle.jsonl`), one JSON value per line.
-    pub fn lifecycle(&self) -> Vec<Value> {
+    pub(crate) fn lifecycle(&self) -> Vec<Value> {
         std::fs::read_to_string(self.home.join("state/hermes-cron-lifecycle.jsonl"))
             .unwrap_or_default()
             .lines()
@@ -349,7 +355,7 @@ impl TestHome {
     }
 
     /// The detached workers' own diagnostics (`logs/hermes-cron-worker.log`).
-    pub fn worker_log(&self) -> String {
+    pub(crate) fn worker_log(&self) -> String {
         std::fs::read_to_string(self.home.join("logs").join("hermes-cron-worker.log"))
             .unwrap_or_default()
     }
@@ -360,7 +366,7 @@ impl TestHome {
     }
 
     /// Every gateway log of this home, for failure messages.
-    pub fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         let mut s = String::new();
         for p in self.logs.lock().unwrap().iter() {
             s.push_str(&format!(
@@ -373,7 +379,7 @@ impl TestHome {
     }
 
     /// The ledger and the gateway logs, for failure messages.
-    pub fn diag(&self) -> String {
+    pub(crate) fn diag(&self) -> String {
         let table = self.cmd(&["runs", "--limit", "200"]).run();
         format!("runs:\n{}{}\n{}", table.stdout, table.stderr, self.logs())
     }
@@ -381,7 +387,7 @@ impl TestHome {
     /// Wait until `status` says a scope can be made right now; panics with
     /// the way to boot a user manager when none answers. A scoped test must
     /// never pass silently degraded.
-    pub fn require_scopes(&self) {
+    pub(crate) fn require_scopes(&self) {
         let last = RefCell::new(String::new());
         wait_for_or(
             "the systemd user manager",
@@ -404,7 +410,7 @@ impl TestHome {
     }
 
     /// Live `hermes-cron-worker` processes of this home, by pid.
-    pub fn live_workers(&self) -> Vec<i32> {
+    pub(crate) fn live_workers(&self) -> Vec<i32> {
         let needle = format!(" --home {} ", self.home.display());
         processes_where(|_, cmdline| {
             cmdline.contains("hermes-cron-worker") && cmdline.contains(&needle)
@@ -416,7 +422,7 @@ impl TestHome {
 
     /// Pids of live processes whose command line mentions this test's
     /// directories (workers get `--home`, jobs usually get paths under them).
-    pub fn live_processes(&self) -> Vec<u32> {
+    pub(crate) fn live_processes(&self) -> Vec<u32> {
         let tmp = format!("{}/", self.tmp.path().display());
         let home = format!("{}/", self.home.display());
         let home_arg = format!("{} ", self.home.display());
@@ -477,7 +483,7 @@ impl Drop for TestHome {
 }
 
 /// The mode bits of a path.
-pub fn mode(path: &Path) -> u32 {
+pub(crate) fn mode(path: &Path) -> u32 {
     std::fs::metadata(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .permissions()

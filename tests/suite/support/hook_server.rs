@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// One request received.
 #[derive(Clone, Debug)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub method: String,
     pub path: String,
     pub content_type: String,
@@ -19,7 +19,7 @@ pub struct Hit {
 }
 
 impl Hit {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| {
             panic!(
                 "the body of {} {} is not JSON ({e}): {}",
@@ -35,7 +35,7 @@ struct State {
     stop: AtomicBool,
 }
 
-pub struct HookServer {
+pub(crate) struct HookServer {
     pub port: u16,
     state: Arc<State>,
 }
@@ -79,12 +79,12 @@ fn serve(stream: TcpStream, state: &State) -> std::io::Result<()> {
 
 impl HookServer {
     /// On a free port.
-    pub fn start() -> HookServer {
+    pub(crate) fn start() -> HookServer {
         HookServer::listen(TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1"))
     }
 
     /// On `port` (free, e.g. from [`free_port`]).
-    pub fn on(port: u16) -> HookServer {
+    pub(crate) fn on(port: u16) -> HookServer {
         HookServer::listen(TcpListener::bind(("127.0.0.1", port)).expect("bind the given port"))
     }
 
@@ -107,17 +107,17 @@ impl HookServer {
         HookServer { port, state }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
     /// Every request so far, in arrival order.
-    pub fn hits(&self) -> Vec<Hit> {
+    pub(crate) fn hits(&self) -> Vec<Hit> {
         self.state.hits.lock().unwrap().clone()
     }
 
     /// The requests to `path` so far.
-    pub fn hits_on(&self, path: &str) -> Vec<Hit> {
+    pub(crate) fn hits_on(&self, path: &str) -> Vec<Hit> {
         self.hits().into_iter().filter(|h| h.path == path).collect()
     }
 }
@@ -130,7 +130,7 @@ impl Drop for HookServer {
 }
 
 /// A port nothing listens on right now (bound, then released).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
     l.local_addr().unwrap().port()
 }

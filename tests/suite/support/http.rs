@@ -16,7 +16,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A response.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
@@ -24,7 +24,7 @@ pub struct Reply {
 
 impl Reply {
     /// The values of header `name` (case-insensitive).
-    pub fn header_values(&self, name: &str) -> Vec<&str> {
+    pub(crate) fn header_values(&self, name: &str) -> Vec<&str> {
         self.headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -36,7 +36,7 @@ impl Reply {
 impl Gateway {
     /// Where its endpoint listens, once it says so in its log.
     #[track_caller]
-    pub fn http_addr(&mut self) -> SocketAddr {
+    pub(crate) fn http_addr(&mut self) -> SocketAddr {
         const SAYS: &str = "http endpoint listening on http://";
         self.wait_log(SAYS, READY_TIMEOUT);
         let log = self.log();
@@ -48,19 +48,24 @@ impl Gateway {
 
 /// `method path` on `addr` with `headers`; panics when the exchange fails.
 #[track_caller]
-pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+pub(crate) fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Reply {
     try_request(addr, method, path, headers)
         .unwrap_or_else(|e| panic!("{method} {path} on {addr}: {e}"))
 }
 
 /// `GET path` without headers.
 #[track_caller]
-pub fn get(addr: SocketAddr, path: &str) -> Reply {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> Reply {
     request(addr, "GET", path, &[])
 }
 
 /// The exchange, or why it failed (refused, reset, malformed).
-pub fn try_request(
+pub(crate) fn try_request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -105,7 +110,7 @@ pub fn try_request(
 /// The DOM of `url` as a real headless Chromium builds it (`--dump-dom`),
 /// with a profile under `scratch`.
 #[track_caller]
-pub fn chromium_dom(url: &str, scratch: &Path) -> String {
+pub(crate) fn chromium_dom(url: &str, scratch: &Path) -> String {
     let chromium = which::which("chromium").unwrap_or_else(|_| {
         panic!("Debian's chromium is not installed: `apt-get install -y chromium` (tests/run-all.sh does)")
     });

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// One ledger row, as much of it as the invariants need.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub(crate) struct Row {
     pub id: String,
     pub job_id: Option<String>,
     pub job_name: String,
@@ -65,13 +65,13 @@ const NEVER_RAN: &[&str] = &["missed", "skipped", "refused"];
 const ACTIVE: &[&str] = &["claimed", "staged", "running"];
 
 /// The ledger, read-only (its PostgreSQL schema when the home has one).
-pub fn open_read_only(db: &Path) -> Db {
+pub(crate) fn open_read_only(db: &Path) -> Db {
     super::ledger::open(db).unwrap_or_else(|| panic!("cannot open the ledger of {}", db.display()))
 }
 
 /// `PRAGMA integrity_check`, all lines joined (SQLite). PostgreSQL has no
 /// such check of its own; its ledger counts as `ok`.
-pub fn integrity(db: &Path) -> String {
+pub(crate) fn integrity(db: &Path) -> String {
     let db = open_read_only(db);
     let Some(conn) = db.conn().sqlite() else {
         return "ok".into();
@@ -86,7 +86,7 @@ pub fn integrity(db: &Path) -> String {
 }
 
 /// Every ledger row, oldest id first.
-pub fn rows(db: &Path) -> Vec<Row> {
+pub(crate) fn rows(db: &Path) -> Vec<Row> {
     let db = open_read_only(db);
     db.conn()
         .query_map(
@@ -113,7 +113,7 @@ pub fn rows(db: &Path) -> Vec<Row> {
 }
 
 /// Rows still `claimed` or `running`.
-pub fn active(db: &Path) -> Vec<Row> {
+pub(crate) fn active(db: &Path) -> Vec<Row> {
     rows(db)
         .into_iter()
         .filter(|r| ACTIVE.contains(&r.state.as_str()))
@@ -121,7 +121,7 @@ pub fn active(db: &Path) -> Vec<Row> {
 }
 
 /// Rows still active that were claimed before `ms` (milliseconds since the epoch).
-pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
+pub(crate) fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
     open_read_only(db)
         .conn()
         .query_map(
@@ -135,7 +135,7 @@ pub fn active_claimed_before(db: &Path, ms: i64) -> Vec<String> {
 
 /// Wait until no row is `claimed` or `running` (workers finishing after the
 /// last gateway stopped); panics listing the rows still active.
-pub fn wait_settled(db: &Path, timeout: Duration) {
+pub(crate) fn wait_settled(db: &Path, timeout: Duration) {
     let last = RefCell::new(Vec::new());
     wait_for_or(
         "every row to be terminal",
@@ -165,14 +165,14 @@ pub fn wait_settled(db: &Path, timeout: Duration) {
 
 /// A job whose slots are `anchor + k * period`.
 #[derive(Clone, Debug)]
-pub struct Periodic {
+pub(crate) struct Periodic {
     pub job_id: String,
     pub period_ms: i64,
 }
 
 /// What the check saw, for the test's output.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Rows by `state/reason_code`.
     pub by_state: BTreeMap<String, usize>,
     pub rows: usize,
@@ -197,7 +197,7 @@ impl std::fmt::Display for Tally {
 }
 
 /// Check every invariant; panics listing every violation found.
-pub fn check(db: &Path, side_effects: &Path, jobs: &[Periodic]) -> Tally {
+pub(crate) fn check(db: &Path, side_effects: &Path, jobs: &[Periodic]) -> Tally {
     let mut problems: Vec<String> = Vec::new();
     let integrity = integrity(db);
     if integrity != "ok" {

@@ -18,9 +18,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The PostgreSQL server of the suite.
-pub const TEST_PG_ENV: &str = "HERMES_CRON_TEST_PG";
+pub(crate) const TEST_PG_ENV: &str = "HERMES_CRON_TEST_PG";
 /// `postgresql`: every home keeps its ledger in a schema of that server.
-pub const TEST_LEDGER_ENV: &str = "HERMES_CRON_TEST_LEDGER";
+pub(crate) const TEST_LEDGER_ENV: &str = "HERMES_CRON_TEST_LEDGER";
 
 fn registry() -> &'static Mutex<HashMap<PathBuf, String>> {
     static R: std::sync::OnceLock<Mutex<HashMap<PathBuf, String>>> = std::sync::OnceLock::new();
@@ -28,7 +28,7 @@ fn registry() -> &'static Mutex<HashMap<PathBuf, String>> {
 }
 
 /// The server's connection string, when there is one.
-pub fn pg_base() -> Option<String> {
+pub(crate) fn pg_base() -> Option<String> {
     std::env::var(TEST_PG_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
@@ -37,7 +37,7 @@ pub fn pg_base() -> Option<String> {
 /// The server's connection string; panics saying how to get one (the
 /// cluster tests cannot run without PostgreSQL).
 #[track_caller]
-pub fn pg_server() -> String {
+pub(crate) fn pg_server() -> String {
     pg_base().unwrap_or_else(|| {
         panic!(
             "{TEST_PG_ENV} is not set: this test needs PostgreSQL. tests/run-all.sh starts one; by hand: eval \"$(tests/support/pg-server.sh start)\""
@@ -46,13 +46,13 @@ pub fn pg_server() -> String {
 }
 
 /// Whether this run's homes keep their ledger in PostgreSQL.
-pub fn on_postgres() -> bool {
+pub(crate) fn on_postgres() -> bool {
     std::env::var(TEST_LEDGER_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("postgresql"))
         && pg_base().is_some()
 }
 
 /// `base` with `search_path` set to `schema` (key=value form or URL).
-pub fn with_schema(base: &str, schema: &str) -> String {
+pub(crate) fn with_schema(base: &str, schema: &str) -> String {
     if base.contains("://") {
         let sep = if base.contains('?') { '&' } else { '?' };
         format!("{base}{sep}options=-csearch_path%3D{schema}")
@@ -62,7 +62,7 @@ pub fn with_schema(base: &str, schema: &str) -> String {
 }
 
 /// A fresh, empty schema on the test server; its connection string.
-pub fn fresh_schema(base: &str) -> String {
+pub(crate) fn fresh_schema(base: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     let schema = format!(
         "t_{}_{}_{}",
@@ -83,7 +83,7 @@ pub fn fresh_schema(base: &str) -> String {
 
 /// For a new home at `home`: the connection string of its PostgreSQL
 /// ledger (a fresh schema), or None on SQLite.
-pub fn for_new_home(home: &Path) -> Option<String> {
+pub(crate) fn for_new_home(home: &Path) -> Option<String> {
     if !on_postgres() {
         return None;
     }
@@ -93,7 +93,7 @@ pub fn for_new_home(home: &Path) -> Option<String> {
 }
 
 /// The home at `home` keeps its ledger at `url` (PostgreSQL).
-pub fn register(home: &Path, url: &str) {
+pub(crate) fn register(home: &Path, url: &str) {
     registry()
         .lock()
         .unwrap()
@@ -109,7 +109,7 @@ fn url_of(db_file: &Path) -> Option<String> {
 /// Open the ledger of the home whose SQLite file would be `db_file`: its
 /// PostgreSQL schema when it has one, else the file, read-only. None when
 /// there is none yet.
-pub fn open(db_file: &Path) -> Option<Db> {
+pub(crate) fn open(db_file: &Path) -> Option<Db> {
     match url_of(db_file) {
         Some(url) => Db::open_postgres(&url, false).ok(),
         None if db_file.exists() => Db::open_read_only(db_file).ok(),

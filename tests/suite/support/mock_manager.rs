@@ -14,7 +14,7 @@ use zbus::{Connection, ObjectPath, OwnedObjectPath, OwnedVariant};
 
 /// How the mock answers `StartTransientUnit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Behavior {
+pub(crate) enum Behavior {
     /// Reply with the job path, then emit `JobRemoved` with result `done`.
     Done,
     /// Refuse with `org.freedesktop.systemd1.UnitExists`.
@@ -31,7 +31,7 @@ pub enum Behavior {
 
 /// One `StartTransientUnit` the mock received.
 #[derive(Clone, Debug)]
-pub struct StartCall {
+pub(crate) struct StartCall {
     pub name: String,
     pub mode: String,
     pub properties: Vec<(String, OwnedVariant)>,
@@ -40,7 +40,7 @@ pub struct StartCall {
 
 impl StartCall {
     /// The value of property `name`, if it was sent.
-    pub fn property(&self, name: &str) -> Option<&OwnedVariant> {
+    pub(crate) fn property(&self, name: &str) -> Option<&OwnedVariant> {
         self.properties
             .iter()
             .find(|(n, _)| n == name)
@@ -50,7 +50,7 @@ impl StartCall {
 
 /// What the mock has seen, shared with the test.
 #[derive(Debug, Default)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub starts: Vec<StartCall>,
     /// Every method call, in order: (method, unique name of the caller).
     pub calls: Vec<(&'static str, String)>,
@@ -76,7 +76,7 @@ struct Mock {
 }
 
 /// A served mock: keep it alive for as long as the test needs the manager.
-pub struct MockManager {
+pub(crate) struct MockManager {
     pub recorded: Arc<Mutex<Recorded>>,
     _conn: Connection,
 }
@@ -84,7 +84,7 @@ pub struct MockManager {
 impl MockManager {
     /// Connects to the bus at `address`, serves the mock at `/org/freedesktop/systemd1`
     /// and takes the name `org.freedesktop.systemd1`.
-    pub async fn serve(address: &str, behavior: Behavior) -> MockManager {
+    pub(crate) async fn serve(address: &str, behavior: Behavior) -> MockManager {
         let recorded = Arc::new(Mutex::new(Recorded::default()));
         let mock = Mock {
             behavior,
@@ -104,18 +104,18 @@ impl MockManager {
     }
 
     /// A snapshot of the recorded `StartTransientUnit` calls.
-    pub fn starts(&self) -> Vec<StartCall> {
+    pub(crate) fn starts(&self) -> Vec<StartCall> {
         self.recorded.lock().unwrap().starts.clone()
     }
 
     /// The callers of every method so far.
-    pub fn senders(&self) -> Vec<String> {
+    pub(crate) fn senders(&self) -> Vec<String> {
         let rec = self.recorded.lock().unwrap();
         rec.calls.iter().map(|(_, sender)| sender.clone()).collect()
     }
 
     /// The methods called so far, in order.
-    pub fn methods(&self) -> Vec<&'static str> {
+    pub(crate) fn methods(&self) -> Vec<&'static str> {
         let rec = self.recorded.lock().unwrap();
         rec.calls.iter().map(|(method, _)| *method).collect()
     }

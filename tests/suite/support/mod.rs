@@ -26,24 +26,24 @@
 //!   `tests/support/user-manager.sh`, which stays there: `tests/run-all.sh` and
 //!   the benchmark run it).
 
-pub mod cli;
-pub mod cluster;
-pub mod dbus_daemon;
-pub mod fake_model;
-pub mod gateway;
-pub mod hermes;
-pub mod home;
-pub mod hook_server;
-pub mod http;
-pub mod invariants;
-pub mod ledger;
-pub mod mock_manager;
-pub mod process;
-pub mod real_manager;
-pub mod rows;
-pub mod scene;
-pub mod tmpfs;
-pub mod waiting;
+pub(crate) mod cli;
+pub(crate) mod cluster;
+pub(crate) mod dbus_daemon;
+pub(crate) mod fake_model;
+pub(crate) mod gateway;
+pub(crate) mod hermes;
+pub(crate) mod home;
+pub(crate) mod hook_server;
+pub(crate) mod http;
+pub(crate) mod invariants;
+pub(crate) mod ledger;
+pub(crate) mod mock_manager;
+pub(crate) mod process;
+pub(crate) mod real_manager;
+pub(crate) mod rows;
+pub(crate) mod scene;
+pub(crate) mod tmpfs;
+pub(crate) mod waiting;
 
-pub use home::{Bus, TestHome};
-pub use waiting::{PATIENCE, SETTLE_TIMEOUT, wait_for};
+pub(crate) use home::{Bus, TestHome};
+pub(crate) use waiting::{PATIENCE, SETTLE_TIMEOUT, wait_for};

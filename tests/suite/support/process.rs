@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Pids whose NUL-separated command line, joined with spaces (each argument
 /// followed by one), satisfies `pred`.
-pub fn processes_where(pred: impl Fn(u32, &str) -> bool) -> Vec<u32> {
+pub(crate) fn processes_where(pred: impl Fn(u32, &str) -> bool) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
@@ -24,18 +24,18 @@ pub fn processes_where(pred: impl Fn(u32, &str) -> bool) -> Vec<u32> {
 
 /// The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`, ...); `None` when
 /// there is no such process.
-pub fn proc_state(pid: u32) -> Option<char> {
+pub(crate) fn proc_state(pid: u32) -> Option<char> {
     stat_fields(pid).and_then(|f| f.first()?.chars().next())
 }
 
 /// Whether `/proc/<pid>` exists (a zombie still does).
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The children of `parent` as (pid, state), from the parent pid of every
 /// `/proc/*/stat`.
-pub fn children_of(parent: u32) -> Vec<(u32, char)> {
+pub(crate) fn children_of(parent: u32) -> Vec<(u32, char)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
@@ -61,7 +61,7 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
 }
 
 /// SIGTERM a worker (it forwards the signal to its job), if `pid` still is one.
-pub fn stop_worker(pid: i32) {
+pub(crate) fn stop_worker(pid: i32) {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     if String::from_utf8_lossy(&cmdline).contains("hermes-cron-worker") {
         let _ = nix::sys::signal::kill(

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// The bus environment of the real user manager.
-pub fn bus_env() -> BusEnv {
+pub(crate) fn bus_env() -> BusEnv {
     let mut env = BusEnv::from_process();
     let unset = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     if unset(&env.session_bus_address) && env.runtime_dir.is_none() {
@@ -20,7 +20,7 @@ pub fn bus_env() -> BusEnv {
 }
 
 /// The runtime dir and bus address to hand to `systemctl --user` and friends.
-pub fn command_env(env: &BusEnv) -> Vec<(&'static str, String)> {
+pub(crate) fn command_env(env: &BusEnv) -> Vec<(&'static str, String)> {
     let runtime_dir = env
         .runtime_dir
         .clone()
@@ -38,7 +38,7 @@ pub fn command_env(env: &BusEnv) -> Vec<(&'static str, String)> {
 
 /// A manager connected to the real user manager, after checking that it answers.
 /// Panics with the cause and the way to boot one when it does not.
-pub async fn connect() -> ZbusUnitManager {
+pub(crate) async fn connect() -> ZbusUnitManager {
     let env = bus_env();
     let manager = ZbusUnitManager::new(env.clone(), ZbusTimeouts::default());
     if let Err(cause) = manager.probe().await {
@@ -54,7 +54,7 @@ pub async fn connect() -> ZbusUnitManager {
 }
 
 /// Runs `systemctl --user ARGS` against the manager of `env`.
-pub fn systemctl(env: &BusEnv, args: &[&str]) -> Output {
+pub(crate) fn systemctl(env: &BusEnv, args: &[&str]) -> Output {
     Command::new("systemctl")
         .arg("--user")
         .args(args)
@@ -64,7 +64,7 @@ pub fn systemctl(env: &BusEnv, args: &[&str]) -> Output {
 }
 
 /// `systemctl --user show -p P1 -p P2 UNIT` as (name, value) pairs.
-pub fn show(env: &BusEnv, unit: &str, props: &[&str]) -> Vec<(String, String)> {
+pub(crate) fn show(env: &BusEnv, unit: &str, props: &[&str]) -> Vec<(String, String)> {
     let mut args = vec!["show"];
     for p in props {
         args.push("-p");

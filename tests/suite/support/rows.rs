@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// A field of a row as a string ("" when null).
-pub fn s(row: &Value, key: &str) -> String {
+pub(crate) fn s(row: &Value, key: &str) -> String {
     match &row[key] {
         Value::String(v) => v.clone(),
         Value::Null => String::new(),
@@ -14,13 +14,13 @@ pub fn s(row: &Value, key: &str) -> String {
 }
 
 /// Rows whose `key` equals `value`.
-pub fn with<'a>(rows: &'a [Value], key: &str, value: &str) -> Vec<&'a Value> {
+pub(crate) fn with<'a>(rows: &'a [Value], key: &str, value: &str) -> Vec<&'a Value> {
     rows.iter().filter(|r| r[key] == value).collect()
 }
 
 /// A compact view of rows for failure messages: job, state/reason code,
 /// source, attempt, slot.
-pub fn summary(rows: &[Value]) -> String {
+pub(crate) fn summary(rows: &[Value]) -> String {
     rows.iter()
         .map(|r| {
             format!(
@@ -38,7 +38,7 @@ pub fn summary(rows: &[Value]) -> String {
 }
 
 /// The execution id a `run`/`spawn` printed first on stdout.
-pub fn execution_id_in(stdout: &str) -> String {
+pub(crate) fn execution_id_in(stdout: &str) -> String {
     stdout
         .split_whitespace()
         .next()

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// One job of a scene: its name, period in seconds, and its shell command
 /// around the append (`{append}` is replaced by it).
-pub struct JobDef {
+pub(crate) struct JobDef {
     pub name: &'static str,
     pub every_s: u32,
     pub command: &'static str,
@@ -18,7 +18,7 @@ pub struct JobDef {
 }
 
 /// `a`: appends at once; `b`: appends after 300 ms (so a kill may find it running).
-pub const TWO_JOBS: &[JobDef] = &[
+pub(crate) const TWO_JOBS: &[JobDef] = &[
     JobDef {
         name: "a",
         every_s: 1,
@@ -34,7 +34,7 @@ pub const TWO_JOBS: &[JobDef] = &[
 ];
 
 /// A home with its jobs.
-pub struct Scene {
+pub(crate) struct Scene {
     pub home: TestHome,
     pub side_effects: PathBuf,
     pub jobs: Vec<Periodic>,
@@ -43,7 +43,7 @@ pub struct Scene {
 impl Scene {
     /// A home whose commands use `bus`, with `jobs` added; a scene on the
     /// real user manager's bus first waits until it takes scopes.
-    pub fn new(bus: Bus, jobs: &[JobDef]) -> Scene {
+    pub(crate) fn new(bus: Bus, jobs: &[JobDef]) -> Scene {
         let home = TestHome::new().with_bus(bus.clone());
         let side_effects = home.scratch().join("side-effects");
         let append = format!(
@@ -75,21 +75,21 @@ impl Scene {
     /// Turn staging off for every later gateway of this scene: runs are then
     /// claimed and dispatched at their instant (the path catch-up, retries
     /// and manual runs always take).
-    pub fn without_staging(self) -> Scene {
+    pub(crate) fn without_staging(self) -> Scene {
         self.home.write_config("cron:\n  staging_max_workers: 0\n");
         self
     }
 
-    pub fn rows(&self) -> Vec<Row> {
+    pub(crate) fn rows(&self) -> Vec<Row> {
         invariants::rows(&self.home.db_file())
     }
 
-    pub fn count(&self, pred: impl Fn(&Row) -> bool) -> usize {
+    pub(crate) fn count(&self, pred: impl Fn(&Row) -> bool) -> usize {
         self.rows().iter().filter(|r| pred(r)).count()
     }
 
     /// Wait until `n` more runs have succeeded than now.
-    pub fn wait_successes(&self, n: usize) {
+    pub(crate) fn wait_successes(&self, n: usize) {
         let before = self.count(|r| r.state == "succeeded");
         wait_for(&format!("{n} more runs to succeed"), SETTLE_TIMEOUT, || {
             (self.count(|r| r.state == "succeeded") >= before + n).then_some(())
@@ -100,7 +100,7 @@ impl Scene {
     /// every row the earlier gateways left active is settled (a worker they
     /// released may outlive them and die at its own crash point later; only
     /// a live gateway records that), then SIGTERM.
-    pub fn restart_and_run(&self) {
+    pub(crate) fn restart_and_run(&self) {
         let before = self.count(|r| r.state == "succeeded");
         let started = super::waiting::wall_clock().timestamp_millis();
         let mut gw = self.home.gateway(&[]);
@@ -123,7 +123,7 @@ impl Scene {
     }
 
     /// Wait for the workers, then check every invariant.
-    pub fn check(&self) -> Tally {
+    pub(crate) fn check(&self) -> Tally {
         invariants::wait_settled(&self.home.db_file(), SETTLE_TIMEOUT);
         invariants::check(&self.home.db_file(), &self.side_effects, &self.jobs)
     }

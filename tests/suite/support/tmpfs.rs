@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// A mounted tmpfs, unmounted on drop.
-pub struct Tmpfs {
+pub(crate) struct Tmpfs {
     // Declared first: dropped (removed) after `Drop::drop` has unmounted.
     _dir: tempfile::TempDir,
     mount: PathBuf,
@@ -18,7 +18,7 @@ pub struct Tmpfs {
 impl Tmpfs {
     /// Mount a tmpfs of `size` (`4m`, `512k`) with mode 0700. Panics with
     /// the cause when this process may not mount (tests run as root in CI).
-    pub fn mount(size: &str) -> Tmpfs {
+    pub(crate) fn mount(size: &str) -> Tmpfs {
         let dir = tempfile::Builder::new()
             .prefix("hermes-cron-disk-")
             .tempdir()
@@ -41,12 +41,12 @@ impl Tmpfs {
         Tmpfs { _dir: dir, mount }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.mount
     }
 
     /// Fill it: write `path` (on it) until the disk refuses; returns the bytes written.
-    pub fn fill(&self, path: &Path) -> u64 {
+    pub(crate) fn fill(&self, path: &Path) -> u64 {
         let mut f = std::fs::File::create(path).expect("filler file");
         let mut written = 0u64;
         for chunk in [64 * 1024, 4096, 512, 1] {
@@ -64,7 +64,7 @@ impl Tmpfs {
     }
 
     /// Free bytes, as `statvfs` says.
-    pub fn free(&self) -> u64 {
+    pub(crate) fn free(&self) -> u64 {
         let st = nix::sys::statvfs::statvfs(&self.mount).expect("statvfs");
         st.blocks_available() as u64 * st.fragment_size() as u64
     }

@@ -10,11 +10,11 @@ use hermes_cron::clock::{elapsed, monotonic};
 use std::time::Duration;
 
 /// Generous upper bound for something that takes milliseconds on a healthy machine.
-pub const PATIENCE: Duration = Duration::from_secs(30);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 
 /// Upper bound for workers to write their terminal rows, and for a step of a
 /// crash scene (a healthy one takes a second or two), on a loaded machine.
-pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The first pause between two looks; it doubles up to [`MAX_POLL`].
 const FIRST_POLL: Duration = Duration::from_millis(10);
@@ -25,14 +25,18 @@ const MAX_POLL: Duration = Duration::from_millis(100);
 /// Poll `condition` until it yields a value, at most `timeout`; panics naming
 /// `what` on timeout.
 #[track_caller]
-pub fn wait_for<T>(what: &str, timeout: Duration, condition: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn wait_for<T>(
+    what: &str,
+    timeout: Duration,
+    condition: impl FnMut() -> Option<T>,
+) -> T {
     wait_for_or(what, timeout, condition, String::new)
 }
 
 /// Like [`wait_for`], with `diag()` (evaluated only on timeout) appended to
 /// the panic message.
 #[track_caller]
-pub fn wait_for_or<T>(
+pub(crate) fn wait_for_or<T>(
     what: &str,
     timeout: Duration,
     condition: impl FnMut() -> Option<T>,
@@ -50,7 +54,7 @@ pub fn wait_for_or<T>(
 
 /// Poll `condition` until it yields a value, at most `timeout`; `None` when
 /// it did not (for a test to whom that is an outcome, not a failure).
-pub fn poll<T>(timeout: Duration, mut condition: impl FnMut() -> Option<T>) -> Option<T> {
+pub(crate) fn poll<T>(timeout: Duration, mut condition: impl FnMut() -> Option<T>) -> Option<T> {
     let start = monotonic();
     let mut pause = FIRST_POLL;
     loop {
@@ -68,6 +72,6 @@ pub fn poll<T>(timeout: Duration, mut condition: impl FnMut() -> Option<T>) -> O
 /// The real wall clock, for tests that drive a program which reads it (the
 /// real Hermes Agent's instants cannot be frozen with `HERMES_CRON_NOW`).
 #[allow(clippy::disallowed_methods)]
-pub fn wall_clock() -> chrono::DateTime<chrono::Utc> {
+pub(crate) fn wall_clock() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now()
 }

@@ -9,8 +9,8 @@
 //! at each transition of either zone and at each step means agreeing
 //! everywhere (given at most one transition per zone per hour).
 
-use super::super::types::Timestamp;
-use super::{Zone, ZoneOffset};
+use super::super::instant::Timestamp;
+use super::rules::{Zone, ZoneOffset};
 use chrono::{Offset, TimeDelta, Timelike};
 
 const STEP: TimeDelta = TimeDelta::hours(1);

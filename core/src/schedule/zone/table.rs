@@ -1,7 +1,9 @@
-//! Names to zones: [`parse_zone`] and the [`ZoneTable`] behind it.
+//! Names to zones: a [`ZoneTable`], made once by whoever does the IO (the
+//! main crate's `host_zone::table()`, over the host's zoneinfo) and handed
+//! to every function that reads a zone name; no table is process-wide.
 //!
 //! A name is looked up, in order:
-//! 1. exactly, in the host's zoneinfo (if the main crate installed a
+//! 1. exactly, in the host's zoneinfo (when the table was made over a
 //!    [`ZoneFiles`]), then in the compiled-in copy (a zone the host lacks);
 //! 2. case-insensitively (`europe/london`), against the host's names and
 //!    the compiled-in ones; the zone keeps the database's spelling;
@@ -13,20 +15,22 @@
 //! whose last segment matches (`Berlin` -> `Europe/Berlin`).
 //!
 //! Every answer is remembered per typed name, and loaded rules are interned
-//! per zone name, so looking a zone up again costs one hash lookup, and the
-//! host's file is read once per process (a tzdata upgrade is seen by the
-//! next process, e.g. after a gateway restart).
+//! per zone name, so looking a zone up again in the same table costs one
+//! hash lookup, and the host's file is read once per table (a process makes
+//! one: a tzdata upgrade is seen by the next process, e.g. after a gateway
+//! restart). Interned rules are never freed, so zones stay `Copy`.
 //!
 //! No IO here: the host's files come through [`ZoneFiles`], implemented by
-//! the main crate (`src/host_zone.rs`). Until one is installed (the core's
-//! own tests, the fuzz targets) only the compiled-in copy and POSIX strings
-//! answer.
+//! the main crate (`src/host_zone.rs`). A table made with
+//! [`ZoneTable::compiled_in_only`] (the core's own tests, the fuzz targets)
+//! answers from the compiled-in copy and POSIX strings only.
 
 use super::super::error::ScheduleError;
-use super::{LoadedRules, Zone, ZoneOrigin};
+use super::rules::{LoadedRules, Zone, ZoneOrigin};
 use chrono_tz::TZ_VARIANTS;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The tz database release compiled in (chrono-tz's), e.g. `2025b`.
 pub const COMPILED_IN_TZDB_VERSION: &str = chrono_tz::IANA_TZDB_VERSION;
@@ -63,42 +67,33 @@ struct State {
     posix_loaded: usize,
 }
 
-/// Zone names to zones, over an optional host database. The process-wide
-/// one is behind [`parse_zone`]; tests make their own over a fixture.
+/// Zone names to zones, over an optional host database: the process's
+/// (made by its `main`), a test fixture's, or none.
 pub struct ZoneTable {
-    files: OnceLock<Box<dyn ZoneFiles>>,
+    files: Option<Box<dyn ZoneFiles>>,
     state: Mutex<State>,
 }
 
 impl ZoneTable {
     /// A table over `files` (the host's zoneinfo, or a test fixture).
     pub fn new(files: Box<dyn ZoneFiles>) -> ZoneTable {
-        let table = ZoneTable::compiled_in_only();
-        let _ = table.files.set(files);
-        table
+        ZoneTable {
+            files: Some(files),
+            state: Mutex::new(State::default()),
+        }
     }
 
     /// A table with no host database: compiled-in zones and POSIX strings.
     pub fn compiled_in_only() -> ZoneTable {
         ZoneTable {
-            files: OnceLock::new(),
+            files: None,
             state: Mutex::new(State::default()),
         }
     }
 
-    /// Install the host database; false if one already was. Forgets every
-    /// answer given so far (zones handed out keep their rules).
-    pub fn install(&self, files: Box<dyn ZoneFiles>) -> bool {
-        if self.files.set(files).is_err() {
-            return false;
-        }
-        *self.lock() = State::default();
-        true
-    }
-
-    /// Whether a host database is installed.
+    /// Whether the table reads a host database.
     pub fn has_host_database(&self) -> bool {
-        self.files.get().is_some()
+        self.files.is_some()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -119,6 +114,13 @@ impl ZoneTable {
             state.by_text.insert(typed.into(), zone);
         }
         Ok(zone)
+    }
+
+    /// The zone `name` reads as, else `fallback` (no name, or a stored one
+    /// that does not read here): how a job's own zone is used.
+    pub fn zone_or(&self, name: Option<&str>, fallback: Zone) -> Zone {
+        name.and_then(|name| self.parse(name).ok())
+            .unwrap_or(fallback)
     }
 
     fn resolve(&self, typed: &str) -> Result<Zone, ScheduleError> {
@@ -147,7 +149,7 @@ impl ZoneTable {
         }
         let host = self
             .files
-            .get()
+            .as_ref()
             .filter(|_| is_safe_name(name))
             .and_then(|files| files.tzif(name))
             .and_then(|bytes| tz::TimeZone::from_tz_data(&bytes).ok());
@@ -180,7 +182,7 @@ impl ZoneTable {
         if let Some(names) = &self.lock().host_names {
             return names.clone();
         }
-        let names = Arc::new(self.files.get().map(|f| f.names()).unwrap_or_default());
+        let names = Arc::new(self.files.as_ref().map(|f| f.names()).unwrap_or_default());
         self.lock().host_names = Some(names.clone());
         names
     }
@@ -246,6 +248,14 @@ impl ZoneTable {
     }
 }
 
+impl fmt::Debug for ZoneTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZoneTable")
+            .field("host_database", &self.has_host_database())
+            .finish_non_exhaustive()
+    }
+}
+
 /// tz-rs settings that never touch a file: a pure POSIX TZ string parse.
 static POSIX_ONLY: tz::TimeZoneSettings<'static> =
     tz::TimeZoneSettings::new(&[], |_| Err("no files are read here".into()));
@@ -269,22 +279,6 @@ fn is_safe_name(name: &str) -> bool {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"_+-.".contains(&b))
         })
-}
-
-/// The process-wide table behind [`parse_zone`].
-static TABLE: LazyLock<ZoneTable> = LazyLock::new(ZoneTable::compiled_in_only);
-
-/// Parse a zone name (`Europe/Berlin`, `europe/berlin`, `:UTC`) or a POSIX
-/// TZ string, with the host's rules when the main crate installed them
-/// ([`install_zone_files`]), else the compiled-in ones.
-pub fn parse_zone(name: &str) -> Result<Zone, ScheduleError> {
-    TABLE.parse(name)
-}
-
-/// Install the host's zoneinfo for [`parse_zone`], once per process (false
-/// if one already was). The main crate does this at start-up.
-pub fn install_zone_files(files: Box<dyn ZoneFiles>) -> bool {
-    TABLE.install(files)
 }
 
 /// The compiled-in rules of the zone `name` (exact, else ignoring case),

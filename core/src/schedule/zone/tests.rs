@@ -5,7 +5,7 @@
 use super::fixture::{rule_only, tzif};
 use super::*;
 use crate::schedule::{DstNote, Schedule, Timestamp};
-use chrono::{DateTime, LocalResult, NaiveDateTime, TimeDelta, Utc};
+use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeDelta, TimeZone, Utc};
 use std::collections::BTreeMap;
 
 fn utc(text: &str) -> Timestamp {
@@ -43,50 +43,63 @@ fn table(files: &[(&str, Vec<u8>)]) -> ZoneTable {
 
 const BERLIN_RULE: &str = "CET-1CEST,M3.5.0,M10.5.0/3";
 
-// --- names (no host database: the process-wide table in the core's tests) ---
+/// `name` read in a table with no host database (compiled-in rules, POSIX
+/// strings).
+fn parse_no_host(name: &str) -> Result<Zone, crate::schedule::ScheduleError> {
+    ZoneTable::compiled_in_only().parse(name)
+}
+
+// --- names (no host database) ---
 
 #[test]
 fn reads_iana_names() {
-    assert_eq!(parse_zone("Europe/Berlin").unwrap(), Zone::Europe__Berlin);
-    assert_eq!(parse_zone("UTC").unwrap(), Zone::UTC);
     assert_eq!(
-        parse_zone(" America/Toronto ").unwrap(),
+        parse_no_host("Europe/Berlin").unwrap(),
+        Zone::Europe__Berlin
+    );
+    assert_eq!(parse_no_host("UTC").unwrap(), Zone::UTC);
+    assert_eq!(
+        parse_no_host(" America/Toronto ").unwrap(),
         Zone::America__Toronto
     );
-    assert_eq!(parse_zone(":Europe/Berlin").unwrap(), Zone::Europe__Berlin);
     assert_eq!(
-        parse_zone("Europe/Berlin").unwrap().origin(),
+        parse_no_host(":Europe/Berlin").unwrap(),
+        Zone::Europe__Berlin
+    );
+    assert_eq!(
+        parse_no_host("Europe/Berlin").unwrap().origin(),
         ZoneOrigin::CompiledIn
     );
 }
 
 #[test]
 fn reads_names_in_any_case_and_keeps_the_database_spelling() {
-    assert_eq!(parse_zone("utc").unwrap(), Zone::UTC);
-    let london = parse_zone("europe/london").unwrap();
+    assert_eq!(parse_no_host("utc").unwrap(), Zone::UTC);
+    let london = parse_no_host("europe/london").unwrap();
     assert_eq!(london, Zone::Europe__London);
     assert_eq!(london.name(), "Europe/London");
 }
 
 #[test]
 fn refusal_names_the_zone_and_suggests_a_match() {
-    let err = parse_zone("Berlin").unwrap_err();
+    let err = parse_no_host("Berlin").unwrap_err();
     assert_eq!(err.token, "Berlin");
     assert_eq!(
         err.message,
         "unknown time zone \"Berlin\"; did you mean Europe/Berlin?"
     );
-    let err = parse_zone("Mars/Olympus").unwrap_err();
+    let err = parse_no_host("Mars/Olympus").unwrap_err();
     assert_eq!(err.token, "Mars/Olympus");
     assert!(err.message.contains("IANA"), "{}", err.message);
-    assert_eq!(parse_zone("").unwrap_err().token, "");
-    assert_eq!(parse_zone(":").unwrap_err().token, ":");
+    assert_eq!(parse_no_host("").unwrap_err().token, "");
+    assert_eq!(parse_no_host(":").unwrap_err().token, ":");
 }
 
 #[test]
 fn zones_are_interned_and_cheap_to_copy() {
-    let a = parse_zone("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
-    let b = parse_zone(" CET-1CEST,M3.5.0,M10.5.0/3 ").unwrap();
+    let zones = ZoneTable::compiled_in_only();
+    let a = zones.parse("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
+    let b = zones.parse(" CET-1CEST,M3.5.0,M10.5.0/3 ").unwrap();
     assert_eq!(a, b);
     assert!(std::mem::size_of::<Zone>() <= 16);
     assert!(std::mem::size_of::<ZoneOffset>() <= 32);
@@ -96,7 +109,7 @@ fn zones_are_interned_and_cheap_to_copy() {
 
 #[test]
 fn posix_strings_are_zones_with_their_own_rule() {
-    let zone = parse_zone(BERLIN_RULE).unwrap();
+    let zone = parse_no_host(BERLIN_RULE).unwrap();
     assert_eq!(zone.origin(), ZoneOrigin::Posix);
     assert_eq!(zone.name(), BERLIN_RULE);
     assert_eq!(offset(zone, "2026-01-15T12:00:00Z"), 3_600);
@@ -106,7 +119,7 @@ fn posix_strings_are_zones_with_their_own_rule() {
         "CEST"
     );
     // Quoted numeric abbreviations, half-hour offsets.
-    let tehran = parse_zone("<+0330>-3:30").unwrap();
+    let tehran = parse_no_host("<+0330>-3:30").unwrap();
     assert_eq!(offset(tehran, "2026-07-15T12:00:00Z"), 12_600);
     assert_eq!(
         tehran.offset_at(utc("2026-07-15T12:00:00Z")).abbreviation(),
@@ -114,14 +127,14 @@ fn posix_strings_are_zones_with_their_own_rule() {
     );
     // POSIX's sign: UTC-3 is three hours ahead of UTC.
     assert_eq!(
-        offset(parse_zone("UTC-3").unwrap(), "2026-07-15T12:00:00Z"),
+        offset(parse_no_host("UTC-3").unwrap(), "2026-07-15T12:00:00Z"),
         10_800
     );
 }
 
 #[test]
 fn a_posix_berlin_matches_the_compiled_in_berlin_wall_and_utc() {
-    let posix = parse_zone(BERLIN_RULE).unwrap();
+    let posix = parse_no_host(BERLIN_RULE).unwrap();
     same_rules_2026_2027(posix, Zone::Europe__Berlin);
 }
 
@@ -133,7 +146,7 @@ fn invalid_posix_strings_are_refused_naming_the_value_and_the_fix() {
         "CET-25",
         "1CET",
     ] {
-        let err = parse_zone(text).unwrap_err();
+        let err = parse_no_host(text).unwrap_err();
         assert_eq!(err.token, text);
         assert!(
             err.message
@@ -194,6 +207,27 @@ fn a_zone_the_host_lacks_comes_from_the_compiled_in_copy() {
     let none = ZoneTable::compiled_in_only();
     assert!(!none.has_host_database());
     assert_eq!(none.parse("Europe/Berlin").unwrap(), Zone::Europe__Berlin);
+}
+
+#[test]
+fn tables_are_independent_and_a_job_zone_falls_back_when_it_does_not_read() {
+    // The same name reads as each table's rules: no table sees another's.
+    let host = table(&[("Europe/Berlin", rule_only(32_400, "JST", "JST-9"))]);
+    let none = ZoneTable::compiled_in_only();
+    assert_eq!(
+        host.parse("Europe/Berlin").unwrap().origin(),
+        ZoneOrigin::Host
+    );
+    assert_eq!(none.parse("Europe/Berlin").unwrap(), Zone::Europe__Berlin);
+    assert_eq!(
+        host.parse("Europe/Berlin").unwrap().origin(),
+        ZoneOrigin::Host
+    );
+    // `zone_or`: the name's zone, else the fallback (none given, or unknown).
+    let berlin = host.zone_or(Some("Europe/Berlin"), Zone::UTC);
+    assert_eq!(offset(berlin, "2026-07-15T12:00:00Z"), 32_400);
+    assert_eq!(host.zone_or(None, Zone::Asia__Tokyo), Zone::Asia__Tokyo);
+    assert_eq!(host.zone_or(Some("Mars/Olympus"), Zone::UTC), Zone::UTC);
 }
 
 #[test]
@@ -309,7 +343,7 @@ fn same_rules_2026_2027(a: Zone, b: Zone) {
 
 #[test]
 fn identical_rules_have_no_difference() {
-    let posix = parse_zone(BERLIN_RULE).unwrap();
+    let posix = parse_no_host(BERLIN_RULE).unwrap();
     let (from, until) = (utc("2026-01-01T00:00:00Z"), utc("2028-01-01T00:00:00Z"));
     assert_eq!(
         first_difference(posix, Zone::Europe__Berlin, from, until),
@@ -339,7 +373,7 @@ fn a_different_zone_differs_at_once() {
 #[test]
 fn a_transition_moved_by_minutes_is_found_to_the_second() {
     // Spring forward at 02:30 local instead of 02:00: half an hour apart.
-    let late = parse_zone("CET-1CEST,M3.5.0/2:30,M10.5.0/3").unwrap();
+    let late = parse_no_host("CET-1CEST,M3.5.0/2:30,M10.5.0/3").unwrap();
     let (from, until) = (utc("2026-01-01T00:00:00Z"), utc("2028-01-01T00:00:00Z"));
     let d = first_difference(late, Zone::Europe__Berlin, from, until).unwrap();
     assert_eq!(d.at, utc("2026-03-29T01:00:00Z"));

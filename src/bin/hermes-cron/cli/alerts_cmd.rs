@@ -50,7 +50,12 @@ fn delivery_json(d: &DeliveryView) -> Value {
     })
 }
 
-pub fn alerts(ctx: &mut Ctx, job: Option<&str>, limit: usize, json: bool) -> anyhow::Result<i32> {
+pub(super) fn alerts(
+    ctx: &mut Ctx,
+    job: Option<&str>,
+    limit: usize,
+    json: bool,
+) -> anyhow::Result<i32> {
     let Some(db) = ctx.open_existing_db()? else {
         println!("{}", if json { "[]" } else { "no alerts yet" });
         return Ok(hermes_cron::exit::OK);
@@ -95,9 +100,9 @@ pub fn alerts(ctx: &mut Ctx, job: Option<&str>, limit: usize, json: bool) -> any
 }
 
 /// `gateway-failed`: the user unit's `OnFailure=` hook.
-pub fn gateway_failed(ctx: &mut Ctx, unit: Option<&str>, json: bool) -> anyhow::Result<i32> {
+pub(super) fn gateway_failed(ctx: &mut Ctx, unit: Option<&str>, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
-    let launcher = hermes_cron::dispatch::Launcher::from_env(&ctx.home, &config)?;
+    let launcher = ctx.launcher()?;
     let db = ctx.open_db()?;
     // systemd (251+) tells an OnFailure= unit how the failed one ended.
     let monitor = |k: &str| std::env::var(format!("MONITOR_{k}")).ok();
@@ -116,6 +121,7 @@ pub fn gateway_failed(ctx: &mut Ctx, unit: Option<&str>, json: bool) -> anyhow::
         &config,
         &launcher,
         &db,
+        &ctx.host.name,
         &detail.join(", "),
         &ctx.clock,
     ))?;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// systemd transient user scope and is recorded in an SQLite ledger.
 #[derive(Debug, Parser)]
 #[command(name = "hermes-cron", version, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The hermes home (default: $HERMES_HOME, else ~/.hermes).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
@@ -16,7 +16,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Add a job; prints its id.
     Add(AddArgs),
     /// List jobs.
@@ -147,7 +147,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum HermesAction {
+pub(crate) enum HermesAction {
     /// Make hermes-cron fire this Hermes home's cron jobs: install the
     /// provider plugin and set `cron.provider: hermes-cron`.
     Install {
@@ -161,7 +161,7 @@ pub enum HermesAction {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ConfigAction {
+pub(crate) enum ConfigAction {
     /// Print the effective value of a key.
     Get { key: String },
     /// Validate and write a value, keeping every other key.
@@ -179,7 +179,7 @@ pub enum ConfigAction {
 
 /// Flags shared by add and edit.
 #[derive(Debug, Args, Default)]
-pub struct JobFlags {
+pub(crate) struct JobFlags {
     /// Zone the schedule is read in (IANA name, e.g. Europe/Berlin).
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
@@ -259,7 +259,7 @@ pub struct JobFlags {
 }
 
 #[derive(Debug, Args)]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     #[arg(long)]
     pub name: String,
     /// Cron, `every 30s`, `in 2h`, an ISO instant, or a phrase like `daily at 8am`.
@@ -276,7 +276,7 @@ pub struct AddArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct EditArgs {
+pub(crate) struct EditArgs {
     pub job: String,
     #[arg(long)]
     pub name: Option<String>,
@@ -298,7 +298,7 @@ pub struct EditArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct NextArgs {
+pub(crate) struct NextArgs {
     /// A job id or name (or use --schedule).
     #[arg(required_unless_present = "schedule", conflicts_with = "schedule")]
     pub job: Option<String>,
@@ -316,7 +316,7 @@ pub struct NextArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RunsArgs {
+pub(crate) struct RunsArgs {
     pub job: Option<String>,
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub limit: usize,
@@ -331,7 +331,7 @@ pub struct RunsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SpawnArgs {
+pub(crate) struct SpawnArgs {
     #[arg(long)]
     pub name: String,
     /// Fail closed when no restart-safe scope can be made, whatever the config.

@@ -1,37 +1,72 @@
-//! What every command needs: the home, the clock, the config, the database.
+//! What every command needs: the home, the clock, the zone table, the
+//! config, the database.
 
 use super::fail::usage;
 use hermes_cron::clock::{Clock, SystemClock};
+use hermes_cron::cluster::Host;
 use hermes_cron::config::{self, Config};
 use hermes_cron::db::Db;
+use hermes_cron::dispatch::Launcher;
 use hermes_cron::home::Home;
-use hermes_cron::schedule::{self, Timestamp, Tz};
+use hermes_cron::knobs::Knobs;
+use hermes_cron::process::OwnerRole;
+use hermes_cron::schedule::{Timestamp, Tz, ZoneTable};
+use hermes_cron::tick::ClaimContext;
 
 /// The resolved environment of one command.
-pub struct Ctx {
+pub(super) struct Ctx {
     pub home: Home,
     pub clock: SystemClock,
+    /// This host (its name on every row claimed here).
+    pub host: Host,
+    /// The process's zone table (made in `main`): every zone name is read in it.
+    pub zones: ZoneTable,
+    /// The test knobs, read in `main`.
+    pub knobs: Knobs,
     config: Option<Config>,
 }
 
 impl Ctx {
-    pub fn new(home: Home) -> anyhow::Result<Ctx> {
+    pub(super) fn new(home: Home, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<Ctx> {
         let clock = SystemClock::from_env().map_err(|e| usage(e.to_string()))?;
         Ok(Ctx {
             home,
             clock,
+            host: Host::from_env(),
+            zones,
+            knobs,
             config: None,
         })
     }
 
-    pub fn now(&self) -> Timestamp {
+    /// The launcher of this command's runs.
+    pub(super) fn launcher(&mut self) -> anyhow::Result<Launcher> {
+        let config = self.config()?.clone();
+        Ok(Launcher::from_env(&self.home, &config, &self.knobs)?)
+    }
+
+    /// What a claim by this command at this instant needs.
+    pub(super) fn claim_ctx<'a>(&'a self, config: &'a Config, zone: Tz) -> ClaimContext<'a> {
+        ClaimContext {
+            home: &self.home,
+            config,
+            fallback_zone: zone,
+            zones: &self.zones,
+            owner: hermes_cron::process::owner(OwnerRole::Cli),
+            host: &self.host,
+            claim_batch: self.knobs.claim_batch,
+            now: self.now(),
+        }
+    }
+
+    pub(super) fn now(&self) -> Timestamp {
         self.clock.now()
     }
 
     /// The config, loaded once; each warning is logged once.
-    pub fn config(&mut self) -> anyhow::Result<&Config> {
+    pub(super) fn config(&mut self) -> anyhow::Result<&Config> {
         if self.config.is_none() {
-            let loaded = config::load(&self.home.config_file())?;
+            let loaded = config::load(&self.home.config_file(), &self.zones)?;
             for w in &loaded.warnings {
                 tracing::warn!(key = %w.key, "{}", w.message);
             }
@@ -41,18 +76,19 @@ impl Ctx {
     }
 
     /// The zone for jobs without `--tz`: config `timezone`, else the system zone.
-    pub fn fallback_zone(&mut self) -> anyhow::Result<Tz> {
+    pub(super) fn fallback_zone(&mut self) -> anyhow::Result<Tz> {
         let configured = self.config()?.timezone.clone();
         Ok(match configured {
-            Some(name) => {
-                schedule::parse_zone(&name).map_err(|e| usage(format!("timezone: {e}")))?
-            }
-            None => hermes_cron::host_zone::system_zone(),
+            Some(name) => self
+                .zones
+                .parse(&name)
+                .map_err(|e| usage(format!("timezone: {e}")))?,
+            None => hermes_cron::host_zone::system_zone(&self.zones),
         })
     }
 
     /// Create the home if needed and open the database.
-    pub fn open_db(&self) -> anyhow::Result<Db> {
+    pub(super) fn open_db(&self) -> anyhow::Result<Db> {
         self.home.ensure()?;
         Db::open_home(&self.home).map_err(|e| {
             // SQLite says only "unable to open database file" or "disk I/O
@@ -74,7 +110,7 @@ impl Ctx {
     }
 
     /// Open the database only if the home already has one.
-    pub fn open_existing_db(&self) -> anyhow::Result<Option<Db>> {
+    pub(super) fn open_existing_db(&self) -> anyhow::Result<Option<Db>> {
         if !hermes_cron::db::Location::of_home(&self.home)?.may_exist() {
             return Ok(None);
         }

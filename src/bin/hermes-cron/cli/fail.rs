@@ -5,13 +5,13 @@ use hermes_cron::exit;
 /// An error with a chosen exit code; its message is printed as is.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct Exit {
+pub(super) struct Exit {
     pub code: i32,
     pub message: String,
 }
 
 /// Bad input (exit 2); the message names the field.
-pub fn usage(message: impl Into<String>) -> anyhow::Error {
+pub(super) fn usage(message: impl Into<String>) -> anyhow::Error {
     Exit {
         code: exit::USAGE,
         message: message.into(),
@@ -20,7 +20,7 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 }
 
 /// A failure (exit 1).
-pub fn failure(message: impl Into<String>) -> anyhow::Error {
+pub(super) fn failure(message: impl Into<String>) -> anyhow::Error {
     Exit {
         code: exit::FAILURE,
         message: message.into(),
@@ -29,7 +29,7 @@ pub fn failure(message: impl Into<String>) -> anyhow::Error {
 }
 
 /// The exit code for an error that reached `main`.
-pub fn exit_code_for(err: &anyhow::Error) -> i32 {
+pub(crate) fn exit_code_for(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<Exit>() {
             return e.code;

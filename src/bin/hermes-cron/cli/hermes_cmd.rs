@@ -6,7 +6,7 @@ use super::context::Ctx;
 use hermes_cron::home::ensure_private_dir;
 use hermes_cron::provider::install;
 
-pub fn hermes(ctx: &mut Ctx, action: HermesAction) -> anyhow::Result<i32> {
+pub(super) fn hermes(ctx: &mut Ctx, action: HermesAction) -> anyhow::Result<i32> {
     let report = match action {
         HermesAction::Install { python } => {
             ensure_private_dir(ctx.home.root())?;

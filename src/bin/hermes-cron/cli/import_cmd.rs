@@ -14,7 +14,7 @@ use hermes_cron::import::{
     ExistingJob, ImportContext, ImportNote, ImportPlan, ImportedJob, SkipCode, import_file,
 };
 use hermes_cron::job::{Job, JobState};
-use hermes_cron::schedule::{Timestamp, Tz};
+use hermes_cron::schedule::{Timestamp, Tz, ZoneTable};
 use hermes_cron::store;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -35,11 +35,12 @@ struct Input {
 }
 
 impl Input {
-    fn plan(&self, existing: &[ExistingJob]) -> anyhow::Result<ImportPlan> {
+    fn plan(&self, existing: &[ExistingJob], zones: &ZoneTable) -> anyhow::Result<ImportPlan> {
         let is_file = |p: &Path| p.is_file();
         let cx = ImportContext {
             now: self.now,
             default_zone: self.zone,
+            zones,
             existing,
             path: self.path.as_deref(),
             run_home: Some(&self.run_home),
@@ -63,13 +64,18 @@ fn existing_jobs(conn: &Connection) -> anyhow::Result<Vec<ExistingJob>> {
 }
 
 /// The jobs of `plan` as they will be stored.
-fn build(plan: &ImportPlan, now: Timestamp, zone: Tz) -> anyhow::Result<Vec<Job>> {
+fn build(
+    plan: &ImportPlan,
+    now: Timestamp,
+    zone: Tz,
+    zones: &ZoneTable,
+) -> anyhow::Result<Vec<Job>> {
     plan.jobs
         .iter()
         .map(|imported: &ImportedJob| {
             let mut job = imported
                 .to_job_input()
-                .build(JobId::generate(), now, zone)
+                .build(JobId::generate(), now, zone, zones)
                 .map_err(|e| usage(format!("{}: {e}", imported.origin)))?;
             job.hermes_id = imported.hermes_id.clone();
             if !imported.enabled {
@@ -85,7 +91,12 @@ fn build(plan: &ImportPlan, now: Timestamp, zone: Tz) -> anyhow::Result<Vec<Job>
         .collect()
 }
 
-pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyhow::Result<i32> {
+pub(super) fn import(
+    ctx: &mut Ctx,
+    file: &Path,
+    dry_run: bool,
+    as_json: bool,
+) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let text = std::fs::read_to_string(file)
         .map_err(|e| failure(format!("cannot read {}: {e}", file.display())))?;
@@ -99,20 +110,20 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
         zone,
     };
     // A file refused as a whole is refused before the home is touched.
-    input.plan(&[])?;
+    input.plan(&[], &ctx.zones)?;
     let (plan, jobs) = if dry_run {
         let existing = match ctx.open_existing_db()? {
             Some(db) => existing_jobs(db.conn())?,
             None => Vec::new(),
         };
-        let plan = input.plan(&existing)?;
-        let jobs = build(&plan, input.now, zone)?;
+        let plan = input.plan(&existing, &ctx.zones)?;
+        let jobs = build(&plan, input.now, zone, &ctx.zones)?;
         (plan, jobs)
     } else {
         let mut db = ctx.open_db()?;
         let tx = db.immediate()?;
-        let plan = input.plan(&existing_jobs(&tx)?)?;
-        let jobs = build(&plan, input.now, zone)?;
+        let plan = input.plan(&existing_jobs(&tx)?, &ctx.zones)?;
+        let jobs = build(&plan, input.now, zone, &ctx.zones)?;
         for job in &jobs {
             store::insert_job(&tx, job)?;
         }
@@ -122,7 +133,7 @@ pub fn import(ctx: &mut Ctx, file: &Path, dry_run: bool, as_json: bool) -> anyho
     if as_json {
         print_json(&plan, &jobs, dry_run)?;
     } else {
-        print_text(&plan, &jobs, dry_run, zone);
+        print_text(&plan, &jobs, dry_run, zone, &ctx.zones);
     }
     Ok(hermes_cron::exit::OK)
 }
@@ -169,12 +180,8 @@ fn print_json(plan: &ImportPlan, jobs: &[Job], dry_run: bool) -> anyhow::Result<
     Ok(())
 }
 
-fn print_text(plan: &ImportPlan, jobs: &[Job], dry_run: bool, zone: Tz) {
-    let zone_of = |j: &Job| {
-        j.tz.as_deref()
-            .and_then(|t| hermes_cron::schedule::parse_zone(t).ok())
-            .unwrap_or(zone)
-    };
+fn print_text(plan: &ImportPlan, jobs: &[Job], dry_run: bool, zone: Tz, zones: &ZoneTable) {
+    let zone_of = |j: &Job| zones.zone_or(j.tz.as_deref(), zone);
     let mut t = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "FROM"]);
     for (j, i) in jobs.iter().zip(&plan.jobs) {
         t.row(vec![

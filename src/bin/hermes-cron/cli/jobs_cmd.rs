@@ -8,7 +8,7 @@ use hermes_cron::db::Conn as Connection;
 use hermes_cron::ids::JobId;
 use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
 use hermes_cron::ledger::{self, Execution, RunFilter};
-use hermes_cron::schedule::{self, Tz};
+use hermes_cron::schedule::{self, Tz, ZoneTable};
 use hermes_cron::store;
 use hermes_cron_core::run::lookup_path;
 use std::path::Path;
@@ -42,7 +42,7 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
 }
 
 /// Say which of the job's resource limits this host will not enforce.
-pub fn warn_unenforced(job: &Job) {
+pub(super) fn warn_unenforced(job: &Job) {
     for why in hermes_cron::systemd::unenforced(&job.resources, &hermes_cron::systemd::delegation())
     {
         tracing::warn!(job = %job.name, "{why}");
@@ -92,11 +92,8 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-fn zone_of(job: &Job, fallback: Tz) -> Tz {
-    job.tz
-        .as_deref()
-        .and_then(|t| schedule::parse_zone(t).ok())
-        .unwrap_or(fallback)
+fn zone_of(job: &Job, fallback: Tz, zones: &ZoneTable) -> Tz {
+    zones.zone_or(job.tz.as_deref(), fallback)
 }
 
 fn last_run(conn: &Connection, job: &Job) -> anyhow::Result<Option<Execution>> {
@@ -111,13 +108,13 @@ fn last_run(conn: &Connection, job: &Job) -> anyhow::Result<Option<Execution>> {
     .pop())
 }
 
-pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
+pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let mut input = input_from_flags(&a.flags);
     input.name = Some(a.name);
     input.schedule = Some(a.schedule);
     input.argv = Some(a.command);
-    let job = input.build(JobId::generate(), ctx.now(), zone)?;
+    let job = input.build(JobId::generate(), ctx.now(), zone, &ctx.zones)?;
     if !a.flags.no_check {
         check_program(&job, &ctx.config()?.cron.path)?;
     }
@@ -127,7 +124,7 @@ pub fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&job_json(&job, zone_of(&job, zone), None))?
+            serde_json::to_string_pretty(&job_json(&job, zone_of(&job, zone, &ctx.zones), None))?
         );
     } else {
         println!("{}", job.id);
@@ -148,7 +145,7 @@ fn refuse_managed(job: &Job, hermes_command: &str) -> anyhow::Result<()> {
     }
 }
 
-pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
+pub(super) fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), &a.job)?;
@@ -172,7 +169,7 @@ pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     }
     let program_changed =
         input.argv.is_some() || input.shell == Some(false) || input.workdir.is_some();
-    input.apply_edit(&mut job, ctx.now(), zone)?;
+    input.apply_edit(&mut job, ctx.now(), zone, &ctx.zones)?;
     if program_changed && !a.flags.no_check {
         check_program(&job, &ctx.config()?.cron.path)?;
     }
@@ -184,7 +181,7 @@ pub fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
+pub(super) fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let Some(db) = ctx.open_existing_db()? else {
         if json {
@@ -203,7 +200,7 @@ pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
         let items: Vec<_> = jobs
             .iter()
             .zip(&lasts)
-            .map(|(j, l)| job_json(j, zone_of(j, zone), l.as_ref()))
+            .map(|(j, l)| job_json(j, zone_of(j, zone, &ctx.zones), l.as_ref()))
             .collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
         return Ok(hermes_cron::exit::OK);
@@ -215,7 +212,7 @@ pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
             cell(&job.name, 32),
             cell(&job.schedule_text, 28),
             job.next_run_at
-                .map_or("-".into(), |a| local(a, zone_of(job, zone))),
+                .map_or("-".into(), |a| local(a, zone_of(job, zone, &ctx.zones))),
             job.state.as_str().into(),
             last.as_ref()
                 .map_or("-".into(), |e| e.state.as_str().into()),
@@ -225,12 +222,12 @@ pub fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
+pub(super) fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let job = store::resolve_job(db.conn(), key)?;
     let last = last_run(db.conn(), &job)?;
-    let jz = zone_of(&job, zone);
+    let jz = zone_of(&job, zone, &ctx.zones);
     if json {
         println!(
             "{}",
@@ -333,7 +330,7 @@ pub fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result<i32> {
+pub(super) fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result<i32> {
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), key)?;
     refuse_managed(&job, "pause")?;
@@ -344,7 +341,7 @@ pub fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
+pub(super) fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), key)?;
@@ -360,7 +357,7 @@ pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     job.anchor = now;
     job.next_run_at = job
         .schedule
-        .next_after(now, zone_of(&job, zone), now)
+        .next_after(now, zone_of(&job, zone, &ctx.zones), now)
         .map(|f| f.at);
     job.updated_at = now;
     store::update_job(db.conn(), &job)?;
@@ -368,7 +365,7 @@ pub fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
+pub(super) fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
     let db = ctx.open_db()?;
     let job = store::resolve_job(db.conn(), key)?;
     refuse_managed(&job, "remove")?;

@@ -18,6 +18,6 @@ mod runs_cmd;
 mod tick_cmd;
 mod wait_cmd;
 
-pub use args::Cli;
-pub use fail::exit_code_for;
-pub use router::run;
+pub(crate) use args::Cli;
+pub(crate) use fail::exit_code_for;
+pub(crate) use router::run;

@@ -59,7 +59,7 @@ fn parse_from(text: &str, zone: Tz) -> anyhow::Result<(Timestamp, Option<String>
 }
 
 /// The note printed after a fire, or empty.
-pub fn dst_text(f: &Fire) -> String {
+pub(super) fn dst_text(f: &Fire) -> String {
     match &f.dst {
         DstNote::Exact => String::new(),
         DstNote::MovedByGap { wanted } => {
@@ -75,7 +75,7 @@ pub fn dst_text(f: &Fire) -> String {
     }
 }
 
-pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
+pub(super) fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
     let fallback = ctx.fallback_zone()?;
     let now = ctx.now();
     let count = a.count.clamp(1, MAX_COUNT);
@@ -88,10 +88,13 @@ pub fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
     };
     let zone = match (&job, &a.tz) {
         (Some(job), _) => match &job.tz {
-            Some(tz) => schedule::parse_zone(tz)?,
+            Some(tz) => ctx.zones.parse(tz)?,
             None => fallback,
         },
-        (None, Some(tz)) => schedule::parse_zone(tz).map_err(|e| usage(format!("--tz: {e}")))?,
+        (None, Some(tz)) => ctx
+            .zones
+            .parse(tz)
+            .map_err(|e| usage(format!("--tz: {e}")))?,
         (None, None) => fallback,
     };
     let from = match &a.from {

@@ -15,9 +15,9 @@ use hermes_cron::store;
 use hermes_cron_core::health::{Capability, Heartbeat};
 use hermes_cron_core::placement::CauseCode;
 
-/// Whether this process can make a scope right now.
-fn capability_now() -> Capability {
-    let manager = hermes_cron::dispatch::session_manager();
+/// Whether this process can make a scope right now (`dbus_timeout`: the knob).
+fn capability_now(dbus_timeout: Option<std::time::Duration>) -> Capability {
+    let manager = hermes_cron::systemd::session_manager(dbus_timeout);
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -36,11 +36,11 @@ fn gateway_health(ctx: &Ctx) -> (Option<Heartbeat>, GatewayHealth) {
     (beat, health)
 }
 
-pub fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
+pub(super) fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let now = ctx.now();
     let beat = read_heartbeat(&ctx.home);
     let alive = beat.as_ref().is_some_and(status::writer_alive);
-    let cap = capability_now();
+    let cap = capability_now(ctx.knobs.dbus_timeout);
     let mut report = status::from_heartbeat(beat.as_ref(), alive, cap, now);
     let (db, cluster) = open_for_status(ctx)?;
     if let Some(db) = db {
@@ -91,6 +91,7 @@ fn open_ledger(
         Err(e) => (None, Some(hermes_cron::text::Chain(&e).to_string())),
     };
     let cluster = hermes_cron::ops::cluster::status(
+        &ctx.host,
         db.as_ref().map(|d| d.conn()),
         error,
         location.describe(),
@@ -109,11 +110,11 @@ fn open_for_status(
 /// Which zone rules are in use, and the zones the jobs use.
 fn zone_rules(ctx: &mut Ctx, jobs: &[Job]) -> ZoneRules {
     let host = hermes_cron::host_zone::ZoneDir::from_env();
-    let system = hermes_cron::host_zone::find_system_zone();
+    let system = hermes_cron::host_zone::find_system_zone(&ctx.zones);
     let fallback = ctx.fallback_zone().unwrap_or(system.zone);
     let mut zones: Vec<ZoneUse> = Vec::new();
     for job in jobs.iter().filter(|j| j.state != JobState::Completed) {
-        let zone: Tz = match job.tz.as_deref().map(schedule::parse_zone) {
+        let zone: Tz = match job.tz.as_deref().map(|name| ctx.zones.parse(name)) {
             Some(Ok(zone)) => zone,
             Some(Err(_)) => continue,
             None => fallback,
@@ -150,11 +151,11 @@ fn zone_rules(ctx: &mut Ctx, jobs: &[Job]) -> ZoneRules {
     }
 }
 
-pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
+pub(super) fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let now = ctx.now();
     let (_, gateway) = gateway_health(ctx);
-    let cap = capability_now();
+    let cap = capability_now(ctx.knobs.dbus_timeout);
     let (db, cluster) = open_ledger(ctx, true)?;
     let jobs = match &db {
         Some(db) => store::list_jobs(db.conn(), true)?,
@@ -219,14 +220,17 @@ pub fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     })
 }
 
-pub fn metrics(ctx: &mut Ctx) -> anyhow::Result<i32> {
+pub(super) fn metrics(ctx: &mut Ctx) -> anyhow::Result<i32> {
     let beat = read_heartbeat(&ctx.home);
     let db = ctx.open_db()?;
-    print!("{}", metrics::render(db.conn(), beat.as_ref(), ctx.now())?);
+    print!(
+        "{}",
+        metrics::render(db.conn(), &ctx.host.name, beat.as_ref(), ctx.now())?
+    );
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
+pub(super) fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let mut db = ctx.open_db()?;
     let r = prune::prune(&mut db, &ctx.home, &config.cron)?;

@@ -9,24 +9,24 @@ use hermes_cron::schedule::{Timestamp, Tz};
 use serde_json::{Value, json};
 
 /// An aligned text table; the last column is not padded.
-pub struct Table {
+pub(super) struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub fn new(header: &[&str]) -> Table {
+    pub(super) fn new(header: &[&str]) -> Table {
         Table {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
         }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(super) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let cols = self.header.len();
         let mut widths = vec![0usize; cols];
         for row in std::iter::once(&self.header).chain(&self.rows) {
@@ -53,19 +53,19 @@ impl Table {
 }
 
 /// Make a name safe for one table cell.
-pub fn cell(text: &str, max: usize) -> String {
+pub(super) fn cell(text: &str, max: usize) -> String {
     hermes_cron::text::one_line(text, max)
 }
 
 /// `2026-12-01 08:00:00 CET` in `zone`.
-pub fn local(at: Timestamp, zone: Tz) -> String {
+pub(super) fn local(at: Timestamp, zone: Tz) -> String {
     at.with_timezone(&zone)
         .format("%Y-%m-%d %H:%M:%S %Z")
         .to_string()
 }
 
 /// RFC 3339 UTC with millisecond precision, e.g. `2026-12-01T07:00:00.000Z`.
-pub fn utc(at: Timestamp) -> String {
+pub(super) fn utc(at: Timestamp) -> String {
     at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
@@ -74,7 +74,7 @@ fn opt_utc(at: Option<Timestamp>) -> Value {
 }
 
 /// The stable JSON object for a job.
-pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
+pub(super) fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
     let env: serde_json::Map<String, Value> = redacted_env(&job.env.0)
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
@@ -118,7 +118,7 @@ pub fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
 }
 
 /// A job's own alert settings on one line for `show` (URLs by host only).
-pub fn alerts_line(a: &hermes_cron::alert::JobAlerts) -> String {
+pub(super) fn alerts_line(a: &hermes_cron::alert::JobAlerts) -> String {
     let mut parts = vec![
         format!("on {}", a.on.map_or("default".into(), |k| k.text())),
         format!(
@@ -150,7 +150,7 @@ fn alerts_json(a: &hermes_cron::alert::JobAlerts) -> Value {
 }
 
 /// The stable JSON object for a ledger row.
-pub fn execution_json(e: &Execution) -> Value {
+pub(super) fn execution_json(e: &Execution) -> Value {
     json!({
         "id": e.id,
         "job_id": e.job_id,
@@ -183,7 +183,7 @@ pub fn execution_json(e: &Execution) -> Value {
 }
 
 /// A short human duration for tables: `850ms`, `12.3s`, `4m05s`.
-pub fn short_duration(ms: u64) -> String {
+pub(super) fn short_duration(ms: u64) -> String {
     match ms {
         0..=999 => format!("{ms}ms"),
         1000..=59_999 => format!("{:.1}s", ms as f64 / 1000.0),
@@ -192,7 +192,7 @@ pub fn short_duration(ms: u64) -> String {
 }
 
 /// How a row ended, for tables: exit code, signal, or nothing.
-pub fn exit_cell(e: &Execution) -> String {
+pub(super) fn exit_cell(e: &Execution) -> String {
     match (e.exit_code, e.signal) {
         (Some(c), _) => c.to_string(),
         (None, Some(s)) => hermes_cron::process::signal_name(s),

@@ -7,11 +7,15 @@ use super::{
     tick_cmd, wait_cmd,
 };
 use hermes_cron::home::Home;
+use hermes_cron::knobs::Knobs;
+use hermes_cron::schedule::ZoneTable;
 
-/// Run `cli`; returns the exit code (errors carry theirs, see `exit_code_for`).
-pub fn run(cli: Cli) -> anyhow::Result<i32> {
+/// Run `cli`, reading zone names in `zones` (the process's table), with the
+/// test knobs `knobs`; returns the exit code (errors carry theirs, see
+/// `exit_code_for`).
+pub(crate) fn run(cli: Cli, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<i32> {
     let home = Home::resolve(cli.home.as_deref())?;
-    let mut ctx = Ctx::new(home)?;
+    let mut ctx = Ctx::new(home, zones, knobs)?;
     match cli.command {
         Command::Add(a) => jobs_cmd::add(&mut ctx, a),
         Command::List { all, json } => jobs_cmd::list(&mut ctx, all, json),
@@ -27,7 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             foreground,
         } => run_cmd::run(&mut ctx, &job, wait, foreground),
         Command::Tick { json } => tick_cmd::tick(&mut ctx, json),
-        Command::Gateway => Ok(hermes_cron::daemon::run(ctx.home.clone())),
+        Command::Gateway => Ok(hermes_cron::daemon::run(ctx.home, ctx.zones, ctx.knobs)),
         Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
         Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
         Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),

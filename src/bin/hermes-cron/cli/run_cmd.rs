@@ -3,127 +3,30 @@
 use super::args::SpawnArgs;
 use super::context::Ctx;
 use super::fail::{Exit, failure, usage};
-use super::wait_cmd::{LedgerChanges, describe_end, runtime};
-use hermes_cron::clock::monotonic;
-use hermes_cron::db::Db;
-use hermes_cron::dispatch::{Attach, Dispatched, Launcher, Requirement};
+use super::wait_cmd::{describe_end, follow, runtime};
+use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
 use hermes_cron::dispatch::{SpawnError, SpawnRequest, spawn_worker};
 use hermes_cron::exit;
-use hermes_cron::ids::ExecutionId;
-use hermes_cron::ledger::{self, ExecState, Execution};
-use hermes_cron::process::{Owner, OwnerRole};
+use hermes_cron::ledger::{ExecState, Execution};
 use hermes_cron::reconcile;
 use hermes_cron::schedule;
 use hermes_cron::store;
-use hermes_cron::tick::{ClaimContext, claim_manual};
+use hermes_cron::tick::claim_manual;
 use nix::sys::signal::{SigHandler, Signal, signal};
-use std::process::Child;
 use std::time::Duration;
-
-/// Wait until the row is terminal. The worker is our child: reap it, and if
-/// it is gone while the row is not terminal, settle the row: still `claimed`
-/// by us (`claimer`), the worker never adopted it; else the dead-owner check.
-fn wait_terminal(
-    ctx: &Ctx,
-    db: &Db,
-    id: &ExecutionId,
-    claimer: Owner,
-    mut child: Option<Child>,
-) -> anyhow::Result<Execution> {
-    let mut changes = LedgerChanges::watch(ctx)?;
-    let mut exited_at = None;
-    loop {
-        let (row, _) = ledger::get_execution(db.conn(), id)?
-            .ok_or_else(|| failure(format!("execution {id} vanished from the ledger")))?;
-        if row.state.is_terminal() {
-            if let Some(c) = child.as_mut() {
-                let _ = c.wait();
-            }
-            return Ok(row);
-        }
-        if let Some(c) = child.as_mut()
-            && exited_at.is_none()
-            && let Some(status) = c.try_wait()?
-        {
-            exited_at = Some(monotonic());
-            settle_reaped(ctx, db, id, claimer, c.id(), status)?;
-        }
-        if exited_at
-            .is_some_and(|t| monotonic().saturating_duration_since(t) > Duration::from_secs(1))
-        {
-            reconcile::sweep(db, ctx.now())?;
-        }
-        changes.next();
-    }
-}
-
-/// Our worker `pid` for row `id` ended with `status`: settle the row.
-fn settle_reaped(
-    ctx: &Ctx,
-    db: &Db,
-    id: &ExecutionId,
-    claimer: Owner,
-    pid: u32,
-    status: std::process::ExitStatus,
-) -> anyhow::Result<()> {
-    let w = reconcile::ReapedWorker {
-        by: claimer,
-        pid,
-        status: Some(std::os::unix::process::ExitStatusExt::into_raw(status)),
-        released: true,
-    };
-    reconcile::reaped(db, id, w, ctx.now())?;
-    Ok(())
-}
-
-/// Without `--wait`: stay until the worker has adopted its row (or ended),
-/// at most [`ADOPT_WAIT`]. The row is `claimed` by us until then, and any
-/// dead-owner check (another `run`, `tick`, a gateway's startup sweep) that
-/// found us gone would resolve it `unknown` before the worker could run it.
-fn wait_adopted(
-    ctx: &Ctx,
-    db: &Db,
-    id: &ExecutionId,
-    claimer: Owner,
-    mut child: Child,
-) -> anyhow::Result<()> {
-    let mut changes = LedgerChanges::watch(ctx)?;
-    let deadline = monotonic() + ADOPT_WAIT;
-    while monotonic() < deadline {
-        let (row, _) = ledger::get_execution(db.conn(), id)?
-            .ok_or_else(|| failure(format!("execution {id} vanished from the ledger")))?;
-        if row.state != ExecState::Claimed {
-            break;
-        }
-        if let Some(status) = child.try_wait()? {
-            settle_reaped(ctx, db, id, claimer, child.id(), status)?;
-            break;
-        }
-        changes.next();
-    }
-    Ok(())
-}
 
 /// How long `run` (without `--wait`) waits for its worker to adopt the row.
 const ADOPT_WAIT: Duration = Duration::from_secs(10);
 
-pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Result<i32> {
+pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let zone = ctx.fallback_zone()?;
-    let launcher = Launcher::from_env(&ctx.home, &config)?;
+    let launcher = ctx.launcher()?;
     let mut db = ctx.open_db()?;
-    reconcile::sweep(&db, ctx.now())?;
+    reconcile::sweep(&db, &ctx.host.name, ctx.now())?;
     let job = store::resolve_job(db.conn(), key)?;
     super::jobs_cmd::warn_unenforced(&job);
-    let claim_ctx = ClaimContext {
-        home: &ctx.home,
-        config: &config,
-        fallback_zone: zone,
-        owner: hermes_cron::process::owner(OwnerRole::Cli),
-        host: hermes_cron::cluster::Host::this(),
-        now: ctx.now(),
-    };
-    let report = claim_manual(&mut db, &claim_ctx, &job)?;
+    let report = claim_manual(&mut db, &ctx.claim_ctx(&config, zone), &job)?;
     if let Some(n) = report.not_run.first() {
         println!("{} {}: {}", n.id, n.state, n.reason);
         return Ok(exit::FAILURE);
@@ -164,8 +67,13 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
         }
         Dispatched::NotSpawned { message, .. } => return Err(failure(message)),
     };
+    let ours = Some((child, claimed.owner));
     if !(wait || foreground) {
-        wait_adopted(ctx, &db, &claimed.id, claimed.owner, child)?;
+        // Until the worker adopts it the row is `claimed` by us, and any
+        // dead-owner check (another `run`, `tick`, a gateway's startup
+        // sweep) that found us gone would resolve it `unknown` first.
+        let adopted = |r: &Execution| r.state != ExecState::Claimed;
+        follow(ctx, &db, &claimed.id, ours, adopted, Some(ADOPT_WAIT))?;
         return Ok(exit::OK);
     }
     if foreground {
@@ -177,7 +85,7 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
             let _ = signal(Signal::SIGTERM, SigHandler::SigIgn);
         }
     }
-    let row = wait_terminal(ctx, &db, &claimed.id, claimed.owner, Some(child))?;
+    let row = follow(ctx, &db, &claimed.id, ours, |r| r.state.is_terminal(), None)?;
     eprintln!("{}", describe_end(&row));
     Ok(if row.state == ExecState::Succeeded {
         exit::OK
@@ -186,9 +94,9 @@ pub fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Re
     })
 }
 
-pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
+pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
-    let launcher = Launcher::from_env(&ctx.home, &config)?;
+    let launcher = ctx.launcher()?;
     let db = ctx.open_db()?;
     let env = hermes_cron::job::parse_env(&a.env)?;
     let pass_env = hermes_cron::job::parse_pass_env(&a.pass_env)?;
@@ -221,7 +129,13 @@ pub fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
             .map_err(|e| usage(format!("--log-file: {e}")))?,
     };
     match runtime()?.block_on(spawn_worker(
-        &ctx.home, &config, &launcher, &db, &req, &ctx.clock,
+        &ctx.home,
+        &config,
+        &launcher,
+        &db,
+        &ctx.host.name,
+        &req,
+        &ctx.clock,
     )) {
         Ok(s) => {
             if a.json {

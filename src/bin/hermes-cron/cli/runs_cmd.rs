@@ -29,7 +29,7 @@ fn short_time(at: Option<Timestamp>) -> String {
     at.map_or("-".into(), |a| a.format("%m-%d %H:%M:%SZ").to_string())
 }
 
-pub fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
+pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
     let Some(db) = ctx.open_existing_db()? else {
         println!("{}", if a.json { "[]" } else { "no runs yet" });
         return Ok(hermes_cron::exit::OK);
@@ -160,7 +160,7 @@ fn print_runs(
     Ok(hermes_cron::exit::OK)
 }
 
-pub fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32> {
+pub(super) fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32> {
     let db = ctx
         .open_existing_db()?
         .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;

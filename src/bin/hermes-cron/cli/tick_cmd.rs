@@ -3,16 +3,15 @@
 use super::context::Ctx;
 use super::fail::failure;
 use super::render::{Table, cell, utc};
-use hermes_cron::dispatch::{Attach, Dispatched, Launcher, Requirement};
-use hermes_cron::process::OwnerRole;
+use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
 use hermes_cron::reconcile;
-use hermes_cron::tick::{ClaimContext, ClaimReport, claim_due};
+use hermes_cron::tick::{ClaimReport, claim_due};
 use serde_json::json;
 
 /// Most claim passes one `tick` makes.
 const MAX_PASSES: usize = 1_000;
 
-pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
+pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let zone = ctx.fallback_zone()?;
     if !ctx.home.cron_dir().is_dir() {
@@ -23,18 +22,11 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     }
     // Everything that may fail for reasons other than the claim is settled
     // before the claim, so no claimed row is left waiting for a worker.
-    let launcher = Launcher::from_env(&ctx.home, &config)?;
+    let launcher = ctx.launcher()?;
     let mut db = ctx.open_db()?;
     let now = ctx.now();
-    let resolved = reconcile::sweep(&db, now)?;
-    let claim_ctx = ClaimContext {
-        home: &ctx.home,
-        config: &config,
-        fallback_zone: zone,
-        owner: hermes_cron::process::owner(OwnerRole::Cli),
-        host: hermes_cron::cluster::Host::this(),
-        now,
-    };
+    let resolved = reconcile::sweep(&db, &ctx.host.name, now)?;
+    let claim_ctx = ctx.claim_ctx(&config, zone);
     // Passes until nothing more is due (a PostgreSQL pass takes a batch) or
     // another process holds the tick lock (it claims the rest); bounded, in
     // case a pass could ever leave its jobs due.
@@ -67,6 +59,8 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // Each claimed run launched: (the run, what it came to, its mode, unit,
+    // cause and message), told once for both forms of output.
     let mut started = Vec::new();
     for run in &report.claimed {
         let d = rt.block_on(launcher.dispatch(
@@ -76,38 +70,26 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
             Attach::Detached,
             ctx.now(),
         ))?;
-        started.push((run, d));
+        let told = match d {
+            Dispatched::Started {
+                mode, cause, unit, ..
+            } => ("started", Some(mode), unit, cause.map(|c| c.code), None),
+            Dispatched::Refused { cause, message } => {
+                ("refused", None, None, Some(cause.code), Some(message))
+            }
+            Dispatched::NotSpawned { message, .. } => ("failed", None, None, None, Some(message)),
+        };
+        started.push((run, told));
     }
     if as_json {
         let claimed: Vec<_> = started
             .iter()
-            .map(|(run, d)| {
-                let (state, mode, unit, cause, message) = match d {
-                    Dispatched::Started {
-                        mode, cause, unit, ..
-                    } => (
-                        "started",
-                        Some(mode.as_str()),
-                        unit.clone(),
-                        cause.as_ref().map(|c| c.code),
-                        None,
-                    ),
-                    Dispatched::Refused { cause, message } => (
-                        "refused",
-                        None,
-                        None,
-                        Some(cause.code),
-                        Some(message.clone()),
-                    ),
-                    Dispatched::NotSpawned { message, .. } => {
-                        ("failed", None, None, None, Some(message.clone()))
-                    }
-                };
+            .map(|(run, (state, mode, unit, cause, message))| {
                 json!({
                     "id": run.id, "job_id": run.job_id, "job_name": run.job_name,
                     "scheduled_for": run.scheduled_for.map(utc), "source": run.source,
-                    "attempt": run.attempt, "dispatch": state, "mode": mode, "unit": unit,
-                    "cause": cause, "message": message,
+                    "attempt": run.attempt, "dispatch": state, "mode": mode.map(|m| m.as_str()),
+                    "unit": unit, "cause": cause, "message": message,
                 })
             })
             .collect();
@@ -151,19 +133,15 @@ pub fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
         report.not_run.len() - skipped
     );
     let mut table = Table::new(&["EXECUTION", "JOB", "OUTCOME", "DETAIL"]);
-    for (run, d) in &started {
-        let (what, detail) = match d {
-            Dispatched::Started {
-                mode, cause, unit, ..
-            } => (
-                format!("started {mode}"),
-                unit.clone()
-                    .or_else(|| cause.as_ref().map(|c| c.code.to_string()))
-                    .unwrap_or_default(),
-            ),
-            Dispatched::Refused { message, .. } => ("refused".into(), message.clone()),
-            Dispatched::NotSpawned { message, .. } => ("failed".into(), message.clone()),
+    for (run, (state, mode, unit, cause, message)) in &started {
+        let what = match mode {
+            Some(mode) => format!("{state} {mode}"),
+            None => state.to_string(),
         };
+        let detail = (message.clone())
+            .or_else(|| unit.clone())
+            .or_else(|| cause.map(|c| c.to_string()))
+            .unwrap_or_default();
         table.row(vec![
             run.id.to_string(),
             cell(&run.job_name, 32),

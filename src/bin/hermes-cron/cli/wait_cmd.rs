@@ -5,15 +5,18 @@
 
 use super::context::Ctx;
 use super::fail::{failure, usage};
+use hermes_cron::clock::{elapsed, monotonic};
 use hermes_cron::db::{Db, DbWatcher};
+use hermes_cron::dispatch::stop_run;
 use hermes_cron::ids::ExecutionId;
-use hermes_cron::ledger::{self, DispatchMode, ExecState, Execution};
-use hermes_cron::process::signal_pid;
+use hermes_cron::ledger::{self, ExecState, Execution};
+use hermes_cron::process::Owner;
 use hermes_cron::reconcile;
-use nix::sys::signal::Signal;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Child;
 use std::time::Duration;
 
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
@@ -22,7 +25,7 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Blocks until the ledger may have changed or [`RECHECK`] passed: the waits
 /// below wake on the worker's own writes, and look again on the period only
 /// for what no write announces (the worker died without recording).
-pub struct LedgerChanges {
+pub(super) struct LedgerChanges {
     rt: tokio::runtime::Runtime,
     watcher: DbWatcher,
 }
@@ -31,7 +34,7 @@ pub struct LedgerChanges {
 const RECHECK: Duration = Duration::from_millis(250);
 
 impl LedgerChanges {
-    pub fn watch(ctx: &Ctx) -> anyhow::Result<LedgerChanges> {
+    pub(super) fn watch(ctx: &Ctx) -> anyhow::Result<LedgerChanges> {
         let rt = runtime()?;
         let dir = ctx.home.cron_dir();
         let watcher = rt
@@ -40,13 +43,13 @@ impl LedgerChanges {
         Ok(LedgerChanges { rt, watcher })
     }
 
-    pub fn next(&mut self) {
+    pub(super) fn next(&mut self) {
         self.rt.block_on(self.watcher.next_look(RECHECK));
     }
 }
 
 /// One line about how a run ended.
-pub fn describe_end(row: &Execution) -> String {
+pub(super) fn describe_end(row: &Execution) -> String {
     let mut s = format!("{} {}", row.id, row.state);
     if let Some(code) = row.exit_code {
         s.push_str(&format!(" (exit {code})"));
@@ -77,16 +80,50 @@ fn row(db: &Db, id: &ExecutionId) -> anyhow::Result<Execution> {
         .0)
 }
 
-/// Block until row `id` is terminal.
-fn until_terminal(ctx: &Ctx, db: &Db, id: &ExecutionId) -> anyhow::Result<Execution> {
+/// Follow row `id` until `done` says so, or `limit` passed: woken by the
+/// ledger's own writes. A worker of ours (`ours`: the child and the claimer
+/// it must find) that exits is settled as its launcher settles a reaped
+/// worker; a row whose worker died without a word is resolved as the
+/// gateway would (at once with no child of ours, a second after ours ended
+/// otherwise), so the wait never outlasts the run.
+pub(super) fn follow(
+    ctx: &Ctx,
+    db: &Db,
+    id: &ExecutionId,
+    mut ours: Option<(Child, Owner)>,
+    done: impl Fn(&Execution) -> bool,
+    limit: Option<Duration>,
+) -> anyhow::Result<Execution> {
     let mut changes = LedgerChanges::watch(ctx)?;
+    let deadline = limit.map(|l| monotonic() + l);
+    let mut exited_at = None;
     loop {
         let r = row(db, id)?;
-        if r.state.is_terminal() {
+        if done(&r) || deadline.is_some_and(|d| monotonic() >= d) {
+            if let Some((child, _)) = ours.as_mut()
+                && r.state.is_terminal()
+            {
+                let _ = child.wait();
+            }
             return Ok(r);
         }
-        // A worker that died without a word: resolved, as the gateway would.
-        reconcile::sweep(db, ctx.now())?;
+        if let Some((child, claimer)) = ours.as_mut()
+            && exited_at.is_none()
+            && let Some(status) = child.try_wait()?
+        {
+            exited_at = Some(monotonic());
+            let w = reconcile::ReapedWorker {
+                by: *claimer,
+                pid: child.id(),
+                status: Some(ExitStatusExt::into_raw(status)),
+                released: true,
+            };
+            reconcile::reaped(db, id, w, ctx.now())?;
+            continue;
+        }
+        if ours.is_none() || exited_at.is_some_and(|t| elapsed(t) > Duration::from_secs(1)) {
+            reconcile::sweep(db, &ctx.host.name, ctx.now())?;
+        }
         changes.next();
     }
 }
@@ -106,45 +143,30 @@ fn report(row: &Execution, json: bool) -> i32 {
     exit_code_of(row)
 }
 
-pub fn wait(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result<i32> {
+pub(super) fn wait(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result<i32> {
     let db = ctx
         .open_existing_db()?
         .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;
     let id = ExecutionId::from_string(execution);
-    let r = until_terminal(ctx, &db, &id)?;
+    let r = follow(ctx, &db, &id, None, |r| r.state.is_terminal(), None)?;
     Ok(report(&r, json))
 }
 
-pub fn stop(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result<i32> {
+pub(super) fn stop(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result<i32> {
     let db = ctx
         .open_existing_db()?
         .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;
     let id = ExecutionId::from_string(execution);
     let r = row(&db, &id)?;
     if !r.state.is_terminal() {
-        let worker = r
-            .owner
-            .as_ref()
-            .and_then(|o| o.owner())
-            .map(|o| o.process.pid);
-        let stopped = match (r.dispatch_mode, &r.unit) {
-            (Some(DispatchMode::Scoped), Some(unit)) => {
-                let manager = hermes_cron::dispatch::session_manager();
-                runtime()?.block_on(manager.stop_unit(unit)).is_ok()
-            }
-            _ => false,
-        };
-        if !stopped {
-            let pid = r.pid.or(worker).ok_or_else(|| {
-                failure(format!(
-                    "execution {id} has no worker yet to stop; try again"
-                ))
-            })?;
-            signal_pid(pid, Signal::SIGTERM)
-                .map_err(|e| failure(format!("cannot signal worker pid {pid}: {e}")))?;
+        let manager = hermes_cron::systemd::session_manager(ctx.knobs.dbus_timeout);
+        if !runtime()?.block_on(stop_run(Some(manager.as_ref()), &r, ctx.knobs.kill_grace)) {
+            return Err(failure(format!(
+                "execution {id} has no worker yet to stop; try again"
+            )));
         }
     }
-    let r = until_terminal(ctx, &db, &id)?;
+    let r = follow(ctx, &db, &id, None, |r| r.state.is_terminal(), None)?;
     Ok(report(&r, json))
 }
 

@@ -25,7 +25,7 @@ use crate::probe::mono_ns;
 use crate::ready::Ready;
 use crate::setup::Setup;
 use crate::stats::{Samples, ms};
-use hermes_cron::dispatch::{Attach, HeldWorker, Staged, WorkerCall};
+use hermes_cron::dispatch::{Attach, HeldWorker, WorkerCall};
 use hermes_cron::ledger::{self, DispatchMode, ExecState};
 use hermes_cron::store;
 use hermes_cron::systemd::{ScopeSpec, ZbusUnitManager, scope_unit_name};
@@ -153,7 +153,7 @@ async fn one(
     Ok(parts([t0, t_spawned, t_scoped, t_go], r.at_ns))
 }
 
-fn spec_for(unit: &str, run: &hermes_cron::tick::ClaimedRun, pid: u32) -> ScopeSpec {
+fn spec_for(unit: &str, run: &hermes_cron::ledger::ClaimedRun, pid: u32) -> ScopeSpec {
     ScopeSpec {
         name: unit.to_string(),
         description: format!("hermes-cron job bench ({})", run.id),
@@ -182,15 +182,12 @@ async fn staged_once(
     db: &mut hermes_cron::db::Db,
     job: &hermes_cron::job::Job,
 ) -> Result<(f64, f64), String> {
-    let run = claim_now(&setup.dispatch_home, db, job)?;
+    let run = claim_now(&setup.dispatch_home, db, job, &setup.zones)?;
     let launcher = &setup.launchers.worker_scoped;
     ready.drain();
-    let worker = match launcher.stage(&run).await {
-        Staged::Held(w) => w,
-        Staged::Not(why) => return Err(format!("not staged: {why}")),
-    };
+    let worker = super::common::stage(launcher, &run).await?;
     let t_line = mono_ns();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deadline = hermes_cron::clock::loop_now() + Duration::from_secs(10);
     loop {
         let state = ledger::get_execution(db.conn(), &run.id)
             .map_err(|e| e.to_string())?
@@ -198,15 +195,14 @@ async fn staged_once(
         if state == Some(ExecState::Staged) {
             break;
         }
-        if tokio::time::Instant::now() > deadline {
+        if hermes_cron::clock::loop_now() > deadline {
             return Err(format!("not staged after 10 s: {state:?}"));
         }
         tokio::time::sleep(Duration::from_micros(200)).await;
     }
     let t_staged = mono_ns();
-    let unit = worker.unit.clone();
     let t_release = mono_ns();
-    let mut child = worker.release().map_err(|e| e.to_string())?;
+    let (mut child, unit) = worker.release().await?;
     let r = ready.wait_for(None, Duration::from_secs(10)).await?;
     let _ = child.wait();
     if let (Some(unit), Some(m)) = (&unit, launcher.manager()) {
@@ -216,7 +212,7 @@ async fn staged_once(
     Ok((d(t_line, t_staged), d(t_release, r.at_ns)))
 }
 
-pub async fn run(setup: &Setup, ready: &Ready) -> Result<(), String> {
+pub(super) async fn run(setup: &Setup, ready: &Ready) -> Result<(), String> {
     let manager = ZbusUnitManager::from_process_env();
     manager.probe().await.map_err(|e| e.to_string())?;
     let own = zbus::connection::Builder::address(setup.bus_address.as_str())
@@ -295,7 +291,7 @@ pub async fn run(setup: &Setup, ready: &Ready) -> Result<(), String> {
 
     let mut db = open_db(&setup.dispatch_home)?;
     let exe = setup.bench_exe.to_str().ok_or("non-UTF-8 path")?;
-    let mut job = job("staged-bd", "every 1d", &[exe, "ready"])?;
+    let mut job = job("staged-bd", "every 1d", &[exe, "ready"], &setup.zones)?;
     job.pass_env = vec![crate::probe::READY_ENV.to_string()];
     store::insert_job(db.conn(), &job).map_err(|e| e.to_string())?;
     let (mut staging, mut release) = (Samples::new(), Samples::new());

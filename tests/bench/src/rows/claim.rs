@@ -18,13 +18,14 @@ use hermes_cron::config::Config;
 use hermes_cron::db::{Db, from_ms};
 use hermes_cron::home::Home;
 use hermes_cron::ledger;
+use hermes_cron::schedule::ZoneTable;
 use hermes_cron::tick::claim_due;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 pub(super) const DUE: usize = 10;
 
 /// Milliseconds per pass, by size, FULL and OFF.
-pub struct ClaimCost {
+pub(super) struct ClaimCost {
     pub full: Vec<Samples>,
     pub off: Vec<Samples>,
 }
@@ -36,13 +37,18 @@ pub(super) struct Ledger {
 
 /// `n` jobs in `db`, [`DUE`] of them due one second after `base_ms`, the
 /// others not before the day after tomorrow.
-pub(super) fn fill(db: &mut Db, n: usize, base_ms: i64) -> Result<(), String> {
-    let due = job("due", "every 1s", &["/usr/local/bin/job", "--quick"])?;
+pub(super) fn fill(db: &mut Db, n: usize, base_ms: i64, zones: &ZoneTable) -> Result<(), String> {
+    let due = job("due", "every 1s", &["/usr/local/bin/job", "--quick"], zones)?;
     insert_jobs(db, &due, DUE, |_, j| {
         j.anchor = from_ms(base_ms);
         j.next_run_at = Some(from_ms(base_ms + 1000));
     })?;
-    let idle = job("idle", "every 1d", &["/usr/local/bin/job", "--nightly"])?;
+    let idle = job(
+        "idle",
+        "every 1d",
+        &["/usr/local/bin/job", "--nightly"],
+        zones,
+    )?;
     insert_jobs(db, &idle, n - DUE, |i, j| {
         // Spread over the day after tomorrow: never due during the passes.
         let at = base_ms + 2 * 86_400_000 + (i as i64 * 997) % 86_400_000;
@@ -54,7 +60,7 @@ pub(super) fn fill(db: &mut Db, n: usize, base_ms: i64) -> Result<(), String> {
 fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), String> {
     let full_home = Home::at(&setup.fresh_dir(&format!("claim-{n}-full"))?);
     let mut db = open_db(&full_home)?;
-    fill(&mut db, n, base_ms)?;
+    fill(&mut db, n, base_ms, &setup.zones)?;
     db.conn()
         .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
         .map_err(|e| e.to_string())?;
@@ -80,8 +86,13 @@ fn build(setup: &Setup, n: usize, base_ms: i64) -> Result<(Ledger, Ledger), Stri
 }
 
 /// One timed pass at `now_ms`, then the untimed resolution of its rows.
-pub(super) fn pass(l: &mut Ledger, config: &Config, now_ms: i64) -> Result<f64, String> {
-    let ctx = claim_ctx(&l.home, config, from_ms(now_ms));
+pub(super) fn pass(
+    l: &mut Ledger,
+    config: &Config,
+    now_ms: i64,
+    zones: &ZoneTable,
+) -> Result<f64, String> {
+    let ctx = claim_ctx(&l.home, config, from_ms(now_ms), zones);
     let t0 = mono_ns();
     let report = claim_due(&mut l.db, &ctx)
         .map_err(|e| format!("claim_due: {e}"))?
@@ -110,6 +121,7 @@ pub(super) async fn round_robin(
     ledgers: &mut [Ledger],
     base_ms: i64,
     reps: usize,
+    zones: &ZoneTable,
 ) -> Result<(Vec<Samples>, Vec<Samples>), String> {
     let config = Config::default();
     let warmup = 5;
@@ -119,7 +131,7 @@ pub(super) async fn round_robin(
         let now_ms = base_ms + 1000 * (i as i64 + 1);
         for k in 0..ledgers.len() {
             let which = (i + k) % ledgers.len();
-            let took = pass(&mut ledgers[which], &config, now_ms)?;
+            let took = pass(&mut ledgers[which], &config, now_ms, zones)?;
             if i >= warmup {
                 let bucket = if which.is_multiple_of(2) {
                     &mut first
@@ -137,7 +149,7 @@ pub(super) async fn round_robin(
 }
 
 /// Measure every size, FULL and OFF, round-robin.
-pub async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
+pub(super) async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
     let base_ms = super::common::wall_ms() / 1000 * 1000;
     let mut ledgers = Vec::new();
     for n in SIZES {
@@ -146,7 +158,7 @@ pub async fn measure(setup: &Setup) -> Result<ClaimCost, String> {
         ledgers.push(full);
         ledgers.push(off);
     }
-    let (full, off) = round_robin(&mut ledgers, base_ms, setup.reps(300, 40)).await?;
+    let (full, off) = round_robin(&mut ledgers, base_ms, setup.reps(300, 40), &setup.zones).await?;
     Ok(ClaimCost { full, off })
 }
 
@@ -160,7 +172,7 @@ fn cell(s: &[Samples]) -> String {
 }
 
 /// Row 5a (as committed) and 5b (without fsync).
-pub fn rows(c: &ClaimCost) -> Vec<Row> {
+pub(super) fn rows(c: &ClaimCost) -> Vec<Row> {
     let growth = |s: &[Samples]| s[2].median() / s[0].median();
     let mk = |id, measure: &str, s: &[Samples], target: &str, met| Row {
         id,

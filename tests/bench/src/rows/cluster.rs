@@ -61,7 +61,7 @@ impl Server {
 
     /// A fresh schema's connection string.
     fn schema(&self, name: &str) -> Result<String, String> {
-        let admin = Conn::postgres(&self.base)?;
+        let admin = Conn::postgres(&self.base).map_err(|e| e.to_string())?;
         admin
             .execute_batch(&format!(
                 "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
@@ -77,7 +77,7 @@ impl Drop for Server {
     }
 }
 
-pub struct ClusterFigures {
+pub(super) struct ClusterFigures {
     /// Per size: PostgreSQL, SQLite.
     pg: Vec<Samples>,
     sqlite: Vec<Samples>,
@@ -90,7 +90,7 @@ pub struct ClusterFigures {
 fn pg_ledger(setup: &Setup, server: &Server, n: usize, base_ms: i64) -> Result<Ledger, String> {
     let url = server.schema(&format!("claim_{n}"))?;
     let mut db = Db::open_postgres(&url, true).map_err(|e| e.to_string())?;
-    fill(&mut db, n, base_ms)?;
+    fill(&mut db, n, base_ms, &setup.zones)?;
     db.conn()
         .execute_batch("ANALYZE")
         .map_err(|e| e.to_string())?;
@@ -112,10 +112,11 @@ async fn claim_passes(
         ledgers.push(pg_ledger(setup, server, n, base_ms)?);
         let home = Home::at(&setup.fresh_dir(&format!("claim-sqlite-{n}"))?);
         let mut db = open_db(&home)?;
-        fill(&mut db, n, base_ms)?;
+        fill(&mut db, n, base_ms, &setup.zones)?;
         ledgers.push(Ledger { home, db });
     }
-    (f.pg, f.sqlite) = round_robin(&mut ledgers, base_ms, setup.reps(300, 40)).await?;
+    (f.pg, f.sqlite) =
+        round_robin(&mut ledgers, base_ms, setup.reps(300, 40), &setup.zones).await?;
     Ok(())
 }
 
@@ -131,7 +132,7 @@ async fn fanout_once(
     let url = server.schema(&format!("fanout_{hosts}_{run}"))?;
     let mut db = Db::open_postgres(&url, true).map_err(|e| e.to_string())?;
     let due = whole_second_after(Duration::from_secs(20));
-    let template = job("fan", "every 1d", &["/bin/true"])?;
+    let template = job("fan", "every 1d", &["/bin/true"], &setup.zones)?;
     insert_jobs(&mut db, &template, FANOUT_JOBS, |_, j| {
         j.anchor = from_ms(due - 86_400_000);
         j.next_run_at = Some(from_ms(due));
@@ -160,13 +161,13 @@ async fn fanout_once(
             .query_row(sql, hermes_cron::params![due], |r| r.get(0))
             .ok()
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(240);
+    let deadline = hermes_cron::clock::loop_now() + Duration::from_secs(240);
     loop {
         let started = count("SELECT COUNT(started_at) FROM executions WHERE scheduled_for = ?1");
         if started == Some(FANOUT_JOBS as i64) {
             break;
         }
-        if tokio::time::Instant::now() > deadline {
+        if hermes_cron::clock::loop_now() > deadline {
             return Err(format!(
                 "{hosts}-gateway fan-out: {started:?} of {FANOUT_JOBS} started after 240 s"
             ));
@@ -200,11 +201,11 @@ async fn fanout_once(
         g.stop().await?;
     }
     // The workers finish before the next run starts.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let deadline = hermes_cron::clock::loop_now() + Duration::from_secs(60);
     while count("SELECT COUNT(*) FROM executions WHERE scheduled_for = ?1 AND finished_at IS NULL")
         .is_none_or(|active| active > 0)
     {
-        if tokio::time::Instant::now() > deadline {
+        if hermes_cron::clock::loop_now() > deadline {
             return Err(format!(
                 "{hosts}-gateway fan-out: runs still active after 60 s"
             ));
@@ -214,7 +215,7 @@ async fn fanout_once(
     Ok((last - due) as f64 / 1000.0)
 }
 
-pub async fn measure(setup: &Setup) -> Result<ClusterFigures, String> {
+pub(super) async fn measure(setup: &Setup) -> Result<ClusterFigures, String> {
     let server = Server::start()?;
     let mut f = ClusterFigures {
         pg: vec![Samples::new(); SIZES.len()],
@@ -246,7 +247,7 @@ pub async fn measure(setup: &Setup) -> Result<ClusterFigures, String> {
     Ok(f)
 }
 
-pub fn rows(f: &ClusterFigures) -> Vec<Row> {
+pub(super) fn rows(f: &ClusterFigures) -> Vec<Row> {
     let claim = |id, k: usize, size: &str| Row {
         id,
         measure: format!(

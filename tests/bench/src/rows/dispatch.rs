@@ -31,7 +31,7 @@ const WARMUP: usize = 10;
 
 /// The samples of the four launchers, in milliseconds.
 #[derive(Default)]
-pub struct LaunchSamples {
+pub(super) struct LaunchSamples {
     pub scoped: Samples,
     pub degraded: Samples,
     pub systemd_run: Samples,
@@ -39,7 +39,7 @@ pub struct LaunchSamples {
 }
 
 /// Dispatch one stub run through `launcher`; milliseconds to running.
-pub async fn ours(
+pub(super) async fn ours(
     launcher: &Launcher,
     db: &Db,
     ready: &Ready,
@@ -73,7 +73,7 @@ pub async fn ours(
 }
 
 /// `systemd-run --user --scope --quiet --collect PROGRAM ARGS...`.
-pub fn systemd_run_scope(program: &std::path::Path, args: &[&str]) -> Command {
+pub(super) fn systemd_run_scope(program: &std::path::Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("systemd-run");
     cmd.args(["--user", "--scope", "--quiet", "--collect"])
         .arg(program)
@@ -85,7 +85,7 @@ pub fn systemd_run_scope(program: &std::path::Path, args: &[&str]) -> Command {
 
 /// Start `cmd`, wait for the report of the process it started (the same
 /// pid: `systemd-run --scope` execs the command), reap it.
-pub async fn spawned(mut cmd: Command, ready: &Ready) -> Result<f64, String> {
+pub(super) async fn spawned(mut cmd: Command, ready: &Ready) -> Result<f64, String> {
     ready.drain();
     let t0 = mono_ns();
     let mut child: Child = cmd
@@ -102,7 +102,7 @@ pub async fn spawned(mut cmd: Command, ready: &Ready) -> Result<f64, String> {
 }
 
 /// Measure the four launchers, interleaved.
-pub async fn measure(setup: &Setup, ready: &Ready) -> Result<LaunchSamples, String> {
+pub(super) async fn measure(setup: &Setup, ready: &Ready) -> Result<LaunchSamples, String> {
     let db = open_db(&setup.dispatch_home)?;
     let reps = setup.reps(300, 40);
     let l = &setup.launchers;
@@ -142,7 +142,7 @@ pub async fn measure(setup: &Setup, ready: &Ready) -> Result<LaunchSamples, Stri
 const SCOPED: &str = "scoped dispatch cost: claimed run → worker running (held spawn + StartTransientUnit + JobRemoved + go line)";
 
 /// Row 1a: scoped vs `systemd-run --scope`.
-pub fn row_1a(s: &LaunchSamples) -> Row {
+pub(super) fn row_1a(s: &LaunchSamples) -> Row {
     let (ours, peer) = (s.scoped.median(), s.systemd_run.median());
     let cheaper = peer / ours;
     Row {
@@ -160,7 +160,7 @@ pub fn row_1a(s: &LaunchSamples) -> Row {
 }
 
 /// Row 1b: scoped vs the floor.
-pub fn row_1b(s: &LaunchSamples) -> Row {
+pub(super) fn row_1b(s: &LaunchSamples) -> Row {
     Row {
         id: "1b",
         measure: "scoped dispatch cost vs the floor".into(),
@@ -173,7 +173,7 @@ pub fn row_1b(s: &LaunchSamples) -> Row {
 }
 
 /// Row 2: degraded vs the floor.
-pub fn row_2(s: &LaunchSamples) -> Row {
+pub(super) fn row_2(s: &LaunchSamples) -> Row {
     let r = s.degraded.median() / s.plain.median();
     Row {
         id: "2",

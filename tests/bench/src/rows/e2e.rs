@@ -20,9 +20,9 @@ use crate::table::{Met, Row};
 use hermes_cron::db::Db;
 use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
 use hermes_cron::job::Job;
+use hermes_cron::ledger::ClaimedRun;
 use hermes_cron::ledger::{self, ExecState};
 use hermes_cron::store;
-use hermes_cron::tick::ClaimedRun;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -31,14 +31,14 @@ const TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Samples, in milliseconds.
 #[derive(Default)]
-pub struct EndToEnd {
+pub(super) struct EndToEnd {
     pub scoped: Samples,
     pub systemd_run: Samples,
     pub plain: Samples,
 }
 
 fn claim(setup: &Setup, db: &mut Db, job: &Job) -> Result<ClaimedRun, String> {
-    claim_now(&setup.dispatch_home, db, job)
+    claim_now(&setup.dispatch_home, db, job, &setup.zones)
 }
 
 fn check_succeeded(db: &Db, run: &ClaimedRun) -> Result<(), String> {
@@ -127,10 +127,10 @@ async fn one(
 }
 
 /// Measure the three launchers of the real worker, interleaved.
-pub async fn measure(setup: &Setup, ready: &Ready) -> Result<EndToEnd, String> {
+pub(super) async fn measure(setup: &Setup, ready: &Ready) -> Result<EndToEnd, String> {
     let mut db = open_db(&setup.dispatch_home)?;
     let exe = setup.bench_exe.to_str().ok_or("non-UTF-8 path")?;
-    let mut job = job("e2e", "every 1d", &[exe, "ready"])?;
+    let mut job = job("e2e", "every 1d", &[exe, "ready"], &setup.zones)?;
     // The job's environment is defined (nothing of the worker's reaches it
     // unless named): the report socket is passed through by name.
     job.pass_env = vec![crate::probe::READY_ENV.to_string()];
@@ -158,7 +158,7 @@ pub async fn measure(setup: &Setup, ready: &Ready) -> Result<EndToEnd, String> {
 }
 
 /// Row 1c.
-pub fn row_1c(s: &EndToEnd) -> Row {
+pub(super) fn row_1c(s: &EndToEnd) -> Row {
     Row {
         id: "1c",
         measure: "end to end with the real worker: claimed row → its job running (worker adopts the row with a synchronous=FULL commit, then forks the job)".into(),

@@ -29,7 +29,7 @@ const DAY_MS: i64 = 86_400_000;
 
 /// Seconds from due to last running, per run.
 #[derive(Default)]
-pub struct Fanout {
+pub(super) struct Fanout {
     pub scoped: Samples,
     pub degraded: Samples,
     pub systemd_run: Samples,
@@ -47,7 +47,7 @@ async fn ours(setup: &Setup, scoped: bool, run: usize) -> Result<(f64, f64), Str
     let stamps = dir.join("stamps.txt");
     let argv = stamp_argv(&setup.stamp_exe, &stamps);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let template = job("fan", "every 1d", &argv)?;
+    let template = job("fan", "every 1d", &argv, &setup.zones)?;
     let later = wall_ms() + 3_600_000;
     insert_jobs(&mut db, &template, JOBS, |_, j| {
         j.next_run_at = Some(hermes_cron::db::from_ms(later));
@@ -63,7 +63,7 @@ async fn ours(setup: &Setup, scoped: bool, run: usize) -> Result<(f64, f64), Str
             .query_row(sql, hermes_cron::params![due], |r| r.get(0))
             .ok()
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    let deadline = hermes_cron::clock::loop_now() + Duration::from_secs(180);
     loop {
         let started = count("SELECT COUNT(started_at) FROM executions WHERE scheduled_for = ?1");
         let active = count(
@@ -72,7 +72,7 @@ async fn ours(setup: &Setup, scoped: bool, run: usize) -> Result<(f64, f64), Str
         if started == Some(JOBS as i64) && active == Some(0) {
             break;
         }
-        if tokio::time::Instant::now() > deadline {
+        if hermes_cron::clock::loop_now() > deadline {
             return Err(format!(
                 "{mode} fan-out: {started:?} of {JOBS} started, {active:?} active after 180 s; see {}",
                 gw.log.display()
@@ -155,7 +155,7 @@ async fn peer(setup: &Setup, ready: &Ready, scoped: bool) -> Result<f64, String>
 }
 
 /// Alternate our runs and the peers' runs.
-pub async fn measure(setup: &Setup, ready: &Ready) -> Result<Fanout, String> {
+pub(super) async fn measure(setup: &Setup, ready: &Ready) -> Result<Fanout, String> {
     let runs = setup.reps(5, 2);
     let mut f = Fanout::default();
     for run in 0..runs {
@@ -182,7 +182,7 @@ fn secs(s: &Samples) -> String {
 }
 
 /// Row 3a.
-pub fn row_3a(f: &Fanout) -> Row {
+pub(super) fn row_3a(f: &Fanout) -> Row {
     Row {
         id: "3a",
         measure:
@@ -204,7 +204,7 @@ pub fn row_3a(f: &Fanout) -> Row {
 }
 
 /// Row 3b.
-pub fn row_3b(f: &Fanout) -> Row {
+pub(super) fn row_3b(f: &Fanout) -> Row {
     Row {
         id: "3b",
         measure: "fan-out, degraded: the same 1,000 jobs, no bus".into(),

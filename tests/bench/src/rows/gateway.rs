@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// A running gateway.
-pub struct Gateway {
+pub(super) struct Gateway {
     child: Option<Child>,
     pub log: PathBuf,
 }
@@ -19,12 +19,12 @@ pub struct Gateway {
 impl Gateway {
     /// Start `hermes-cron --home HOME gateway`; its log goes to `gateway.log`
     /// next to the home.
-    pub fn start(setup: &Setup, home: &Home, scoped: bool) -> Result<Gateway, String> {
+    pub(super) fn start(setup: &Setup, home: &Home, scoped: bool) -> Result<Gateway, String> {
         Gateway::start_with(setup, home, scoped, &[])
     }
 
     /// [`Gateway::start`] with `env` added (a shared ledger, a host name).
-    pub fn start_with(
+    pub(super) fn start_with(
         setup: &Setup,
         home: &Home,
         scoped: bool,
@@ -61,7 +61,7 @@ impl Gateway {
         })
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }
 
@@ -71,7 +71,7 @@ impl Gateway {
 
     /// Wait for "gateway ready" in its log, and check the dispatch mode it
     /// announced.
-    pub async fn ready(&mut self, scoped: bool) -> Result<(), String> {
+    pub(super) async fn ready(&mut self, scoped: bool) -> Result<(), String> {
         let line = poll(Duration::from_secs(60), || {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return Some(Err(format!("gateway exited {status}")));
@@ -96,7 +96,7 @@ impl Gateway {
     }
 
     /// SIGTERM, then wait (SIGKILL after 30 s).
-    pub async fn stop(mut self) -> Result<(), String> {
+    pub(super) async fn stop(mut self) -> Result<(), String> {
         self.terminate().await
     }
 

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 /// Lateness in milliseconds of one load, and what did not start.
 #[derive(Default)]
-pub struct Run {
+pub(super) struct Run {
     pub late: Samples,
     /// Due → claim pass (`claimed_at`; negative when claimed ahead), ours only.
     pub claim: Samples,
@@ -39,7 +39,7 @@ pub struct Run {
     pub expected: usize,
 }
 
-pub struct Lateness {
+pub(super) struct Lateness {
     pub many: Run,
     pub one: Run,
     pub timer: Run,
@@ -53,7 +53,7 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
     let stamps = dir.join("stamps.txt");
     let argv = stamp_argv(&setup.stamp_exe, &stamps);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let template = job("late", "every 1s", &argv)?;
+    let template = job("late", "every 1s", &argv, &setup.zones)?;
     let later = wall_ms() + 3_600_000;
     insert_jobs(&mut db, &template, jobs, |_, j| {
         j.next_run_at = Some(hermes_cron::db::from_ms(later));
@@ -76,8 +76,8 @@ async fn ours(setup: &Setup, jobs: usize, secs: u64) -> Result<Run, String> {
             )
             .unwrap_or(-1)
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while active(&db) != 0 && tokio::time::Instant::now() < deadline {
+    let deadline = hermes_cron::clock::loop_now() + Duration::from_secs(60);
+    while active(&db) != 0 && hermes_cron::clock::loop_now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let rows = started_in(&db, &stamps, first, end)?;
@@ -153,7 +153,7 @@ async fn timer(setup: &Setup, secs: u64) -> Result<Run, String> {
 }
 
 /// Our gateway with 100 jobs, with 1 job, then the timer (never two at once).
-pub async fn measure(setup: &Setup) -> Result<Lateness, String> {
+pub(super) async fn measure(setup: &Setup) -> Result<Lateness, String> {
     let secs = if setup.opts.quick { 15 } else { 60 };
     let jobs = 100;
     eprintln!("bench: lateness, gateway with {jobs} jobs every 1s for {secs} s");
@@ -203,7 +203,7 @@ fn met_one(r: &Run) -> Met {
 }
 
 /// Rows 4a and 4b.
-pub fn rows(l: &Lateness) -> Vec<Row> {
+pub(super) fn rows(l: &Lateness) -> Vec<Row> {
     let peer = format!(
         "1 user timer `OnCalendar=*:*:*` `AccuracySec=1us`, its service's `main`: {}",
         figure(&l.timer, "fired")

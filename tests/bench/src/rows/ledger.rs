@@ -29,7 +29,7 @@ use std::time::Duration;
 
 /// Rows per second per batch; sizes in bytes.
 #[derive(Default)]
-pub struct LedgerFigures {
+pub(super) struct LedgerFigures {
     pub full: Samples,
     pub normal: Samples,
     pub db_bytes: f64,
@@ -79,7 +79,7 @@ fn write_one(db: &Db, home: &Home, job: &JobId, spec: &RunSpec, slot: i64) -> Re
             source: Source::Schedule,
             spec,
             at: now,
-            host: &hermes_cron::cluster::Host::this().name,
+            host: &super::common::host().name,
         },
         owner: claimer,
         output_path: Some(output.to_string_lossy().into_owned()),
@@ -193,7 +193,7 @@ fn size(setup: &Setup, f: &mut LedgerFigures) -> Result<(), String> {
     Ok(())
 }
 
-pub async fn measure(setup: &Setup) -> Result<LedgerFigures, String> {
+pub(super) async fn measure(setup: &Setup) -> Result<LedgerFigures, String> {
     let mut f = LedgerFigures::default();
     eprintln!("bench: ledger throughput");
     throughput(setup, &mut f).await?;
@@ -203,7 +203,7 @@ pub async fn measure(setup: &Setup) -> Result<LedgerFigures, String> {
     Ok(f)
 }
 
-pub fn rows(f: &LedgerFigures) -> Vec<Row> {
+pub(super) fn rows(f: &LedgerFigures) -> Vec<Row> {
     vec![
         Row {
             id: "7a",

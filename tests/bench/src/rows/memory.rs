@@ -33,7 +33,7 @@ use super::common::{pss_kib, status_kib};
 const JOBS: usize = 10_000;
 
 /// KiB samples.
-pub struct Memory {
+pub(super) struct Memory {
     pub gw_rss: Samples,
     pub gw_hwm: Samples,
     /// The same gateway with its HTTP endpoint on, idle.
@@ -96,7 +96,12 @@ async fn gateway_idle(
         .map_err(|e| e.to_string())?;
     }
     if jobs > 0 {
-        let template = job("idle", "0 8 * * *", &["/usr/local/bin/job", "--nightly"])?;
+        let template = job(
+            "idle",
+            "0 8 * * *",
+            &["/usr/local/bin/job", "--nightly"],
+            &setup.zones,
+        )?;
         let later = wall_ms() + 3_600_000;
         insert_jobs(&mut db, &template, jobs, |i, j| {
             j.next_run_at = Some(hermes_cron::db::from_ms(later + i as i64 * 1000));
@@ -147,7 +152,12 @@ async fn worker_overhead(setup: &Setup, reps: usize, m: &mut Memory) -> Result<(
     let mut db = open_db(&setup.dispatch_home)?;
     let mut jobs = Vec::new();
     for i in 0..SIDE_BY_SIDE {
-        let j = job(&format!("mem-{i}"), "every 1d", &["/bin/sleep", "30"])?;
+        let j = job(
+            &format!("mem-{i}"),
+            "every 1d",
+            &["/bin/sleep", "30"],
+            &setup.zones,
+        )?;
         store::insert_job(db.conn(), &j).map_err(|e| e.to_string())?;
         jobs.push(j);
     }
@@ -155,7 +165,7 @@ async fn worker_overhead(setup: &Setup, reps: usize, m: &mut Memory) -> Result<(
     for _ in 0..reps {
         let mut started = Vec::new();
         for j in &jobs {
-            let run = claim_now(&setup.dispatch_home, &mut db, j)?;
+            let run = claim_now(&setup.dispatch_home, &mut db, j, &setup.zones)?;
             let d = launcher
                 .dispatch(&db, &run, Requirement::None, Attach::Detached, wall_now())
                 .await
@@ -269,7 +279,7 @@ impl Default for Memory {
     }
 }
 
-pub async fn measure(setup: &Setup) -> Result<Memory, String> {
+pub(super) async fn measure(setup: &Setup) -> Result<Memory, String> {
     let mut m = Memory::default();
     let boots = setup.reps(5, 2);
     eprintln!("bench: memory, idle gateway with {JOBS} jobs ({boots} boots)");
@@ -293,7 +303,7 @@ fn kib(v: f64) -> String {
     mib(v * 1024.0)
 }
 
-pub fn rows(m: &Memory) -> Vec<Row> {
+pub(super) fn rows(m: &Memory) -> Vec<Row> {
     let gw = m.gw_rss.median();
     let worker = m.worker_rss.median();
     vec![

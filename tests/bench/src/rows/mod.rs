@@ -23,7 +23,7 @@ use crate::table::Row;
 
 /// A part of the benchmark a subcommand selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Section {
+pub(crate) enum Section {
     /// Rows 1a, 1b, 1c.
     Scoped,
     /// Row 2.
@@ -45,7 +45,7 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 8] = [
+    pub(crate) const ALL: [Section; 8] = [
         Section::Scoped,
         Section::Degraded,
         Section::Fanout,
@@ -56,7 +56,7 @@ impl Section {
         Section::Cluster,
     ];
 
-    pub fn parse(name: &str) -> Option<Section> {
+    pub(crate) fn parse(name: &str) -> Option<Section> {
         Some(match name {
             "scoped" | "1" => Section::Scoped,
             "degraded" | "2" => Section::Degraded,
@@ -81,7 +81,7 @@ fn or_failed(id: &'static str, what: &str, r: Result<Vec<Row>, String>) -> Vec<R
 
 /// Run `sections` in the table's order; a failed measurement becomes a
 /// failed row and the others still run.
-pub async fn run(setup: &Setup, sections: &[Section]) -> Vec<Row> {
+pub(crate) async fn run(setup: &Setup, sections: &[Section]) -> Vec<Row> {
     let ready = match setup.take_ready_socket().map(Ready::new) {
         Some(Ok(r)) => r,
         Some(Err(e)) => return vec![Row::failed("-", "report socket", &e.to_string())],

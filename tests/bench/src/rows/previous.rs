@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use zbus::{OwnedObjectPath, Variant as Value};
 
 /// `hermes-cron-<job>-<execution with dashes>.scope`, the format before.
-pub fn dashed_unit_name(job: &str, execution: &str) -> String {
+pub(super) fn dashed_unit_name(job: &str, execution: &str) -> String {
     format!(
         "hermes-cron-{}-{execution}.scope",
         escape_unit_component(job)
@@ -25,7 +25,7 @@ pub fn dashed_unit_name(job: &str, execution: &str) -> String {
 /// A held worker started by `fork`: the same program, pipe and stdio as
 /// `HeldWorker::spawn`, with a hook in the child (`setsid`), which rules
 /// `posix_spawn` out. Returns the child and the write end of its gate.
-pub fn fork_held(
+pub(super) fn fork_held(
     bin: &Path,
     home: &Path,
     execution: &str,
@@ -51,7 +51,7 @@ pub fn fork_held(
 }
 
 /// One scope start with its own `JobRemoved` stream, as before.
-pub async fn start_scope_own_stream(
+pub(super) async fn start_scope_own_stream(
     conn: &zbus::Connection,
     spec: &ScopeSpec,
 ) -> Result<(), String> {

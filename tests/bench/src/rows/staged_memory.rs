@@ -13,7 +13,6 @@ use super::common::{claim_now, job, open_db, private_kib, pss_kib, status_kib};
 use crate::setup::Setup;
 use crate::stats::{Samples, mib, ratio};
 use crate::table::{Met, Row};
-use hermes_cron::dispatch::Staged;
 use hermes_cron::ledger::{self, ExecState};
 use hermes_cron::store;
 use std::time::Duration;
@@ -22,17 +21,22 @@ const SIDE_BY_SIDE: usize = 8;
 
 /// KiB samples.
 #[derive(Default)]
-pub struct StagedMemory {
+pub(super) struct StagedMemory {
     pub rss: Samples,
     pub pss: Samples,
     pub private: Samples,
 }
 
-pub async fn measure(setup: &Setup) -> Result<StagedMemory, String> {
+pub(super) async fn measure(setup: &Setup) -> Result<StagedMemory, String> {
     let mut db = open_db(&setup.dispatch_home)?;
     let mut jobs = Vec::new();
     for i in 0..SIDE_BY_SIDE {
-        let j = job(&format!("staged-mem-{i}"), "every 1d", &["/bin/true"])?;
+        let j = job(
+            &format!("staged-mem-{i}"),
+            "every 1d",
+            &["/bin/true"],
+            &setup.zones,
+        )?;
         store::insert_job(db.conn(), &j).map_err(|e| e.to_string())?;
         jobs.push(j);
     }
@@ -40,13 +44,13 @@ pub async fn measure(setup: &Setup) -> Result<StagedMemory, String> {
     let mut m = StagedMemory::default();
     eprintln!("bench: memory, staged workers");
     for _ in 0..setup.reps(5, 2) {
-        let mut held = Vec::new();
+        let mut runs = Vec::new();
         for j in &jobs {
-            let run = claim_now(&setup.dispatch_home, &mut db, j)?;
-            match launcher.stage(&run).await {
-                Staged::Held(w) => held.push((run, w)),
-                Staged::Not(why) => return Err(format!("not staged: {why}")),
-            }
+            runs.push(claim_now(&setup.dispatch_home, &mut db, j, &setup.zones)?);
+        }
+        let mut held = Vec::new();
+        for run in &runs {
+            held.push((run, super::common::stage(launcher, run).await?));
         }
         let all_staged = super::common::poll(Duration::from_secs(20), || {
             held.iter()
@@ -72,8 +76,7 @@ pub async fn measure(setup: &Setup) -> Result<StagedMemory, String> {
             m.private.push(private as f64);
         }
         for (_, w) in held {
-            let unit = w.unit.clone();
-            let mut child = w.release().map_err(|e| e.to_string())?;
+            let (mut child, unit) = w.release().await?;
             let _ = child.wait();
             if let (Some(unit), Some(mgr)) = (&unit, launcher.manager()) {
                 let _ = mgr.release_unit(unit).await;
@@ -84,7 +87,7 @@ pub async fn measure(setup: &Setup) -> Result<StagedMemory, String> {
 }
 
 /// Row 6c, next to the running worker of row 6b (`running_rss`, KiB).
-pub fn row(m: &StagedMemory, running_rss: f64) -> Row {
+pub(super) fn row(m: &StagedMemory, running_rss: f64) -> Row {
     let kib = |v: f64| mib(v * 1024.0);
     Row {
         id: "6c",

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// The job's argv: `hermes-cron-bench-stamp <file>`.
-pub fn stamp_argv(stamp: &Path, file: &Path) -> Vec<String> {
+pub(super) fn stamp_argv(stamp: &Path, file: &Path) -> Vec<String> {
     vec![
         stamp.to_string_lossy().into_owned(),
         file.to_string_lossy().into_owned(),
@@ -19,7 +19,7 @@ pub fn stamp_argv(stamp: &Path, file: &Path) -> Vec<String> {
 }
 
 /// Stamps by execution id, in milliseconds since the epoch (fractional).
-pub fn read_stamps(file: &Path) -> HashMap<String, f64> {
+pub(super) fn read_stamps(file: &Path) -> HashMap<String, f64> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     text.lines()
         .filter_map(|l| {
@@ -30,14 +30,19 @@ pub fn read_stamps(file: &Path) -> HashMap<String, f64> {
 }
 
 /// One row of a window and, when its command started, how late (ms).
-pub struct Started {
+pub(super) struct Started {
     pub scheduled_ms: i64,
     pub claimed_ms: i64,
     pub late_ms: Option<f64>,
 }
 
 /// Every row scheduled in `[from, to)` and its command's start, if any.
-pub fn started_in(db: &Db, stamps: &Path, from: i64, to: i64) -> Result<Vec<Started>, String> {
+pub(super) fn started_in(
+    db: &Db,
+    stamps: &Path,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Started>, String> {
     let by_id = read_stamps(stamps);
     let rows: Vec<(String, i64, i64)> = db
         .conn()

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// VmRSS and VmHWM (KiB) of the private manager with `n` timers.
-pub struct Reading {
+pub(super) struct Reading {
     pub rss_kib: u64,
     pub hwm_kib: u64,
 }
@@ -98,7 +98,7 @@ fn write_units(config: &Path, n: usize) -> Result<(), String> {
 }
 
 /// Boot the private manager with `n` timers, read its memory, stop it.
-pub async fn measure(setup: &Setup, n: usize) -> Result<Reading, String> {
+pub(super) async fn measure(setup: &Setup, n: usize) -> Result<Reading, String> {
     let dir = setup.fresh_dir("timer-manager")?;
     let p = Private {
         runtime: dir.join("run"),

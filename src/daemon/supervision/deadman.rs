@@ -12,9 +12,9 @@
 //! loop reaps every child with `waitpid(-1)`, so a command that loses its
 //! exit status to it counts as ended.
 
-use super::http;
+use super::super::state::Shared;
+use crate::alerts::http;
 use crate::clock::monotonic;
-use crate::daemon::state::Shared;
 use hermes_cron_core::config::GatewayConfig;
 use hermes_cron_core::health::TickResult;
 use std::sync::Arc;
