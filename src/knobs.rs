@@ -14,9 +14,7 @@ use std::time::Duration;
 /// The kill grace: SIGTERM, then SIGKILL this much later (README,
 /// "Policies": `--timeout`).
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
-/// How often the gateway's heartbeat file is written.
 const HEARTBEAT_PERIOD: Duration = Duration::from_secs(5);
-/// Most jobs one claim pass takes on a shared ledger.
 const CLAIM_BATCH: usize = 64;
 
 /// The knobs' variables.

@@ -6,9 +6,8 @@
 //! A host's lease is a row of `hosts`: `live` while its gateway renews it
 //! every [`LeasePolicy::renew_every`], `stopped` when the gateway stopped
 //! cleanly, `lost` once a surviving gateway found it expired and resolved
-//! its rows (`reconcile::judge_lost_row`). A gateway that finds its own
-//! lease `lost` (it was cut off, or frozen, for longer than the lease)
-//! registers again and carries on; what the survivors decided stands.
+//! its rows (`reconcile::judge_lost_row`); see `src/cluster/lease.rs` for a
+//! gateway that finds its own lease `lost`.
 
 use crate::schedule::{Timestamp, format_duration};
 use std::time::Duration;

@@ -39,7 +39,6 @@ struct View {
     holding_since: Option<Instant>,
 }
 
-/// The gateway's part in the cluster.
 pub(crate) struct Cluster {
     pub policy: LeasePolicy,
     view: Arc<Mutex<View>>,

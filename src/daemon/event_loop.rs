@@ -121,7 +121,6 @@ fn deadline_for(at: Timestamp, now: Timestamp) -> Instant {
     loop_now() + wait
 }
 
-/// Everything the loop owns.
 pub(crate) struct EventLoop {
     cx: Ctx,
     db: Db,
@@ -162,7 +161,6 @@ impl EventLoop {
         }
     }
 
-    /// The test knobs the gateway runs with.
     pub(super) fn knobs(&self) -> &crate::knobs::Knobs {
         &self.cx.knobs
     }
@@ -208,7 +206,6 @@ impl EventLoop {
         }
     }
 
-    /// When each part next needs the loop.
     fn wakes(&self) -> Wakes {
         let now = self.cx.clock.now();
         let not_before = |at: Instant| match self.claims.not_before() {

@@ -29,7 +29,6 @@ impl Feed {
         }
     }
 
-    /// The next change.
     pub(super) async fn changed(&mut self) -> Change {
         let Feed {
             watcher, listener, ..

@@ -446,7 +446,6 @@ fn start_deadman(cx: &Ctx, monitor: &Monitor, stop: Arc<AtomicBool>) {
     }
 }
 
-/// The watcher of the home's `cron/` directory.
 fn watch(home: &Home) -> DbWatcher {
     DbWatcher::new(&home.cron_dir()).unwrap_or_else(|e| {
         tracing::warn!(

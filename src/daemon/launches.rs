@@ -65,7 +65,6 @@ impl OnStop {
 
 type Flying = Pin<Box<dyn Future<Output = (u64, ClaimedRun, Launched)>>>;
 
-/// The gateway's launches.
 #[derive(Default)]
 pub(crate) struct Launches {
     /// Runs due now (counted against `cron.max_parallel_jobs`).

@@ -23,7 +23,6 @@ use std::time::Duration;
 /// How often the scope capability is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(30);
 
-/// The periodic watcher.
 pub(crate) struct Monitor {
     period: Duration,
     notifier: Notifier,
@@ -65,7 +64,6 @@ impl Monitor {
         self.next_round
     }
 
-    /// One round.
     pub(super) fn round(&mut self, db: &Db, cx: &Ctx, runs: &mut Runs) {
         self.next_round = crate::clock::loop_now() + self.period;
         let now = cx.clock.now();

@@ -7,12 +7,10 @@ use crate::ids::ExecutionId;
 use crate::ledger::{DispatchMode, Execution};
 use std::collections::HashMap;
 
-/// One watched run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Tracked {
     pub id: ExecutionId,
     pub job_name: String,
-    /// The worker's pid.
     pub pid: Option<u32>,
     pub unit: Option<String>,
     pub mode: Option<DispatchMode>,

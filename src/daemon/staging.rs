@@ -66,7 +66,6 @@ struct Batch {
     runs: usize,
 }
 
-/// The gateway's staged runs.
 pub(crate) struct Stager {
     max_workers: usize,
     ceiling: Duration,

@@ -30,7 +30,6 @@ pub(crate) struct Upkeep {
 }
 
 impl Upkeep {
-    /// Do whatever is due.
     pub(super) fn run(
         &mut self,
         db: &mut Db,

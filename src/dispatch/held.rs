@@ -8,7 +8,7 @@
 //! A detached worker is started with no `pre_exec` hook, so std starts it
 //! with `posix_spawn` (glibc's is a `vfork`: no copy of the launcher's page
 //! tables, cheaper the bigger the gateway) instead of `fork`. What a hook
-//! used to do in the child the worker does first thing itself, told by
+//! would do in the child the worker does first thing itself, told by
 //! `--detach` ([`DETACH_ARG`]): `setsid`, and unblocking the signals the
 //! gateway blocks for its signal thread (a spawned child keeps the mask).
 //!

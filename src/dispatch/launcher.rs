@@ -244,7 +244,6 @@ impl Launcher {
         }
     }
 
-    /// Stop the runs `run` replaces (overlap `replace`).
     async fn stop_replaced(&self, run: &ClaimedRun) {
         if !run.replace.is_empty() {
             stop_runs(self.manager().map(|m| m.as_ref()), &run.replace, self.grace).await;

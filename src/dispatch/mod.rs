@@ -1,11 +1,7 @@
 //! Dispatch: from a claimed row to a running worker (scoped, degraded or
 //! in-process), or a refusal. `launcher.rs` is the path of one run, now or
-//! staged; the decision itself is pure (`hermes_cron_core::placement`);
-//! `held.rs` the worker held at its gate; `gate.rs` the gate a staged run
-//! waits at for its instant; `stop.rs` stopping a run (overlap `replace`, a
-//! stalled worker, `hermes-cron stop`); `fix.rs` the causes and their fix;
-//! `spawn.rs` the `spawn` command's runs (kanban workers), also as a library
-//! call.
+//! staged; the decision itself is pure (`hermes_cron_core::placement`).
+//! The other files: ARCHITECTURE.md, "Module map".
 
 mod fix;
 mod gate;

@@ -35,7 +35,6 @@ pub struct SpawnRequest {
     pub log_file: Option<PathBuf>,
 }
 
-/// A spawned worker.
 #[derive(Debug)]
 pub struct Spawned {
     pub execution: ExecutionId,

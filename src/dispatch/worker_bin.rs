@@ -16,7 +16,6 @@ pub struct WorkerNotFound {
     exe: String,
 }
 
-/// Locate the worker binary.
 pub fn locate_worker() -> Result<PathBuf, WorkerNotFound> {
     if let Some(p) = std::env::var_os(WORKER_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));

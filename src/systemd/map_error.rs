@@ -1,6 +1,6 @@
 //! zbus errors turned into [`BusCause`]s.
 //!
-//! One table, in one place (mirrored in the module docs of `mod.rs`):
+//! One table, in one place:
 //!
 //! | zbus error | BusCause |
 //! |---|---|

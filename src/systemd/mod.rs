@@ -4,16 +4,6 @@
 //! in the crate sees zbus. Unit names and scope properties are pure data, in
 //! `hermes_cron_core::scope`.
 //!
-//! | file | owns |
-//! |---|---|
-//! | `bus.rs` | locating the session bus from the environment and the uid |
-//! | `cause.rs` | [`BusCause`]: what went wrong and the fix, with stable codes |
-//! | `proxy.rs` | the hand-written `org.freedesktop.systemd1.Manager` proxy (crate-private) |
-//! | `manager.rs` | [`UnitManager`], the seam the dispatcher sees |
-//! | `map_error.rs` | zbus errors to [`BusCause`] (the table is there) |
-//! | `job_watch.rs` | one `JobRemoved` subscription per connection, routed to waiters by unit name |
-//! | `zbus_manager.rs` | [`ZbusUnitManager`]: connection reuse, timeouts, `JobRemoved` matching |
-//!
 //! One start, as the dispatcher drives it: fork the worker blocked on a pipe,
 //! `scope_unit_name(job, execution)`, `start_scope(&ScopeSpec { pids: vec![child], .. })`,
 //! then release the worker only on `Ok` (its pid is then in the scope's cgroup). On `Err`,

@@ -1,5 +1,5 @@
 //! A detached worker's first act (`--detach`): what a `pre_exec` hook of its
-//! launcher used to do in the child. The launcher starts detached workers
+//! launcher would do in the child. The launcher starts detached workers
 //! with `posix_spawn`, which can run no code of ours between fork and exec.
 //!
 //! - `setsid`: a session of its own, so nothing that ends the launcher's

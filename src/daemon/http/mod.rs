@@ -10,16 +10,7 @@
 //! still gets a 503 from `/healthz` (its loop counter stops moving).
 //!
 //! Files import one way, `server -> connection -> handlers -> page_reads`
-//! (and `server -> {handlers, setup}`):
-//! - `setup.rs`: from the config to a plan (address, token), refusing a
-//!   non-loopback address without a token and a token file that cannot be read;
-//! - `server.rs`: the thread, binding (retried while the address is taken),
-//!   accepting within a bound on connections;
-//! - `connection.rs`: one connection: the head read within a size and a time
-//!   limit, one response written within a time limit, closed;
-//! - `handlers.rs`: what they read from (`Context`), the token check and the
-//!   three resources;
-//! - `page_reads.rs`: the ledger reads behind the page.
+//! (and `server -> {handlers, setup}`).
 
 mod connection;
 mod handlers;

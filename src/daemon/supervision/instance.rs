@@ -3,10 +3,8 @@
 //! ## Locking
 //! `state/hermes-cron.lock` is `flock`ed exclusively for the gateway's whole life
 //! (released by the kernel when it exits, however it exits); a second gateway
-//! on the same home refuses to start and names the first one's pid. When the
-//! pid recorded in the file is gone but the lock is still held (a child the
-//! dead gateway was forking still has the descriptor until its exec), the
-//! new gateway waits up to 3 s for it instead of refusing.
+//! on the same home refuses to start and names the first one's pid, unless
+//! that pid is gone while the lock is still held (see `GONE_HOLDER_WAIT`).
 
 use crate::clock::monotonic;
 use crate::home::Home;
