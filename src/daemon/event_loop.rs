@@ -191,8 +191,12 @@ impl EventLoop {
                 Some(name) = sig.stop.recv() => return LoopExit::Signal(name),
                 _ = tokio::time::sleep_until(wakes.earliest()) => self.wake(wakes),
                 _ = sig.child.recv() => self.reap(),
-                (run, launched) = self.launches.next(), if !self.launches.is_empty() => {
-                    self.launched(run, launched);
+                landed = self.launches.next(), if !self.launches.is_empty() => {
+                    // None: staged launches reached their gates, making
+                    // room; the next turn starts queued ones.
+                    if let Some((run, launched)) = landed {
+                        self.launched(run, launched);
+                    }
                 }
                 Some(done) = self.alerts.outcome() => {
                     self.alerts.record(&self.db, done, self.cx.clock.now());

@@ -8,7 +8,9 @@
 //! Runs due now (claims, taken-over claims) count against
 //! `cron.max_parallel_jobs` while they are in flight and go first; staged
 //! runs and command alerts do not count. At most [`CONCURRENCY`] launches
-//! are in flight at once (D-Bus calls overlap; forks do not).
+//! are busy at once (spawning, making a scope: D-Bus calls overlap; forks
+//! do not); a staged launch that has reached its gate only waits and makes
+//! room for the next, so every run of a burst is staged ahead.
 //!
 //! None of them touches the loop's ledger connection: what each comes to is
 //! recorded by the loop when it is done (`Launcher::record`).
@@ -21,7 +23,7 @@
 //! moves compare-and-set).
 
 use crate::db::Db;
-use crate::dispatch::{Gated, Launched, Launcher, Start};
+use crate::dispatch::{AtGate, Gated, Launched, Launcher, Start};
 use crate::ids::ExecutionId;
 use crate::ledger::ClaimedRun;
 use crate::ledger::{self, ExecState};
@@ -34,9 +36,10 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use tracing::Instrument;
 
-/// Launches in flight at once.
+/// Launches busy at once (not counting those waiting at their gates).
 pub(crate) const CONCURRENCY: usize = 32;
 
 /// A run waiting for room.
@@ -65,6 +68,18 @@ impl OnStop {
 
 type Flying = Pin<Box<dyn Future<Output = (u64, ClaimedRun, Launched)>>>;
 
+/// What is known of a launch in flight.
+struct InFlight {
+    id: ExecutionId,
+    owner: Owner,
+    on_stop: OnStop,
+    /// Counted against `cron.max_parallel_jobs`.
+    counted: bool,
+    /// A staged launch's view of its gate, and whether it was seen there.
+    at_gate: Option<AtGate>,
+    waiting: bool,
+}
+
 #[derive(Default)]
 pub(crate) struct Launches {
     /// Runs due now (counted against `cron.max_parallel_jobs`).
@@ -72,7 +87,11 @@ pub(crate) struct Launches {
     /// Staged runs and command alerts.
     other: VecDeque<Queued>,
     flying: FuturesUnordered<Flying>,
-    in_flight: HashMap<u64, (ExecutionId, Owner, OnStop, bool)>,
+    in_flight: HashMap<u64, InFlight>,
+    /// Staged launches not yet seen at their gates.
+    approaching: Vec<u64>,
+    /// Launches in flight not waiting at a gate.
+    busy: usize,
     next_key: u64,
     counted: usize,
 }
@@ -111,7 +130,7 @@ impl Launches {
     /// Put queued runs in flight while there is room: runs due now first
     /// (while `capacity` lasts), then the others.
     pub(super) fn start(&mut self, launcher: &Arc<Launcher>, mut capacity: usize) {
-        while self.flying.len() < CONCURRENCY {
+        while self.busy < CONCURRENCY {
             let (queued, counted) = if capacity > 0
                 && let Some(q) = self.due.pop_front()
             {
@@ -129,9 +148,25 @@ impl Launches {
     fn fly(&mut self, launcher: Arc<Launcher>, q: Queued, counted: bool) {
         let key = self.next_key;
         self.next_key += 1;
-        let on_stop = OnStop::of(&q.start);
-        self.in_flight
-            .insert(key, (q.run.id.clone(), q.run.owner, on_stop, counted));
+        let at_gate = match &q.start {
+            Start::Staged(gate) => {
+                self.approaching.push(key);
+                Some(gate.at_gate())
+            }
+            Start::Now { .. } => None,
+        };
+        self.in_flight.insert(
+            key,
+            InFlight {
+                id: q.run.id.clone(),
+                owner: q.run.owner,
+                on_stop: OnStop::of(&q.start),
+                counted,
+                at_gate,
+                waiting: false,
+            },
+        );
+        self.busy += 1;
         if counted {
             self.counted += 1;
         }
@@ -147,21 +182,52 @@ impl Launches {
     }
 
     fn landed(&mut self, key: u64) {
-        if let Some((_, _, _, true)) = self.in_flight.remove(&key) {
-            self.counted -= 1;
+        if let Some(f) = self.in_flight.remove(&key) {
+            self.counted -= usize::from(f.counted);
+            self.busy -= usize::from(!f.waiting);
         }
     }
 
-    /// The next launch that is done (pending forever when none is in
-    /// flight: poll it only when [`Launches::is_empty`] is false).
-    pub(super) async fn next(&mut self) -> (ClaimedRun, Launched) {
-        match self.flying.next().await {
-            Some((key, run, launched)) => {
-                self.landed(key);
-                (run, launched)
+    /// Note the staged launches that reached their gates since the last
+    /// look; whether any did.
+    fn note_arrivals(&mut self) -> bool {
+        let mut arrived = false;
+        let in_flight = &mut self.in_flight;
+        let busy = &mut self.busy;
+        self.approaching.retain(|key| match in_flight.get_mut(key) {
+            Some(f) if f.at_gate.as_ref().is_some_and(AtGate::waiting) => {
+                f.waiting = true;
+                *busy -= 1;
+                arrived = true;
+                false
             }
-            None => std::future::pending().await,
-        }
+            Some(_) => true,
+            None => false,
+        });
+        arrived
+    }
+
+    /// The next launch that is done, or None when staged launches reached
+    /// their gates and made room for queued ones (call [`Launches::start`]).
+    /// Pending forever when none is in flight: poll it only when
+    /// [`Launches::is_empty`] is false.
+    pub(super) async fn next(&mut self) -> Option<(ClaimedRun, Launched)> {
+        std::future::poll_fn(|cx| match self.flying.poll_next_unpin(cx) {
+            Poll::Ready(Some((key, run, launched))) => {
+                self.landed(key);
+                Poll::Ready(Some((run, launched)))
+            }
+            Poll::Ready(None) => Poll::Pending,
+            Poll::Pending => {
+                let queued = !(self.due.is_empty() && self.other.is_empty());
+                if self.note_arrivals() && queued {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                }
+            }
+        })
+        .await
     }
 
     /// Every launch that can finish without waiting, now: the staged runs
@@ -180,6 +246,8 @@ impl Launches {
     pub(super) fn abandon(&mut self, db: &Db, now: Timestamp) {
         self.flying.clear();
         self.counted = 0;
+        self.busy = 0;
+        self.approaching.clear();
         let queued = self
             .due
             .drain(..)
@@ -188,7 +256,7 @@ impl Launches {
         let flying = self
             .in_flight
             .drain()
-            .map(|(_, (id, owner, on_stop, _))| (id, owner, on_stop));
+            .map(|(_, f)| (f.id, f.owner, f.on_stop));
         for (id, owner, on_stop) in queued.collect::<Vec<_>>().into_iter().chain(flying) {
             let _ = match on_stop {
                 OnStop::Abandon => ledger::abandoned(db.conn(), &id, &owner, now),

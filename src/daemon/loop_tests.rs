@@ -168,12 +168,13 @@ impl Scene {
         l.wake(wakes);
         l.launches.start(&l.cx.launcher, l.capacity_left());
         // Let each launch in flight go as far as it can (its gate, or done).
-        for _ in 0..50 {
+        for _ in 0..200 {
             if l.launches.is_empty() {
                 break;
             }
             match tokio::time::timeout(Duration::from_millis(20), l.launches.next()).await {
-                Ok((run, launched)) => l.launched(run, launched),
+                Ok(Some((run, launched))) => l.launched(run, launched),
+                Ok(None) => l.launches.start(&l.cx.launcher, l.capacity_left()),
                 Err(_) => break,
             }
         }
@@ -228,6 +229,37 @@ async fn a_run_is_claimed_ahead_staged_in_its_scope_and_released_at_its_instant(
     s.turn_at(eight).await;
     assert_eq!(s.event_loop.stager.count(), 0);
     assert_eq!(s.event_loop.runs.len(), 1, "released at 08:00 and watched");
+}
+
+/// More runs due at one instant than launches may be busy at once: each is
+/// staged ahead (a launch waiting at its gate makes room for the next),
+/// and all are released at the instant.
+#[tokio::test]
+async fn a_burst_larger_than_the_launches_in_flight_is_all_staged_ahead() {
+    let t0 = at("2026-06-01T07:59:00Z");
+    let mut s = scene("daily at 8am", t0, Config::default());
+    let n = crate::daemon::launches::CONCURRENCY + 8;
+    let first = store::get_job(s.event_loop.db.conn(), &s.job)
+        .unwrap()
+        .unwrap();
+    for i in 1..n {
+        let mut job = first.clone();
+        job.id = JobId::generate();
+        job.name = format!("brief-{i}");
+        store::insert_job(s.event_loop.db.conn(), &job).unwrap();
+    }
+    let lead_begins = s.lead_begins();
+    s.turn_at(lead_begins).await;
+    assert_eq!(
+        s.manager.scopes.lock().unwrap().len(),
+        n,
+        "every one scoped ahead"
+    );
+    assert_eq!(s.event_loop.stager.count(), n, "every one staged");
+    assert_eq!(s.event_loop.runs.len(), 0, "none started before 08:00");
+    s.turn_at(at("2026-06-01T08:00:00Z")).await;
+    assert_eq!(s.event_loop.stager.count(), 0);
+    assert_eq!(s.event_loop.runs.len(), n, "all released at 08:00");
 }
 
 /// With staging off the same run is claimed at 08:00 and started then.

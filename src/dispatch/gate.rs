@@ -32,6 +32,19 @@ pub struct Gated {
     pid: Rc<Cell<Option<u32>>>,
 }
 
+/// Whether a staged launch has reached its gate (its worker staged): from
+/// then on it only waits, and no longer takes a place among the launches
+/// the loop keeps in flight.
+#[derive(Clone, Debug)]
+pub struct AtGate(Rc<Cell<Option<u32>>>);
+
+impl AtGate {
+    /// Whether the launch waits at its gate.
+    pub fn waiting(&self) -> bool {
+        self.0.get().is_some()
+    }
+}
+
 /// A new gate and the launch's end of it.
 pub fn gate() -> (Gate, Gated) {
     let (tx, rx) = oneshot::channel();
@@ -59,6 +72,11 @@ impl Gate {
 }
 
 impl Gated {
+    /// Whether its launch has reached it.
+    pub fn at_gate(&self) -> AtGate {
+        AtGate(self.pid.clone())
+    }
+
     /// The worker `pid` is staged and waits here.
     pub(super) fn holds(&self, pid: u32) {
         self.pid.set(Some(pid));

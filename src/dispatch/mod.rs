@@ -14,7 +14,7 @@ mod worker_bin;
 pub use fix::{cause, probe_capability};
 
 pub(crate) use fix::fix_text;
-pub use gate::{Gate, Gated, Release, gate};
+pub use gate::{AtGate, Gate, Gated, Release, gate};
 pub use held::{Attach, HeldWorker, WorkerCall};
 pub use hermes_cron_core::placement::{Cause, Placement, Requirement, place};
 pub use launcher::{DispatchError, Dispatched, Launched, Launcher, Start};
