@@ -43,6 +43,7 @@ use crate::reconcile::{self, ReapedWorker};
 use crate::schedule::Timestamp;
 use crate::store;
 use crate::text::Chain;
+use hermes_cron_core::provider::SyncAt;
 use std::time::Duration;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::time::Instant;
@@ -178,6 +179,9 @@ impl EventLoop {
         self.sync_provider(true);
         loop {
             self.cx.shared.bump();
+            if self.provider.owed() {
+                self.sync_provider(true);
+            }
             self.launches.start(&self.cx.launcher, self.capacity_left());
             if let Some(fatal) = self.fatal.take() {
                 return LoopExit::Fatal(fatal);
@@ -272,6 +276,7 @@ impl EventLoop {
             for run in self.claims.due(&mut self.db, &self.cx) {
                 self.launches.now(run, true);
             }
+            self.provider.owe();
         }
         if due(wakes.stage) {
             for (run, gate) in self.stager.pass(&mut self.db, &self.cx, &mut self.claims) {
@@ -334,6 +339,7 @@ impl EventLoop {
         // A long burst is progress, not a frozen loop.
         self.cx.shared.bump();
         let now = self.cx.clock.now();
+        self.provider.owe();
         if let Err(e) = Launcher::record(&self.db, &run, &launched, now) {
             match dispatch_failure(&run.id, e) {
                 Ok(fatal) => {
@@ -479,10 +485,13 @@ impl EventLoop {
     /// Follow Hermes's jobs (see `provider_sync.rs`).
     fn sync_provider(&mut self, forced: bool) {
         let timeout = Duration::from_secs(self.cx.config.cron.script_timeout_seconds);
-        let now = self.cx.clock.now();
         let cx = &self.cx;
+        let when = SyncAt {
+            now: cx.clock.now(),
+            zone: cx.zone,
+        };
         self.provider
-            .run(&mut self.db, &cx.home, &cx.host.name, timeout, now, forced);
+            .run(&mut self.db, &cx.home, &cx.host.name, timeout, when, forced);
     }
 
     /// On the way out: what is queued or in flight is settled

@@ -4,15 +4,19 @@
 //! `config.yaml`, the plugin's `plugin.json` or Hermes's
 //! `cron/ticker_heartbeat` changed since the last sync (four `stat`s), and
 //! at least every [`RESYNC_EVERY`] (a built-in ticker that stopped stamping
-//! its heartbeat changes no file). Says what changed in the log, each
-//! activation change and each new set of unreadable records once.
+//! its heartbeat changes no file), and on the loop's next turn after a claim
+//! pass or a recorded launch while it follows Hermes's jobs
+//! ([`ProviderSync::owe`]: a slot that never reaches Hermes, refused, skipped
+//! or failed before Hermes's claim, changes no file either, and the job's
+//! next slot is set then). Says what changed in the log, each activation change and each
+//! new set of unreadable records once.
 
 use crate::clock::monotonic;
 use crate::db::Db;
 use crate::home::Home;
 use crate::provider::{self, jobs_file_stamp};
-use crate::schedule::Timestamp;
 use crate::text::Chain;
+use hermes_cron_core::provider::SyncAt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -40,9 +44,22 @@ pub(crate) struct ProviderSync {
     synced: Option<(Stamp, std::time::Instant)>,
     inactive: Option<Option<String>>,
     notes: Vec<String>,
+    /// Rows were written since the last sync.
+    owed: bool,
 }
 
 impl ProviderSync {
+    /// Rows were written (a claim pass, a recorded launch): while
+    /// hermes-cron fires this home's Hermes jobs, the loop's next turn syncs.
+    pub(super) fn owe(&mut self) {
+        self.owed |= self.inactive == Some(None);
+    }
+
+    /// Whether a sync is owed since rows were written.
+    pub(super) fn owed(&self) -> bool {
+        self.owed
+    }
+
     /// Sync when `forced` or when a file changed since the last sync.
     pub(super) fn run(
         &mut self,
@@ -50,7 +67,7 @@ impl ProviderSync {
         home: &Home,
         host: &str,
         script_timeout: Duration,
-        now: Timestamp,
+        when: SyncAt,
         forced: bool,
     ) {
         let seen = stamp(home);
@@ -61,7 +78,8 @@ impl ProviderSync {
         if !forced && fresh {
             return;
         }
-        match provider::sync(db, home, host, script_timeout, now) {
+        self.owed = false;
+        match provider::sync(db, home, host, script_timeout, when) {
             Ok(report) => {
                 self.synced = Some((seen, mono));
                 if self.inactive.as_ref() != Some(&report.inactive) {

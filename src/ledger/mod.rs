@@ -45,7 +45,7 @@ pub use outbox_read::{AttemptView, DeliveryView, list_deliveries};
 pub use read::{
     RunFilter, active_runs, active_runs_on, get_execution, late_outcome_of, list_executions,
 };
-pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, slot_has_row};
+pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, latest_slot_from};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};

@@ -190,13 +190,19 @@ pub(crate) fn active_runs_for_job(conn: &Conn, job: &JobId) -> SqlResult<Vec<Exe
     )
 }
 
-/// Whether the slot `at` of `job` has a row (any state, any attempt).
-pub(crate) fn slot_has_row(conn: &Conn, job: &JobId, at: Timestamp) -> SqlResult<bool> {
-    conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM executions WHERE job_id = ?1 AND scheduled_for = ?2)",
+/// The newest slot of `job` from `at` on that has a row (any state, any
+/// attempt), if one has.
+pub(crate) fn latest_slot_from(
+    conn: &Conn,
+    job: &JobId,
+    at: Timestamp,
+) -> SqlResult<Option<Timestamp>> {
+    let ms: Option<i64> = conn.query_row(
+        "SELECT MAX(scheduled_for) FROM executions WHERE job_id = ?1 AND scheduled_for >= ?2",
         params![job.as_str(), to_ms(at)],
         |r| r.get(0),
-    )
+    )?;
+    Ok(ms.map(from_ms))
 }
 
 /// The late outcome of row `id` (see `moves::late_outcome`), if one was

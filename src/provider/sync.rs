@@ -12,7 +12,7 @@ use crate::ids::JobId;
 use crate::ledger;
 use crate::schedule::Timestamp;
 use crate::store::{self, StoreError};
-use hermes_cron_core::provider::{JobsFile, SyncChange, plan_sync, read_jobs_file};
+use hermes_cron_core::provider::{Fired, JobsFile, SyncAt, SyncChange, plan_sync, read_jobs_file};
 use std::time::{Duration, SystemTime};
 
 /// What one sync did.
@@ -72,14 +72,15 @@ fn read_file(home: &Home) -> Result<JobsFile, SyncError> {
 
 /// Make the managed jobs follow Hermes's jobs (or remove them all when
 /// Hermes fires its own). `script_timeout` is the shared
-/// `cron.script_timeout_seconds`.
+/// `cron.script_timeout_seconds`; `when` the sync's instant and Hermes's zone.
 pub fn sync(
     db: &mut Db,
     home: &Home,
     host: &str,
     script_timeout: Duration,
-    now: Timestamp,
+    when: SyncAt,
 ) -> Result<SyncReport, SyncError> {
+    let now = when.now;
     let mut report = SyncReport::default();
     let (file, fire) = match activation(home, script_timeout, now) {
         Activation::Active(fire) => (read_file(home)?, Some(fire)),
@@ -102,12 +103,12 @@ pub fn sync(
     }
     let changes = match &fire {
         Some(fire) => {
-            let fired = |id: &JobId, at: Timestamp| {
-                // A slot that cannot be checked counts as fired: a missed
-                // fire is put right by the next sync, a double fire is not.
-                ledger::slot_has_row(&tx, id, at).unwrap_or(true)
+            let fired = |id: &JobId, at: Timestamp| match ledger::latest_slot_from(&tx, id, at) {
+                Ok(None) => Fired::No,
+                Ok(Some(latest)) => Fired::Through(latest),
+                Err(_) => Fired::Unknown,
             };
-            plan_sync(&file, &managed, fire, &fired)
+            plan_sync(&file, &managed, fire, &fired, when)
         }
         None => managed
             .iter()

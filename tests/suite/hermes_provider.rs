@@ -4,6 +4,7 @@
 //! transient scope of the real `systemd --user`, once, recorded by Hermes
 //! (`executions.db`, its output files) and by hermes-cron's ledger.
 
+use crate::support::Bus;
 use crate::support::fake_model::FakeModel;
 use crate::support::hermes::HermesHome;
 use crate::support::waiting::wall_clock;
@@ -393,4 +394,154 @@ fn install_and_uninstall_switch_hermes_cron_provider_and_nothing_else() {
         .run(&["hermes", "install", "--python", "/usr/bin/python3"]);
     assert_eq!(bad.code(), 1, "{bad}");
     assert!(bad.stderr.contains("--python"), "{bad}");
+}
+
+/// A recurring Hermes script job firing every `secs` seconds (croniter's
+/// 6-field form, seconds last), its script `body`; its Hermes id.
+fn every_secs(h: &HermesHome, name: &str, secs: u32, body: &str) -> String {
+    let script = format!("{name}.sh");
+    h.script(&script, body);
+    let expr = format!("* * * * * */{secs}");
+    h.cron_create(&[
+        "--name",
+        name,
+        "--script",
+        &script,
+        "--no-agent",
+        "--deliver",
+        "local",
+        &expr,
+    ])
+}
+
+fn instant(v: &Value) -> chrono::DateTime<chrono::Utc> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an instant: {v}"))
+}
+
+/// Hermes's `next_run_at` of job `id`.
+fn hermes_next(h: &HermesHome, id: &str) -> chrono::DateTime<chrono::Utc> {
+    let job = h.job(id);
+    chrono::DateTime::parse_from_rfc3339(job["next_run_at"].as_str().unwrap_or_default())
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|e| panic!("{e}: {job:#}"))
+}
+
+/// The first row of `name` once it is terminal.
+fn first_settled(h: &HermesHome, name: &str) -> Value {
+    h.home
+        .wait_until(&format!("a terminal row of {name}"), SETTLE_TIMEOUT, || {
+            let rows = h.home.runs_of(name);
+            rows.first().filter(|r| r["terminal"] == true).cloned()
+        })
+}
+
+/// The slot of `first` (the job `name`'s first row, in `state`) never
+/// reached Hermes; the next slot, `period` later, fires and Hermes records
+/// it. `before_next` runs between the two (puts right what stopped the
+/// first); what it returns is kept to the end.
+fn the_next_slot_fires<T>(
+    h: &mut HermesHome,
+    id: &str,
+    name: &str,
+    state: &str,
+    period: i64,
+    before_next: impl FnOnce(&mut HermesHome) -> T,
+) {
+    let first = first_settled(h, name);
+    let _kept = before_next(h);
+    assert_eq!(first["state"], state, "{first:#}\n{}", h.home.diag());
+    let slot = instant(&first["scheduled_for"]);
+    assert_eq!(hermes_next(h, id), slot, "Hermes never saw that slot");
+    assert!(h.executions(id).is_empty());
+    let rows = settled(h, name, 2);
+    let next = slot + chrono::Duration::seconds(period);
+    assert_eq!(
+        rows[1]["state"],
+        "succeeded",
+        "{rows:#?}\n{}",
+        h.home.diag()
+    );
+    assert_eq!(instant(&rows[1]["scheduled_for"]), next, "{rows:#?}");
+    assert_eq!(hermes_executions(h, id, 1)[0]["status"], "completed");
+    assert!(hermes_next(h, id) > next, "Hermes moved on");
+}
+
+#[test]
+fn a_refused_slot_of_a_recurring_hermes_job_is_followed_by_the_next_slot_on_time() {
+    let mut h = HermesHome::scoped();
+    h.home.require_scopes();
+    h.install_provider();
+    h.home.config_set("cron.require_restart_safe_scope", "true");
+    // No user manager: every run is refused, and Hermes never hears of it.
+    h.home.set_bus(Bus::None);
+    let mut gw = h.home.gateway(&[]);
+    gw.wait_ready();
+    let id = every_secs(&h, "tick", 20, "echo tick\n");
+    // With the user manager back, the next slot of the schedule fires.
+    the_next_slot_fires(&mut h, &id, "tick", "refused", 20, |h| {
+        gw.stop();
+        h.home.set_bus(Bus::Real);
+        let mut gw = h.home.gateway(&[]);
+        gw.wait_ready();
+        gw
+    });
+}
+
+#[test]
+fn an_overlap_skipped_slot_of_a_recurring_hermes_job_is_followed_by_the_next_slot() {
+    let (h, _gw) = provider_home();
+    // The first run outlasts the next slot (15 s later); later runs are quick.
+    let marker = h.home.scratch().join("slow-once");
+    let body = format!(
+        "if [ ! -e {m} ]; then touch {m}; sleep 20; fi\necho done\n",
+        m = marker.display()
+    );
+    let id = every_secs(&h, "slow", 15, &body);
+    let rows = settled(&h, "slow", 3);
+    let states: Vec<_> = rows
+        .iter()
+        .map(|r| (r["state"].as_str(), r["reason_code"].as_str()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (Some("succeeded"), None),
+            (Some("skipped"), Some("overlap")),
+            (Some("succeeded"), None)
+        ],
+        "{rows:#?}\n{}",
+        h.home.diag()
+    );
+    let slots: Vec<_> = rows.iter().map(|r| instant(&r["scheduled_for"])).collect();
+    assert_eq!(
+        slots[1] - slots[0],
+        chrono::Duration::seconds(15),
+        "{rows:#?}"
+    );
+    assert_eq!(
+        slots[2] - slots[1],
+        chrono::Duration::seconds(15),
+        "{rows:#?}"
+    );
+    assert_eq!(hermes_executions(&h, &id, 2).len(), 2);
+}
+
+#[test]
+fn a_fire_that_failed_before_hermes_claimed_it_is_followed_by_the_next_slot() {
+    let (mut h, _gw) = provider_home();
+    // The plugin's fire entry point fails at once, before Hermes's claim
+    // (Hermes imports the plugin's modules too: only when run).
+    let fire = h.home.path().join("plugins/hermes-cron/fire.py");
+    let real = std::fs::read(&fire).expect("the installed plugin's fire.py");
+    std::fs::write(
+        &fire,
+        "import sys\nif __name__ == '__main__':\n    sys.exit(3)\n",
+    )
+    .unwrap();
+    let id = every_secs(&h, "flaky", 20, "echo fine\n");
+    the_next_slot_fires(&mut h, &id, "flaky", "failed", 20, |_| {
+        std::fs::write(&fire, real).unwrap();
+    });
 }

@@ -105,6 +105,17 @@ pub(super) fn schedule_text(
     }
 }
 
+/// The schedule text of a *recurring* Hermes schedule (kind `cron` or
+/// `interval`), for working out the slot after one Hermes never claimed
+/// (`provider::plan_sync`); None for a one-shot or a schedule that cannot
+/// be read.
+pub(crate) fn recurring_text(schedule: Option<&Value>) -> Option<String> {
+    let kind = schedule?.get("kind")?.as_str()?;
+    matches!(kind, "cron" | "interval")
+        .then(|| schedule_text(schedule).ok().map(|(text, _)| text))
+        .flatten()
+}
+
 fn required_str<'a>(value: Option<&'a Value>, field: &'static str) -> Result<&'a str, FieldError> {
     match value {
         Some(Value::String(text)) if !text.trim().is_empty() => Ok(text.trim()),

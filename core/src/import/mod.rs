@@ -47,5 +47,6 @@ mod crontab_tests;
 mod hermes_tests;
 
 pub use context::{ExistingJob, ImportContext};
+pub(crate) use hermes_schedule::recurring_text;
 pub use plan::{ImportError, ImportNote, ImportPlan, ImportedJob, NotImported, NoteCode, SkipCode};
 pub use read::{detect_and_parse, import_file, parse_crontab, parse_hermes_jobs};

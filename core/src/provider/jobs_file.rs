@@ -26,6 +26,10 @@ pub struct HermesJob {
     pub script: bool,
     /// The schedule as Hermes shows it (`0 8 * * *`, `every 60m`, ...).
     pub display: String,
+    /// A recurring schedule (Hermes's kind `cron` or `interval`) as
+    /// hermes-cron schedule text (`0 8 * * *`, `every 60m`); None for a
+    /// one-shot or a schedule hermes-cron cannot read.
+    pub recurring: Option<String>,
 }
 
 /// The readable jobs of a `jobs.json`, and a note for each record left out.
@@ -96,6 +100,7 @@ fn read_record(index: usize, record: &Value) -> Result<HermesJob, String> {
         script: flag(record, "no_agent", false),
         state,
         display,
+        recurring: crate::import::recurring_text(record.get("schedule")),
         id,
     })
 }
@@ -158,6 +163,7 @@ mod tests {
             "2026-12-02T07:00:00+00:00"
         );
         assert_eq!(brief.display, "0 8 * * *");
+        assert_eq!(brief.recurring.as_deref(), Some("0 8 * * *"));
         let paused = &file.jobs[1];
         assert_eq!(
             paused.name, "0000000000b2",
@@ -166,6 +172,10 @@ mod tests {
         assert!(!paused.fires && paused.script);
         assert_eq!(paused.paused_reason.as_deref(), Some("holiday"));
         assert_eq!(paused.display, "every 60m");
+        assert_eq!(
+            paused.recurring, None,
+            "no schedule object: not known to recur"
+        );
         assert_eq!(file.notes.len(), 3, "{:#?}", file.notes);
         assert!(file.notes[0].contains("job #3 has no \"id\""));
         assert!(file.notes[1].contains("0000000000c3") && file.notes[1].contains("tomorrow"));

@@ -8,6 +8,6 @@ mod sync;
 
 pub use jobs_file::{HermesJob, JobsFile, JobsFileError, read_jobs_file};
 pub use sync::{
-    AGENT_IDLE_TIMEOUT, DECLINED_EXIT, Desired, FireCommand, SCRIPT_TIMEOUT_MARGIN, SyncChange,
-    plan_sync,
+    AGENT_IDLE_TIMEOUT, DECLINED_EXIT, Desired, FireCommand, Fired, SCRIPT_TIMEOUT_MARGIN, SyncAt,
+    SyncChange, plan_sync,
 };

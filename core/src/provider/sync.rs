@@ -1,13 +1,22 @@
 //! The one-way sync from Hermes's jobs to hermes-cron's: for each Hermes job
 //! one hermes-cron job, *managed* (Hermes is its source of truth), which
 //! fires at the Hermes job's `next_run_at` by running the plugin's fire
-//! entry point. Pure: the caller reads `jobs.json` and the store, and says
-//! which slots already have a ledger row.
+//! entry point. Pure: the caller reads `jobs.json` and the store, says which
+//! slots already have ledger rows, and passes `now` and the zone.
 //!
 //! Rules:
 //! - A Hermes job that may fire (`enabled`, not paused) is active and due
-//!   at its `next_run_at`, unless that instant already has a ledger row (it
-//!   was claimed; Hermes moves `next_run_at` when the fire claims it there).
+//!   at its `next_run_at` while that slot has no ledger row.
+//! - Hermes moves `next_run_at` only when a fire reaches it
+//!   (`claim_job_for_fire`, `mark_job_run` inside `fire.py`). A slot that
+//!   got a row but never reached Hermes (refused for want of a scope,
+//!   skipped as an overlap, failed before Hermes's claim, declined by
+//!   Hermes) leaves `next_run_at` where it was. A recurring job then goes on
+//!   at the next slot of its own schedule after the newest slot with a row,
+//!   in `zone` (Hermes's built-in ticker never lets a schedule stop): the
+//!   next one after `now`, or, after an outage, the newest one missed, once
+//!   (Hermes fires a late job once too). A one-shot gets no next run.
+//!   When the fire reaches Hermes, its new `next_run_at` is followed again.
 //! - Paused or disabled in Hermes: paused here, with Hermes's reason.
 //!   Completed in Hermes: completed here. Gone from `jobs.json`: removed
 //!   here (its ledger rows stay).
@@ -19,7 +28,7 @@
 use super::jobs_file::{HermesJob, JobsFile};
 use crate::ids::JobId;
 use crate::job::{Job, JobState, Overlap};
-use crate::schedule::{Schedule, Timestamp};
+use crate::schedule::{Schedule, Timestamp, Tz};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -70,7 +79,8 @@ pub struct Desired {
     pub idle_timeout: Option<Duration>,
     /// Active, paused (with Hermes's reason) or completed, as Hermes says.
     pub state: JobState,
-    /// Hermes's `next_run_at` (None: not due, or that slot already has a row).
+    /// Hermes's `next_run_at`, or the slot after the newest one with a row
+    /// while Hermes has not moved on (None: not due).
     pub next_run_at: Option<Timestamp>,
 }
 
@@ -116,6 +126,50 @@ impl Desired {
     }
 }
 
+/// What the ledger says of a managed job's slots from Hermes's `next_run_at` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fired {
+    /// No row for that slot or a later one.
+    No,
+    /// The newest slot from it on with a row (any state, any attempt).
+    Through(Timestamp),
+    /// The ledger could not be read: counts as fired (a missed fire is put
+    /// right by the next sync, a double fire is not).
+    Unknown,
+}
+
+/// When the sync runs and the zone Hermes's schedules are read in.
+#[derive(Clone, Copy, Debug)]
+pub struct SyncAt {
+    /// The sync's `now`.
+    pub now: Timestamp,
+    /// Hermes's zone (the home's `timezone`, else the system's).
+    pub zone: Tz,
+}
+
+/// The most slots walked past to catch up after an outage.
+const MAX_BEHIND: usize = 1000;
+
+/// The slot of `recurring` after `latest`, which had a row while Hermes
+/// stayed at `at`: the first after `now` if none was missed, else the newest
+/// missed one. `at` anchors an interval as Hermes does (last slot + period).
+fn slot_after(
+    recurring: &str,
+    at: Timestamp,
+    latest: Timestamp,
+    when: SyncAt,
+) -> Option<Timestamp> {
+    let schedule = Schedule::parse(recurring, when.now, when.zone).ok()?;
+    let mut slot = schedule.next_after(latest.max(at), when.zone, at)?.at;
+    for _ in 0..MAX_BEHIND {
+        match schedule.next_after(slot, when.zone, at) {
+            Some(next) if next.at <= when.now => slot = next.at,
+            _ => return Some(slot),
+        }
+    }
+    Some(slot)
+}
+
 /// One change to the store.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SyncChange {
@@ -141,7 +195,8 @@ fn desired(
     h: &HermesJob,
     fire: &FireCommand,
     existing: Option<&JobId>,
-    fired: &dyn Fn(&JobId, Timestamp) -> bool,
+    fired: &dyn Fn(&JobId, Timestamp) -> Fired,
+    when: SyncAt,
 ) -> Desired {
     let state = if h.state == "completed" {
         JobState::Completed
@@ -161,7 +216,14 @@ fn desired(
         }
     };
     let next_run_at = match (&state, h.next_run_at) {
-        (JobState::Active, Some(at)) if !existing.is_some_and(|id| fired(id, at)) => Some(at),
+        (JobState::Active, Some(at)) => match existing.map_or(Fired::No, |id| fired(id, at)) {
+            Fired::No => Some(at),
+            Fired::Through(latest) => h
+                .recurring
+                .as_deref()
+                .and_then(|text| slot_after(text, at, latest, when)),
+            Fired::Unknown => None,
+        },
         _ => None,
     };
     let (timeout, idle_timeout) = if h.script {
@@ -186,19 +248,20 @@ fn desired(
 }
 
 /// The changes that make `managed` (the store's managed jobs) follow `file`.
-/// `fired(job, at)` says whether that slot of that job has a ledger row.
+/// `fired(job, at)` says which slots of that job from `at` on have rows.
 pub fn plan_sync(
     file: &JobsFile,
     managed: &[Job],
     fire: &FireCommand,
-    fired: &dyn Fn(&JobId, Timestamp) -> bool,
+    fired: &dyn Fn(&JobId, Timestamp) -> Fired,
+    when: SyncAt,
 ) -> Vec<SyncChange> {
     let mut changes = Vec::new();
     for h in &file.jobs {
         let mine = managed
             .iter()
             .find(|j| j.hermes_id.as_deref() == Some(h.id.as_str()));
-        let want = desired(h, fire, mine.map(|j| &j.id), fired);
+        let want = desired(h, fire, mine.map(|j| &j.id), fired, when);
         match mine {
             None => changes.push(SyncChange::Add(want)),
             Some(job) if !want.matches(job) => changes.push(SyncChange::Update {
@@ -242,6 +305,26 @@ mod tests {
         }
     }
 
+    /// The sync at 2026-12-02T07:30Z, in UTC.
+    fn plan(
+        file: &JobsFile,
+        managed: &[Job],
+        fired: &dyn Fn(&JobId, Timestamp) -> Fired,
+    ) -> Vec<SyncChange> {
+        plan_in(file, managed, fired, "2026-12-02T07:30:00Z", Tz::UTC)
+    }
+
+    fn plan_in(
+        file: &JobsFile,
+        managed: &[Job],
+        fired: &dyn Fn(&JobId, Timestamp) -> Fired,
+        now: &str,
+        zone: Tz,
+    ) -> Vec<SyncChange> {
+        let when = SyncAt { now: at(now), zone };
+        plan_sync(file, managed, &fire(), fired, when)
+    }
+
     fn file(records: &str) -> JobsFile {
         read_jobs_file("jobs.json", &format!("{{\"jobs\": [{records}]}}")).unwrap()
     }
@@ -262,7 +345,7 @@ mod tests {
 
     #[test]
     fn a_new_hermes_job_becomes_a_managed_job_due_at_its_next_run() {
-        let changes = plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false);
+        let changes = plan(&file(BRIEF), &[], &|_, _| Fired::No);
         let [SyncChange::Add(want)] = changes.as_slice() else {
             panic!("{changes:?}")
         };
@@ -287,36 +370,129 @@ mod tests {
 
     #[test]
     fn nothing_changes_when_nothing_did_and_a_claimed_slot_is_not_due_again() {
-        let job = managed_from(&plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false)[0]);
+        let job = managed_from(&plan(&file(BRIEF), &[], &|_, _| Fired::No)[0]);
         assert_eq!(
-            plan_sync(
-                &file(BRIEF),
-                std::slice::from_ref(&job),
-                &fire(),
-                &|_, _| false
-            ),
+            plan(&file(BRIEF), std::slice::from_ref(&job), &|_, _| Fired::No),
             []
         );
-        let changes = plan_sync(
-            &file(BRIEF),
-            std::slice::from_ref(&job),
-            &fire(),
-            &|id, t| *id == job.id && t == at("2026-12-02T08:00:00Z"),
-        );
+        let changes = plan(&file(BRIEF), std::slice::from_ref(&job), &|_, _| {
+            Fired::Unknown
+        });
         let [SyncChange::Update { to, .. }] = changes.as_slice() else {
             panic!("{changes:?}")
         };
-        assert_eq!(to.next_run_at, None);
+        assert_eq!(
+            to.next_run_at, None,
+            "a slot that cannot be checked is not fired again"
+        );
+    }
+
+    /// The next run the sync gives the one managed job of `records` when
+    /// `fired` says what the ledger has, at `now` in `zone`.
+    fn next_run(records: &str, fired: Fired, now: &str, zone: Tz) -> Option<Timestamp> {
+        let job = managed_from(&plan(&file(records), &[], &|_, _| Fired::No)[0]);
+        let changes = plan_in(
+            &file(records),
+            std::slice::from_ref(&job),
+            &|id, _| {
+                assert_eq!(*id, job.id);
+                fired
+            },
+            now,
+            zone,
+        );
+        match changes.as_slice() {
+            [] => job.next_run_at,
+            [SyncChange::Update { to, .. }] => to.next_run_at,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const DAILY: &str = r#"{"id": "dddddddddddd", "name": "brief", "next_run_at": "2026-12-02T08:00:00+01:00",
+        "schedule": {"kind": "cron", "expr": "0 8 * * *", "display": "0 8 * * *"}}"#;
+    const HALF_HOURLY: &str = r#"{"id": "hhhhhhhhhhhh", "name": "watch", "next_run_at": "2026-12-02T08:00:00+00:00",
+        "schedule": {"kind": "interval", "minutes": 30, "display": "every 30m"}}"#;
+    const ONCE: &str = r#"{"id": "oooooooooooo", "name": "remind", "next_run_at": "2026-12-02T08:00:00+00:00",
+        "schedule": {"kind": "once", "run_at": "2026-12-02T08:00:00+00:00"}}"#;
+
+    #[test]
+    fn a_recurring_slot_that_never_reached_hermes_is_followed_by_the_next_slot() {
+        let berlin = crate::schedule::compiled_in_zone("Europe/Berlin").unwrap();
+        // 08:00 Berlin had a row (refused, skipped, failed before Hermes's
+        // claim); Hermes still says 08:00: tomorrow's 08:00 Berlin.
+        let slot = at("2026-12-02T07:00:00Z");
+        assert_eq!(
+            next_run(DAILY, Fired::No, "2026-12-02T06:59:00Z", berlin),
+            Some(slot)
+        );
+        assert_eq!(
+            next_run(DAILY, Fired::Through(slot), "2026-12-02T07:00:01Z", berlin),
+            Some(at("2026-12-03T07:00:00Z"))
+        );
+        // Every 30 minutes from Hermes's slot; a later slot with a row counts.
+        assert_eq!(
+            next_run(
+                HALF_HOURLY,
+                Fired::Through(at("2026-12-02T08:00:00Z")),
+                "2026-12-02T08:00:02Z",
+                Tz::UTC
+            ),
+            Some(at("2026-12-02T08:30:00Z"))
+        );
+        assert_eq!(
+            next_run(
+                HALF_HOURLY,
+                Fired::Through(at("2026-12-02T08:30:00Z")),
+                "2026-12-02T08:31:00Z",
+                Tz::UTC
+            ),
+            Some(at("2026-12-02T09:00:00Z"))
+        );
+        // A one-shot has no next slot.
+        assert_eq!(
+            next_run(
+                ONCE,
+                Fired::Through(at("2026-12-02T08:00:00Z")),
+                "2026-12-02T08:00:02Z",
+                Tz::UTC
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn after_an_outage_the_newest_missed_slot_fires_once() {
+        // Refused at 08:00, the gateway down until 10:10: 10:00 fires now,
+        // 08:30 to 09:30 do not.
+        assert_eq!(
+            next_run(
+                HALF_HOURLY,
+                Fired::Through(at("2026-12-02T08:00:00Z")),
+                "2026-12-02T10:10:00Z",
+                Tz::UTC
+            ),
+            Some(at("2026-12-02T10:00:00Z"))
+        );
+        // A week behind, a daily job (in UTC here): today's 08:00, once.
+        assert_eq!(
+            next_run(
+                DAILY,
+                Fired::Through(at("2026-12-02T07:00:00Z")),
+                "2026-12-09T12:00:00Z",
+                Tz::UTC
+            ),
+            Some(at("2026-12-09T08:00:00Z"))
+        );
     }
 
     #[test]
     fn pause_completion_and_removal_follow_hermes() {
-        let job = managed_from(&plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false)[0]);
+        let job = managed_from(&plan(&file(BRIEF), &[], &|_, _| Fired::No)[0]);
         let paused = file(
             r#"{"id": "aaaaaaaaaaaa", "name": "brief", "enabled": false, "state": "paused",
                 "next_run_at": "2026-12-02T08:00:00+00:00"}"#,
         );
-        let changes = plan_sync(&paused, std::slice::from_ref(&job), &fire(), &|_, _| false);
+        let changes = plan(&paused, std::slice::from_ref(&job), &|_, _| Fired::No);
         let [SyncChange::Update { to, .. }] = changes.as_slice() else {
             panic!("{changes:?}")
         };
@@ -325,13 +501,11 @@ mod tests {
         );
         assert_eq!(to.next_run_at, None);
         let done = file(r#"{"id": "aaaaaaaaaaaa", "name": "brief", "state": "completed"}"#);
-        let changes = plan_sync(&done, std::slice::from_ref(&job), &fire(), &|_, _| false);
+        let changes = plan(&done, std::slice::from_ref(&job), &|_, _| Fired::No);
         assert!(
             matches!(&changes[0], SyncChange::Update { to, .. } if to.state == JobState::Completed)
         );
-        let gone = plan_sync(&file(""), std::slice::from_ref(&job), &fire(), &|_, _| {
-            false
-        });
+        let gone = plan(&file(""), std::slice::from_ref(&job), &|_, _| Fired::No);
         assert_eq!(
             gone,
             [SyncChange::Remove {
@@ -344,7 +518,7 @@ mod tests {
     #[test]
     fn scripts_get_hermes_script_timeout_plus_a_margin_and_no_idle_limit() {
         let f = file(r#"{"id": "bbbbbbbbbbbb", "no_agent": true, "next_run_at": null}"#);
-        let want = match &plan_sync(&f, &[], &fire(), &|_, _| false)[0] {
+        let want = match &plan(&f, &[], &|_, _| Fired::No)[0] {
             SyncChange::Add(w) => w.clone(),
             other => panic!("{other:?}"),
         };
@@ -355,10 +529,10 @@ mod tests {
 
     #[test]
     fn a_second_managed_job_for_one_hermes_job_is_removed() {
-        let job = managed_from(&plan_sync(&file(BRIEF), &[], &fire(), &|_, _| false)[0]);
+        let job = managed_from(&plan(&file(BRIEF), &[], &|_, _| Fired::No)[0]);
         let mut twin = job.clone();
         twin.id = JobId::generate();
-        let changes = plan_sync(&file(BRIEF), &[job, twin.clone()], &fire(), &|_, _| false);
+        let changes = plan(&file(BRIEF), &[job, twin.clone()], &|_, _| Fired::No);
         assert_eq!(
             changes,
             [SyncChange::Remove {
