@@ -111,9 +111,10 @@ pub(super) fn schedule_text(
 /// be read.
 pub(crate) fn recurring_text(schedule: Option<&Value>) -> Option<String> {
     let kind = schedule?.get("kind")?.as_str()?;
-    matches!(kind, "cron" | "interval")
-        .then(|| schedule_text(schedule).ok().map(|(text, _)| text))
-        .flatten()
+    if !matches!(kind, "cron" | "interval") {
+        return None;
+    }
+    schedule_text(schedule).ok().map(|(text, _)| text)
 }
 
 fn required_str<'a>(value: Option<&'a Value>, field: &'static str) -> Result<&'a str, FieldError> {

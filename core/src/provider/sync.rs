@@ -152,7 +152,8 @@ const MAX_BEHIND: usize = 1000;
 
 /// The slot of `recurring` after `latest`, which had a row while Hermes
 /// stayed at `at`: the first after `now` if none was missed, else the newest
-/// missed one. `at` anchors an interval as Hermes does (last slot + period).
+/// missed one (more than [`MAX_BEHIND`] missed: the first after `now`). `at`
+/// anchors an interval as Hermes does (last slot + period).
 fn slot_after(
     recurring: &str,
     at: Timestamp,
@@ -167,7 +168,7 @@ fn slot_after(
             _ => return Some(slot),
         }
     }
-    Some(slot)
+    schedule.next_after(when.now, when.zone, at).map(|f| f.at)
 }
 
 /// One change to the store.
@@ -472,6 +473,16 @@ mod tests {
                 Tz::UTC
             ),
             Some(at("2026-12-02T10:00:00Z"))
+        );
+        // Further behind than the walk goes (1,440 slots): the next slot.
+        assert_eq!(
+            next_run(
+                HALF_HOURLY,
+                Fired::Through(at("2026-12-02T08:00:00Z")),
+                "2027-01-01T00:10:00Z",
+                Tz::UTC
+            ),
+            Some(at("2027-01-01T00:30:00Z"))
         );
         // A week behind, a daily job (in UTC here): today's 08:00, once.
         assert_eq!(
