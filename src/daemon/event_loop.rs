@@ -272,6 +272,10 @@ impl EventLoop {
         if due(wakes.release) {
             self.release_due();
         }
+        if due(wakes.claim) || due(wakes.stage) {
+            // A fire takes Hermes's settings of its moment (five `stat`s).
+            self.sync_provider(false);
+        }
         if due(wakes.claim) {
             for run in self.claims.due(&mut self.db, &self.cx) {
                 self.launches.now(run, true);
@@ -484,14 +488,19 @@ impl EventLoop {
 
     /// Follow Hermes's jobs (see `provider_sync.rs`).
     fn sync_provider(&mut self, forced: bool) {
-        let timeout = Duration::from_secs(self.cx.config.cron.script_timeout_seconds);
         let cx = &self.cx;
         let when = SyncAt {
             now: cx.clock.now(),
             zone: cx.zone,
         };
-        self.provider
-            .run(&mut self.db, &cx.home, &cx.host.name, timeout, when, forced);
+        self.provider.run(
+            &mut self.db,
+            &cx.home,
+            &cx.host.name,
+            &cx.config.cron.env,
+            when,
+            forced,
+        );
     }
 
     /// On the way out: what is queued or in flight is settled

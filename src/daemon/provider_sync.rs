@@ -1,8 +1,9 @@
 //! The gateway's side of the Hermes provider: run the sync (`provider::sync`)
 //! when the gateway starts, when the watcher saw `cron/jobs.json` or the
-//! plugin's poke file change, on the monitor period when `jobs.json`,
-//! `config.yaml`, the plugin's `plugin.json` or Hermes's
-//! `cron/ticker_heartbeat` changed since the last sync (four `stat`s), and
+//! plugin's poke file change, on the monitor period and before each claim
+//! pass when `jobs.json`, `config.yaml`, the home's `.env`, the plugin's
+//! `plugin.json` or Hermes's `cron/ticker_heartbeat` changed since the last
+//! sync (five `stat`s: Hermes's limits on a fire follow its settings), and
 //! at least every [`RESYNC_EVERY`] (a built-in ticker that stopped stamping
 //! its heartbeat changes no file), and on the loop's next turn after a claim
 //! pass or a recorded launch while it follows Hermes's jobs
@@ -16,11 +17,12 @@ use crate::db::Db;
 use crate::home::Home;
 use crate::provider::{self, jobs_file_stamp};
 use crate::text::Chain;
+use hermes_cron_core::job::Env;
 use hermes_cron_core::provider::SyncAt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-type Stamp = [Option<SystemTime>; 4];
+type Stamp = [Option<SystemTime>; 5];
 
 /// The longest time between two syncs.
 pub(crate) const RESYNC_EVERY: Duration = Duration::from_secs(60);
@@ -33,6 +35,7 @@ fn stamp(home: &Home) -> Stamp {
     [
         jobs_file_stamp(home),
         modified(&home.config_file()),
+        modified(&provider::limits::dotenv_file(home)),
         modified(&provider::plugin::plugin_dir(home).join("plugin.json")),
         modified(&home.cron_dir().join("ticker_heartbeat")),
     ]
@@ -66,7 +69,7 @@ impl ProviderSync {
         db: &mut Db,
         home: &Home,
         host: &str,
-        script_timeout: Duration,
+        config_env: &Env,
         when: SyncAt,
         forced: bool,
     ) {
@@ -79,7 +82,7 @@ impl ProviderSync {
             return;
         }
         self.owed = false;
-        match provider::sync(db, home, host, script_timeout, when) {
+        match provider::sync(db, home, host, config_env, when) {
             Ok(report) => {
                 self.synced = Some((seen, mono));
                 if self.inactive.as_ref() != Some(&report.inactive) {

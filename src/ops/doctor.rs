@@ -101,6 +101,10 @@ pub struct ProviderState {
     /// The user asked for it: `cron.provider` names hermes-cron, or the plugin is installed.
     pub wanted: bool,
     pub managed_jobs: usize,
+    /// Why `cron/jobs.json` cannot be read (while hermes-cron fires its jobs).
+    pub jobs_file_error: Option<String>,
+    /// Records of `jobs.json` left out, each named.
+    pub left_out: Vec<String>,
 }
 
 /// Provider asked for but not in effect: Hermes's built-in ticker fires
@@ -114,7 +118,46 @@ fn check_provider(g: &Gathered<'_>) -> Vec<Finding> {
             format!("hermes-cron does not fire this home's Hermes jobs: {why}"),
             "do what the problem says (`hermes-cron hermes install` writes the plugin and cron.provider again; `hermes-cron hermes uninstall` gives Hermes's cron back to its built-in ticker for good)",
         )],
-        _ => Vec::new(),
+        (Some(_), false) => Vec::new(),
+        (None, _) => {
+            let mut out = Vec::new();
+            if let Some(e) = &p.jobs_file_error {
+                out.push(finding(
+                    "hermes_jobs_unreadable",
+                    None,
+                    format!(
+                        "cannot read Hermes's jobs ({e}): the managed jobs stay as they were, and no change made in Hermes reaches hermes-cron"
+                    ),
+                    "repair or restore cron/jobs.json (it is Hermes's file; `hermes cron list` shows what Hermes makes of it)",
+                ));
+            }
+            for note in &p.left_out {
+                out.push(finding(
+                    "hermes_job_left_out",
+                    None,
+                    format!("{note}; hermes-cron does not fire it"),
+                    "fix the record in cron/jobs.json, or remove it and make it again with `hermes cron create` (under hermes-cron no Hermes ticker runs to repair it)",
+                ));
+            }
+            for job in g
+                .jobs
+                .iter()
+                .filter(|j| j.managed && j.state == JobState::Active && j.next_run_at.is_none())
+            {
+                let hermes_id = job.hermes_id.as_deref().unwrap_or("?");
+                out.push(finding(
+                    "hermes_job_no_next_run",
+                    Some(job),
+                    format!(
+                        "the Hermes job {hermes_id} is active but has no next run: it will not fire again"
+                    ),
+                    format!(
+                        "fire it now with `hermes-cron run {hermes_id}`, or give it a new schedule with `hermes cron edit {hermes_id} --schedule ...`"
+                    ),
+                ));
+            }
+            out
+        }
     }
 }
 
@@ -575,6 +618,8 @@ mod tests {
             reason: Some("Hermes's cron.provider is not set".into()),
             wanted: false,
             managed_jobs: 0,
+            jobs_file_error: None,
+            left_out: Vec::new(),
         }
     }
 
@@ -601,8 +646,19 @@ mod tests {
             reason: None,
             wanted: true,
             managed_jobs: 3,
+            ..not_asked()
         };
         assert_eq!(run(&zones, &active, now, check_provider), []);
+        let troubled = ProviderState {
+            jobs_file_error: Some("cron/jobs.json: not JSON".into()),
+            left_out: vec!["job #2 has no \"id\"".into()],
+            ..active
+        };
+        let codes: Vec<_> = run(&zones, &troubled, now, check_provider)
+            .iter()
+            .map(|f| f.code)
+            .collect();
+        assert_eq!(codes, ["hermes_jobs_unreadable", "hermes_job_left_out"]);
     }
 
     #[test]

@@ -20,12 +20,18 @@ pub enum Activation {
     Inactive(String),
 }
 
+/// `cron.<key>` of the shared `config.yaml` as Hermes reads it, or None.
+pub(super) fn cron_setting(home: &Home, key: &str) -> Option<serde_yaml::Value> {
+    let text = std::fs::read_to_string(home.config_file()).ok()?;
+    let mut doc: serde_yaml::Value = serde_yaml::from_str(&text).ok()?;
+    doc.get_mut("cron")?.get_mut(key).map(std::mem::take)
+}
+
 /// `cron.provider` as Hermes reads it (a string, stripped; anything else
 /// means its built-in ticker), or None.
 pub fn configured_provider(home: &Home) -> Option<String> {
-    let text = std::fs::read_to_string(home.config_file()).ok()?;
-    let doc: serde_yaml::Value = serde_yaml::from_str(&text).ok()?;
-    let provider = doc.get("cron")?.get("provider")?.as_str()?.trim();
+    let provider = cron_setting(home, "provider")?;
+    let provider = provider.as_str()?.trim();
     (!provider.is_empty()).then(|| provider.to_string())
 }
 
@@ -64,9 +70,8 @@ pub fn builtin_ticker_age(home: &Home, now: Timestamp) -> Option<Duration> {
     Some(Duration::from_secs_f64((now - epoch).max(0.0)))
 }
 
-/// This home's activation at `now`. `script_timeout` is Hermes's script
-/// timeout (the shared `cron.script_timeout_seconds`).
-pub fn activation(home: &Home, script_timeout: Duration, now: Timestamp) -> Activation {
+/// This home's activation at `now`.
+pub fn activation(home: &Home, now: Timestamp) -> Activation {
     match configured_provider(home) {
         Some(p) if p == NAME => {}
         Some(other) => {
@@ -102,6 +107,5 @@ pub fn activation(home: &Home, script_timeout: Duration, now: Timestamp) -> Acti
     Activation::Active(FireCommand {
         python: settings.python,
         fire_script: plugin::fire_script(home),
-        script_timeout,
     })
 }

@@ -2,9 +2,11 @@
 //! rules are the core's `provider::plan_sync`): read the file, plan, and
 //! apply the plan in one transaction. The gateway calls [`sync`] when it
 //! starts, when `cron/` says `jobs.json` or the plugin's poke file changed,
-//! and on its upkeep period when the file's modification time moved.
+//! and when Hermes's files changed (see the daemon's `provider_sync.rs`).
+//! Hermes's limits on a fire are read afresh at each sync ([`super::limits`]).
 
 use super::activation::{Activation, activation};
+use super::limits::hermes_limits;
 
 use crate::db::Db;
 use crate::home::Home;
@@ -12,8 +14,9 @@ use crate::ids::JobId;
 use crate::ledger;
 use crate::schedule::Timestamp;
 use crate::store::{self, StoreError};
+use hermes_cron_core::job::Env;
 use hermes_cron_core::provider::{Fired, JobsFile, SyncAt, SyncChange, plan_sync, read_jobs_file};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// What one sync did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,7 +60,8 @@ pub fn jobs_file_stamp(home: &Home) -> Option<SystemTime> {
         .ok()
 }
 
-fn read_file(home: &Home) -> Result<JobsFile, SyncError> {
+/// Hermes's `cron/jobs.json` as the sync reads it (none yet: no jobs).
+pub fn read_jobs(home: &Home) -> Result<JobsFile, SyncError> {
     let path = home.hermes_jobs_file();
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(read_jobs_file(&path.display().to_string(), &text)?),
@@ -71,19 +75,19 @@ fn read_file(home: &Home) -> Result<JobsFile, SyncError> {
 }
 
 /// Make the managed jobs follow Hermes's jobs (or remove them all when
-/// Hermes fires its own). `script_timeout` is the shared
-/// `cron.script_timeout_seconds`; `when` the sync's instant and Hermes's zone.
+/// Hermes fires its own). `config_env` is hermes-cron's `cron.env` (a layer
+/// of `fire.py`'s environment); `when` the sync's instant and Hermes's zone.
 pub fn sync(
     db: &mut Db,
     home: &Home,
     host: &str,
-    script_timeout: Duration,
+    config_env: &Env,
     when: SyncAt,
 ) -> Result<SyncReport, SyncError> {
     let now = when.now;
     let mut report = SyncReport::default();
-    let (file, fire) = match activation(home, script_timeout, now) {
-        Activation::Active(fire) => (read_file(home)?, Some(fire)),
+    let (file, fire) = match activation(home, now) {
+        Activation::Active(fire) => (read_jobs(home)?, Some(fire)),
         Activation::Inactive(why) => {
             report.inactive = Some(why);
             (JobsFile::default(), None)
@@ -108,7 +112,14 @@ pub fn sync(
                 Ok(Some(latest)) => Fired::Through(latest),
                 Err(_) => Fired::Unknown,
             };
-            plan_sync(&file, &managed, fire, &fired, when)
+            plan_sync(
+                &file,
+                &managed,
+                fire,
+                hermes_limits(home, config_env),
+                &fired,
+                when,
+            )
         }
         None => managed
             .iter()

@@ -141,8 +141,8 @@ fn an_agent_job_runs_hermes_agent_in_a_scope_and_its_answer_is_delivered() {
     ]);
     let job = managed(&h, &id);
     assert_eq!(
-        job["idle_timeout_s"], 600,
-        "agent jobs: Hermes's inactivity limit"
+        job["idle_timeout_s"], 720,
+        "agent jobs: after Hermes's inactivity limit (600 s)"
     );
     // "Run now" as Hermes's dashboard and API do it: next_run_at = now.
     let out = h.python(&format!(
@@ -544,4 +544,242 @@ fn a_fire_that_failed_before_hermes_claimed_it_is_followed_by_the_next_slot() {
     the_next_slot_fires(&mut h, &id, "flaky", "failed", 20, |_| {
         std::fs::write(&fire, real).unwrap();
     });
+}
+
+/// "Run now", as Hermes's dashboard and API do it: `next_run_at` = now.
+fn trigger(h: &HermesHome, id: &str) {
+    let out = h.python(&format!(
+        "from cron.jobs import trigger_job\nassert trigger_job({id:?})"
+    ));
+    assert_eq!(out.code, 0, "{out:#?}");
+}
+
+/// An agent job `name`, every hour, its answer delivered to `local`; its id.
+fn hourly_agent_job(h: &HermesHome, name: &str) -> String {
+    h.cron_create(&[
+        "--name",
+        name,
+        "--deliver",
+        "local",
+        "every 1h",
+        "Say hello.",
+    ])
+}
+
+/// The managed job of `id` once `field` of `show --json` is `want`.
+fn backstop(h: &HermesHome, id: &str, field: &str, want: Value) -> Value {
+    h.home
+        .wait_until(&format!("{field} of {id} to be {want}"), PATIENCE, || {
+            let job = managed(h, id);
+            (job[field] == want).then_some(job)
+        })
+}
+
+/// The `n`th row of `name` (0 first) once it is terminal, waiting `patience`.
+fn nth_settled(h: &HermesHome, name: &str, n: usize, patience: Duration) -> Value {
+    h.home
+        .wait_until(&format!("row {n} of {name} terminal"), patience, || {
+            let rows = h.home.runs_of(name);
+            rows.get(n).filter(|r| r["terminal"] == true).cloned()
+        })
+}
+
+#[test]
+fn a_model_that_never_answers_meets_hermes_own_timeout_and_the_fire_ends_with_it() {
+    let model = FakeModel::start(ANSWER);
+    model.set_delay(Duration::from_secs(3600));
+    let (h, _gw) = provider_home();
+    h.use_model(&model);
+    std::fs::write(h.home.path().join(".env"), "HERMES_CRON_TIMEOUT=20\n").unwrap();
+    let id = hourly_agent_job(&h, "hung");
+    // The home's .env sets Hermes's limit; hermes-cron's comes after it.
+    backstop(&h, &id, "idle_timeout_s", 140.into());
+    trigger(&h, &id);
+    // Longer than hermes-cron's 140 s backstop: a fire held by the thread
+    // still waiting on the model would end `timed_out` by then.
+    let first = nth_settled(&h, "hung", 0, Duration::from_secs(300));
+    assert_eq!(first["state"], "failed", "{first:#}\n{}", h.home.diag());
+    assert_eq!(first["exit_code"], 1, "{first:#}");
+    let execs = hermes_executions(&h, &id, 1);
+    assert_eq!(execs[0]["status"], "failed", "{execs:#?}");
+    let error = execs[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("limit 20s"), "Hermes's own timeout: {error}");
+    assert_eq!(h.job(&id)["last_status"], "error");
+    let docs = h.outputs(&id);
+    assert!(
+        docs.len() == 1 && docs[0].contains("limit 20s"),
+        "Hermes's failure message delivered to local: {docs:#?}"
+    );
+    // Nothing of the first fire is left: the next one is no overlap skip.
+    model.set_delay(Duration::ZERO);
+    trigger(&h, &id);
+    let second = nth_settled(&h, "hung", 1, SETTLE_TIMEOUT);
+    assert_eq!(
+        second["state"],
+        "succeeded",
+        "{second:#}\n{}",
+        h.home.diag()
+    );
+    assert_eq!(hermes_executions(&h, &id, 2)[0]["status"], "completed");
+}
+
+#[test]
+fn hermes_limits_are_read_from_its_settings_as_they_change() {
+    let (h, _gw) = provider_home();
+    let agent = hourly_agent_job(&h, "brief");
+    h.script("report.sh", "echo report\n");
+    let script = h.cron_create(&[
+        "--name",
+        "report",
+        "--script",
+        "report.sh",
+        "--no-agent",
+        "--deliver",
+        "local",
+        "0 9 * * *",
+    ]);
+    // Hermes's defaults: 600 s of inactivity, a script timeout of 3600 s.
+    backstop(&h, &agent, "idle_timeout_s", 720.into());
+    backstop(&h, &script, "timeout_s", 3660.into());
+    // Raised while the gateway runs, as `hermes config set` does it.
+    let out = h.hermes(&["config", "set", "cron.script_timeout_seconds", "200"]);
+    assert_eq!(out.code, 0, "{out:#?}");
+    backstop(&h, &script, "timeout_s", 260.into());
+    let env = h.home.path().join(".env");
+    std::fs::write(&env, "HERMES_CRON_TIMEOUT=900\n").unwrap();
+    backstop(&h, &agent, "idle_timeout_s", 1020.into());
+    std::fs::write(
+        &env,
+        "HERMES_CRON_SCRIPT_TIMEOUT=30\nHERMES_CRON_TIMEOUT=0\n",
+    )
+    .unwrap();
+    backstop(&h, &script, "timeout_s", 90.into());
+    // No limit in Hermes, none in hermes-cron.
+    backstop(&h, &agent, "idle_timeout_s", Value::Null);
+}
+
+#[test]
+fn a_fire_stopped_or_killed_by_hermes_cron_leaves_hermes_records_terminal() {
+    let model = FakeModel::start(ANSWER);
+    model.set_delay(Duration::from_secs(3600));
+    let (h, _gw) = provider_home();
+    h.use_model(&model);
+    // No limit of Hermes's own: only hermes-cron ends these fires.
+    std::fs::write(h.home.path().join(".env"), "HERMES_CRON_TIMEOUT=0\n").unwrap();
+    let id = hourly_agent_job(&h, "hung");
+    backstop(&h, &id, "idle_timeout_s", Value::Null);
+    let asking = |n: usize| {
+        wait_for("the agent to ask the model", SETTLE_TIMEOUT, || {
+            (model.asked() == n).then_some(())
+        })
+    };
+    // 1. `hermes-cron stop`: its SIGTERM fails the run inside Hermes.
+    trigger(&h, &id);
+    asking(1);
+    let running = h.home.runs_of("hung")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = h.home.run(&["stop", &running]);
+    // (`stop` exits with the job's status: fire.py's 1, Hermes's failure.)
+    assert!(out.stdout.contains("cancelled"), "{out}");
+    let first = nth_settled(&h, "hung", 0, SETTLE_TIMEOUT);
+    assert_eq!(first["state"], "cancelled", "{first:#}");
+    let execs = hermes_executions(&h, &id, 1);
+    assert_eq!(execs[0]["status"], "failed", "{execs:#?}");
+    let error = execs[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("stopped by hermes-cron"), "{error}");
+    assert_eq!(h.job(&id)["last_status"], "error");
+    let docs = h.outputs(&id);
+    assert!(
+        docs.len() == 1 && docs[0].contains("stopped by hermes-cron"),
+        "Hermes's failure message delivered to local: {docs:#?}"
+    );
+    // 2. Killed outright: no chance to record. The next fire runs Hermes's
+    // own recovery first, and the killed execution ends `unknown`.
+    trigger(&h, &id);
+    asking(2);
+    let killed = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &format!("fire.py {id}")])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "a fire.py of {id} was running");
+    nth_settled(&h, "hung", 1, SETTLE_TIMEOUT);
+    model.set_delay(Duration::ZERO);
+    trigger(&h, &id);
+    let third = nth_settled(&h, "hung", 2, SETTLE_TIMEOUT);
+    assert_eq!(third["state"], "succeeded", "{third:#}\n{}", h.home.diag());
+    let statuses: Vec<_> = hermes_executions(&h, &id, 3)
+        .iter()
+        .map(|e| e["status"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(statuses, ["completed", "unknown", "failed"], "newest first");
+}
+
+/// The codes of `doctor --json`'s findings once `want` is among them.
+fn doctor_finds(h: &HermesHome, want: &str) -> Vec<Value> {
+    h.home
+        .wait_until(&format!("doctor to report {want}"), PATIENCE, || {
+            let found = h.home.run(&["doctor", "--json"]).json()["findings"].clone();
+            let found = found.as_array().cloned().unwrap_or_default();
+            found.iter().any(|f| f["code"] == want).then_some(found)
+        })
+}
+
+#[test]
+fn doctor_reports_what_goes_wrong_on_the_hermes_side() {
+    let (h, _gw) = provider_home();
+    h.script("lonely.sh", "echo lonely\n");
+    let id = h.cron_create(&[
+        "--name",
+        "lonely",
+        "--script",
+        "lonely.sh",
+        "--no-agent",
+        "--deliver",
+        "local",
+        "every 1h",
+    ]);
+    managed(&h, &id);
+    // A job with no next run, and a record with no id, written by Hermes's
+    // own store code.
+    let out = h.python(
+        "from cron.jobs import load_jobs, save_jobs\n\
+         jobs = load_jobs()\n\
+         for j in jobs: j['next_run_at'] = None\n\
+         jobs.append({'name': 'orphan', 'prompt': 'x', 'schedule': {'kind': 'interval', 'minutes': 60}})\n\
+         save_jobs(jobs)",
+    );
+    assert_eq!(out.code, 0, "{out:#?}");
+    let found = doctor_finds(&h, "hermes_job_no_next_run");
+    let no_next = found
+        .iter()
+        .find(|f| f["code"] == "hermes_job_no_next_run")
+        .unwrap();
+    assert_eq!(no_next["job_name"], "lonely", "{found:#?}");
+    assert!(
+        no_next["fix"].as_str().unwrap().contains(&id),
+        "{no_next:#}"
+    );
+    let left_out = found
+        .iter()
+        .find(|f| f["code"] == "hermes_job_left_out")
+        .unwrap_or_else(|| panic!("the id-less record: {found:#?}"));
+    assert!(
+        left_out["problem"].as_str().unwrap().contains("job #2"),
+        "{left_out:#}"
+    );
+    std::fs::write(h.home.path().join("cron/jobs.json"), "{\"jobs\": [").unwrap();
+    let found = doctor_finds(&h, "hermes_jobs_unreadable");
+    let unreadable = found
+        .iter()
+        .find(|f| f["code"] == "hermes_jobs_unreadable")
+        .unwrap();
+    assert!(
+        unreadable["problem"]
+            .as_str()
+            .unwrap()
+            .contains("jobs.json"),
+        "{unreadable:#}"
+    );
 }

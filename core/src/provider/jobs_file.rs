@@ -24,6 +24,8 @@ pub struct HermesJob {
     pub next_run_at: Option<Timestamp>,
     /// A `no_agent` script job; otherwise an agent prompt.
     pub script: bool,
+    /// An agent prompt with a pre-run `script` (its output feeds the prompt).
+    pub pre_run_script: bool,
     /// The schedule as Hermes shows it (`0 8 * * *`, `every 60m`, ...).
     pub display: String,
     /// A recurring schedule (Hermes's kind `cron` or `interval`) as
@@ -71,7 +73,7 @@ fn instant(value: &str) -> Option<Timestamp> {
 fn read_record(index: usize, record: &Value) -> Result<HermesJob, String> {
     let Some(id) = text(record, "id").filter(|id| !id.trim().is_empty()) else {
         return Err(format!(
-            "job #{} has no \"id\"; Hermes repairs that on its next tick",
+            "job #{} has no \"id\", so it cannot be fired (no Hermes ticker runs to give it one)",
             index + 1
         ));
     };
@@ -98,6 +100,8 @@ fn read_record(index: usize, record: &Value) -> Result<HermesJob, String> {
         paused_reason: text(record, "paused_reason").map(str::to_string),
         next_run_at,
         script: flag(record, "no_agent", false),
+        pre_run_script: !flag(record, "no_agent", false)
+            && text(record, "script").is_some_and(|s| !s.trim().is_empty()),
         state,
         display,
         recurring: crate::import::recurring_text(record.get("schedule")),

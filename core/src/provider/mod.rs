@@ -1,13 +1,13 @@
 //! hermes-cron as the Hermes Agent's cron provider, the pure parts: reading
 //! Hermes's `cron/jobs.json` ([`read_jobs_file`]) and the one-way sync of its
-//! jobs into managed hermes-cron jobs ([`plan_sync`]). The IO (watching the
+//! jobs into managed hermes-cron jobs ([`plan_sync`]), with backstops after Hermes's own limits
+//! ([`HermesLimits`]). The IO (watching the
 //! file, the store, installing the plugin) is the main crate's `provider`.
 
 mod jobs_file;
+mod limits;
 mod sync;
 
 pub use jobs_file::{HermesJob, JobsFile, JobsFileError, read_jobs_file};
-pub use sync::{
-    AGENT_IDLE_TIMEOUT, DECLINED_EXIT, Desired, FireCommand, Fired, SCRIPT_TIMEOUT_MARGIN, SyncAt,
-    SyncChange, plan_sync,
-};
+pub use limits::HermesLimits;
+pub use sync::{DECLINED_EXIT, Desired, FireCommand, Fired, SyncAt, SyncChange, plan_sync};

@@ -20,22 +20,18 @@
 //! - Paused or disabled in Hermes: paused here, with Hermes's reason.
 //!   Completed in Hermes: completed here. Gone from `jobs.json`: removed
 //!   here (its ledger rows stay).
-//! - Agent prompts get no wall-clock timeout and an idle timeout of
-//!   [`AGENT_IDLE_TIMEOUT`] (Hermes's own inactivity limit for agent jobs);
-//!   scripts get Hermes's script timeout plus [`SCRIPT_TIMEOUT_MARGIN`], so
-//!   that Hermes's own limit stops the script first and records it.
+//! - Each job's timeouts are backstops strictly after Hermes's own limits
+//!   ([`HermesLimits::backstops`], read from Hermes's settings at each sync),
+//!   so that Hermes's limit acts first and Hermes records the run.
 
 use super::jobs_file::{HermesJob, JobsFile};
+use super::limits::HermesLimits;
 use crate::ids::JobId;
 use crate::job::{Job, JobState, Overlap};
 use crate::schedule::{Schedule, Timestamp, Tz};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// An agent job with no output for this long is stuck (Hermes's default).
-pub const AGENT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
-/// A script job's wall-clock limit is Hermes's plus this.
-pub const SCRIPT_TIMEOUT_MARGIN: Duration = Duration::from_secs(60);
 /// The status by which the fire entry point says Hermes declined the fire.
 pub const DECLINED_EXIT: i32 = 100;
 
@@ -47,8 +43,6 @@ pub struct FireCommand {
     pub python: PathBuf,
     /// The plugin's `fire.py`.
     pub fire_script: PathBuf,
-    /// Hermes's script timeout (`cron.script_timeout_seconds`, 3600 s).
-    pub script_timeout: Duration,
 }
 
 impl FireCommand {
@@ -75,7 +69,7 @@ pub struct Desired {
     pub argv: Vec<String>,
     /// `Some(ZERO)`: no wall-clock limit.
     pub timeout: Option<Duration>,
-    /// An agent prompt's [`AGENT_IDLE_TIMEOUT`] (None for a script).
+    /// An agent prompt's idle limit (None for a script, or when Hermes has none).
     pub idle_timeout: Option<Duration>,
     /// Active, paused (with Hermes's reason) or completed, as Hermes says.
     pub state: JobState,
@@ -195,6 +189,7 @@ pub enum SyncChange {
 fn desired(
     h: &HermesJob,
     fire: &FireCommand,
+    limits: HermesLimits,
     existing: Option<&JobId>,
     fired: &dyn Fn(&JobId, Timestamp) -> Fired,
     when: SyncAt,
@@ -227,11 +222,7 @@ fn desired(
         },
         _ => None,
     };
-    let (timeout, idle_timeout) = if h.script {
-        (Some(fire.script_timeout + SCRIPT_TIMEOUT_MARGIN), None)
-    } else {
-        (Some(Duration::ZERO), Some(AGENT_IDLE_TIMEOUT))
-    };
+    let (timeout, idle_timeout) = limits.backstops(h.script, h.pre_run_script);
     Desired {
         hermes_id: h.id.clone(),
         name: h.name.clone(),
@@ -248,12 +239,14 @@ fn desired(
     }
 }
 
-/// The changes that make `managed` (the store's managed jobs) follow `file`.
-/// `fired(job, at)` says which slots of that job from `at` on have rows.
+/// The changes that make `managed` (the store's managed jobs) follow `file`,
+/// fired by `fire` under Hermes's `limits`. `fired(job, at)` says which
+/// slots of that job from `at` on have rows.
 pub fn plan_sync(
     file: &JobsFile,
     managed: &[Job],
     fire: &FireCommand,
+    limits: HermesLimits,
     fired: &dyn Fn(&JobId, Timestamp) -> Fired,
     when: SyncAt,
 ) -> Vec<SyncChange> {
@@ -262,7 +255,7 @@ pub fn plan_sync(
         let mine = managed
             .iter()
             .find(|j| j.hermes_id.as_deref() == Some(h.id.as_str()));
-        let want = desired(h, fire, mine.map(|j| &j.id), fired, when);
+        let want = desired(h, fire, limits, mine.map(|j| &j.id), fired, when);
         match mine {
             None => changes.push(SyncChange::Add(want)),
             Some(job) if !want.matches(job) => changes.push(SyncChange::Update {
@@ -302,7 +295,6 @@ mod tests {
         FireCommand {
             python: "/venv/bin/python".into(),
             fire_script: "/h/plugins/hermes-cron/fire.py".into(),
-            script_timeout: Duration::from_secs(3600),
         }
     }
 
@@ -323,7 +315,7 @@ mod tests {
         zone: Tz,
     ) -> Vec<SyncChange> {
         let when = SyncAt { now: at(now), zone };
-        plan_sync(file, managed, &fire(), fired, when)
+        plan_sync(file, managed, &fire(), HermesLimits::default(), fired, when)
     }
 
     fn file(records: &str) -> JobsFile {
@@ -365,7 +357,11 @@ mod tests {
             Some(Duration::ZERO),
             "agent jobs: no wall clock"
         );
-        assert_eq!(want.idle_timeout, Some(AGENT_IDLE_TIMEOUT));
+        assert_eq!(
+            want.idle_timeout,
+            Some(Duration::from_secs(720)),
+            "Hermes's 600 s inactivity limit, and a margin"
+        );
         assert_eq!(want.schedule_text, "0 8 * * *");
     }
 

@@ -99,6 +99,8 @@ class HermesCronScheduler(CronScheduler):
 
     def start(self, stop_event, *, adapters=None, loop=None, interval=60, **_extra):
         # No ticker in the Hermes gateway: hermes-cron's gateway fires the jobs.
+        # Hermes's recovery on start, as its built-in ticker does.
+        self.recover_interrupted()
         poke()
 
     def stop(self):
@@ -110,10 +112,9 @@ class HermesCronScheduler(CronScheduler):
     def reconcile(self):
         poke()
 
-    def recover_interrupted(self):
-        # The runs belong to hermes-cron's workers, in processes of their own;
-        # Hermes's recovery, run from here, would judge them by the wrong pid.
-        return 0
+    # recover_interrupted: Hermes's own. An execution fired by hermes-cron
+    # names its fire.py process, which Hermes's recovery judges rightly from
+    # any process; every fire.py runs it too.
 
     def fire_due(self, job_id, *, adapters=None, loop=None):
         # The dashboard's and the API's "fire": make the job due now; the

@@ -10,6 +10,18 @@ process is hermes-cron's, which a Hermes or hermes-cron gateway restart does
 not stop. The `executions.db` row names this process, so Hermes's recovery
 sees it alive for as long as the run lasts.
 
+Hermes's own limits act first, and hermes-cron's timeouts are backstops
+after them. While the agent is active (by Hermes's own measure: API calls,
+stream chunks, tool heartbeats) a line is printed at least every
+ACTIVITY_EVERY seconds, so the output hermes-cron watches is quiet no
+earlier than the agent is. When hermes-cron stops the fire (a backstop, a
+`hermes-cron stop`, a stopped scope) its SIGTERM becomes a failure inside
+Hermes's own run, so Hermes records it and delivers its failure message.
+The fire ends when Hermes's `run_one_job` returns, even while a thread is
+still blocked (a model that never answers). Each fire first marks
+`unknown`, by Hermes's own recovery, the executions whose process is gone
+(a fire killed outright), and a fire claim such a fire left is released.
+
 Exit status (read by hermes-cron):
   0    the job ran and Hermes recorded it completed
   1    the job ran and failed (Hermes's error is printed)
@@ -21,12 +33,21 @@ Whatever the job delivered is printed on stdout, so it is in the run's output.
 
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 DECLINED = 100
 SOURCE = "hermes-cron"
+# hermes-cron's idle backstop for agent jobs counts on this (see the core's
+# provider/limits.rs).
+ACTIVITY_EVERY = 30.0
+
+
+class Stopped(Exception):
+    """hermes-cron stopped this fire (SIGTERM)."""
 
 
 def _log_to_stderr():
@@ -37,6 +58,108 @@ def _log_to_stderr():
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+
+
+def _report_activity():
+    """Print a line when the agent is active, at most every ACTIVITY_EVERY s."""
+    try:
+        from run_agent import AIAgent
+    except Exception:
+        return
+    touch = getattr(AIAgent, "_touch_activity", None)
+    if touch is None:
+        return
+    lock = threading.Lock()
+    last = [0.0]
+
+    def touched(agent, desc):
+        touch(agent, desc)
+        now = time.monotonic()
+        with lock:
+            if now - last[0] < ACTIVITY_EVERY:
+                return
+            last[0] = now
+        print(f"hermes-cron: agent active: {desc}", file=sys.stderr, flush=True)
+
+    AIAgent._touch_activity = touched
+
+
+def _stop_on_sigterm():
+    """The first SIGTERM fails the run where it stands, inside Hermes's own
+    error handling; later ones are ignored (the SIGKILL after the grace is
+    hermes-cron's last word)."""
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Stopped(
+            "stopped by hermes-cron before Hermes finished (a hermes-cron timeout, "
+            "`hermes-cron stop`, or its scope was stopped)"
+        )
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _recover():
+    """Hermes's own recovery: executions whose process is gone end `unknown`."""
+    try:
+        from cron.executions import recover_interrupted_executions
+
+        n = recover_interrupted_executions()
+    except Exception as e:
+        print(f"hermes-cron: Hermes's recovery failed: {e}", file=sys.stderr)
+        return
+    if n:
+        print(f"hermes-cron: marked {n} interrupted Hermes execution(s) unknown",
+              file=sys.stderr)
+
+
+def _this_host(by):
+    """Whether a claim's `by` (Hermes's `_machine_id()`: HERMES_MACHINE_ID, else
+    host:pid) names this host."""
+    import socket
+
+    explicit = os.getenv("HERMES_MACHINE_ID", "").strip()
+    if explicit:
+        return by == explicit
+    return isinstance(by, str) and by.rsplit(":", 1)[0] == socket.gethostname()
+
+
+def _release_dead_claim(job_id):
+    """Release this host's fire claim on the job when the fire that took it
+    is provably over: an execution was made after the claim and none of the
+    job's is still claimed or running (a fire killed outright, marked
+    `unknown` by the recovery). `mark_job_run` would have released it;
+    Hermes's own TTL (300 s) would decline every fire until then."""
+    from datetime import datetime
+
+    from cron import jobs as store
+    from cron.executions import list_executions
+
+    lock = getattr(store, "_jobs_lock", None)
+    aware = getattr(store, "_ensure_aware", None)
+    if lock is None or aware is None:
+        return False
+    job = store.get_job(job_id) or {}
+    claim = job.get("fire_claim")
+    if not isinstance(claim, dict) or not _this_host(claim.get("by")):
+        return False
+    try:
+        taken = aware(datetime.fromisoformat(claim["at"]))
+        rows = list_executions(job_id=job_id, limit=50)
+        if any(r.get("status") in ("claimed", "running") for r in rows):
+            return False
+        if not any(aware(datetime.fromisoformat(r["claimed_at"])) >= taken for r in rows):
+            return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    with lock():
+        jobs = store.load_jobs()
+        for record in jobs:
+            if record.get("id") == job_id and record.get("fire_claim") == claim:
+                record["fire_claim"] = None
+                store.save_jobs(jobs)
+                return True
+    return False
 
 
 def _declined_reason(job_id):
@@ -82,7 +205,13 @@ def fire(job_id):
     from cron.jobs import claim_job_for_fire, get_job
     from cron.scheduler import run_one_job
 
-    if not claim_job_for_fire(job_id):
+    _recover()
+    claimed = claim_job_for_fire(job_id)
+    if not claimed and _release_dead_claim(job_id):
+        print(f"hermes-cron: released the fire claim of a fire of {job_id} that was killed",
+              file=sys.stderr)
+        claimed = claim_job_for_fire(job_id)
+    if not claimed:
         print(f"hermes-cron: not run: {_declined_reason(job_id)}", file=sys.stderr)
         return DECLINED
     job = get_job(job_id)
@@ -116,8 +245,20 @@ def main(argv):
         print("fire.py: HERMES_HOME is not set; hermes-cron sets it for the job", file=sys.stderr)
         return 2
     _log_to_stderr()
+    _stop_on_sigterm()
+    _report_activity()
     return fire(argv[1])
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        code = main(sys.argv)
+    except Stopped as e:
+        # Stopped outside Hermes's run (its claim, or after it returned).
+        print(f"hermes-cron: {e}", file=sys.stderr)
+        code = 143
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: a thread still blocked (on a model that never answers)
+    # would hold the interpreter, and the scope, until it gives up.
+    os._exit(code)

@@ -162,7 +162,7 @@ pub(super) fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
         None => Vec::new(),
     };
     let zones = zone_rules(ctx, &jobs);
-    let provider = provider_state(ctx, &config, &jobs, now);
+    let provider = provider_state(ctx, &jobs, now);
     let gathered = Gathered {
         home_root: ctx.home.root(),
         gateway,
@@ -246,17 +246,19 @@ pub(super) fn prune(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
 }
 
 /// Whether hermes-cron fires this home's Hermes jobs, and whether it was asked to.
-fn provider_state(
-    ctx: &Ctx,
-    config: &hermes_cron::config::Config,
-    jobs: &[Job],
-    now: hermes_cron::schedule::Timestamp,
-) -> ProviderState {
+fn provider_state(ctx: &Ctx, jobs: &[Job], now: hermes_cron::schedule::Timestamp) -> ProviderState {
     use hermes_cron::provider::{self, Activation, NAME};
-    let timeout = std::time::Duration::from_secs(config.cron.script_timeout_seconds);
-    let reason = match provider::activation(&ctx.home, timeout, now) {
+    let reason = match provider::activation(&ctx.home, now) {
         Activation::Active(_) => None,
         Activation::Inactive(why) => Some(why),
+    };
+    // What the gateway's sync reads, read the same way.
+    let (jobs_file_error, left_out) = match reason {
+        Some(_) => (None, Vec::new()),
+        None => match provider::sync::read_jobs(&ctx.home) {
+            Ok(file) => (None, file.notes),
+            Err(e) => (Some(hermes_cron::text::Chain(&e).to_string()), Vec::new()),
+        },
     };
     ProviderState {
         active: reason.is_none(),
@@ -264,5 +266,7 @@ fn provider_state(
         wanted: provider::configured_provider(&ctx.home).as_deref() == Some(NAME)
             || provider::plugin::plugin_dir(&ctx.home).exists(),
         managed_jobs: jobs.iter().filter(|j| j.managed).count(),
+        jobs_file_error,
+        left_out,
     }
 }
