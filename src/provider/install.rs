@@ -1,8 +1,11 @@
 //! `hermes-cron hermes install|uninstall`: switching a Hermes home's cron to
 //! hermes-cron and back. Install writes the plugin (files and `plugin.json`)
-//! and sets `cron.provider: hermes-cron`; uninstall unsets it (when it is
-//! still ours), removes the plugin and the managed jobs (their ledger rows
-//! stay). Both edit `config.yaml` losslessly and poke a running gateway.
+//! and sets `cron.provider: hermes-cron`, keeping in `plugin.json` the
+//! provider it replaced and whether it made `config.yaml`; uninstall puts
+//! that provider back or unsets the key (when it is still ours), removes a
+//! `config.yaml` it made that is empty again, the plugin and the managed
+//! jobs (their ledger rows stay). Both edit `config.yaml` losslessly and
+//! poke a running gateway.
 
 use super::activation::configured_provider;
 use super::plugin::{self, NAME, PluginSettings};
@@ -106,9 +109,18 @@ fn poke(home: &Home) {
 
 /// Install the plugin into `home` and make hermes-cron its cron provider.
 pub fn install(home: &Home, python: Option<&Path>) -> Result<Report, InstallError> {
+    let config_existed = home.config_file().exists();
     let python = find_python(python)?;
     check_python(&python, home)?;
     let binary = std::env::current_exe().map_err(InstallError::SelfPath)?;
+    // Installed before: what that install kept is kept.
+    let earlier = plugin::read_settings(home).ok();
+    let current = configured_provider(home);
+    let previous_provider = match current.as_deref() {
+        Some(NAME) => earlier.as_ref().and_then(|s| s.previous_provider.clone()),
+        other => other.map(str::to_string),
+    };
+    let created_config = earlier.map_or(!config_existed, |s| s.created_config);
     let root = home
         .root()
         .canonicalize()
@@ -118,6 +130,8 @@ pub fn install(home: &Home, python: Option<&Path>) -> Result<Report, InstallErro
         home: root,
         python,
         version: env!("CARGO_PKG_VERSION").to_string(),
+        previous_provider,
+        created_config,
     };
     plugin::write_plugin(home, &settings).map_err(|e| InstallError::Write {
         path: e.path,
@@ -131,8 +145,14 @@ pub fn install(home: &Home, python: Option<&Path>) -> Result<Report, InstallErro
     ));
     let changed = crate::config::set_hermes_key(&home.config_file(), PROVIDER_KEY, NAME)?;
     report.lines.push(if changed {
+        let replaced = match current.as_deref() {
+            Some(other) if other != NAME => {
+                format!(" (it was {other:?}; `hermes-cron hermes uninstall` puts that back)")
+            }
+            _ => String::new(),
+        };
         format!(
-            "set {PROVIDER_KEY}: {NAME} in {}",
+            "set {PROVIDER_KEY}: {NAME} in {}{replaced}",
             home.config_file().display()
         )
     } else {
@@ -147,17 +167,53 @@ pub fn install(home: &Home, python: Option<&Path>) -> Result<Report, InstallErro
     Ok(report)
 }
 
+/// Whether the YAML file at `path` holds nothing (no keys, only comments).
+fn empty_yaml(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_yaml::from_str::<serde_yaml::Value>(&t).ok())
+        .is_some_and(|v| match v {
+            serde_yaml::Value::Null => true,
+            serde_yaml::Value::Mapping(m) => m.is_empty(),
+            _ => false,
+        })
+}
+
 /// Undo [`install`]: Hermes's built-in ticker fires its jobs again.
 pub fn uninstall(home: &Home) -> Result<Report, InstallError> {
     let mut report = Report::default();
+    let settings = plugin::read_settings(home).ok();
+    let config = home.config_file();
     match configured_provider(home).as_deref() {
-        Some(NAME) => {
-            crate::config::unset_hermes_key(&home.config_file(), PROVIDER_KEY)?;
-            report.lines.push(format!(
-                "removed {PROVIDER_KEY}: {NAME} from {}",
-                home.config_file().display()
-            ));
-        }
+        Some(NAME) => match settings
+            .as_ref()
+            .and_then(|s| s.previous_provider.as_deref())
+        {
+            Some(previous) => {
+                crate::config::set_hermes_key(&config, PROVIDER_KEY, previous)?;
+                report.lines.push(format!(
+                    "put {PROVIDER_KEY} back to {previous:?} (as it was before the install) in {}",
+                    config.display()
+                ));
+            }
+            None => {
+                crate::config::unset_hermes_key(&config, PROVIDER_KEY)?;
+                report.lines.push(format!(
+                    "removed {PROVIDER_KEY}: {NAME} from {}",
+                    config.display()
+                ));
+                if settings.as_ref().is_some_and(|s| s.created_config) && empty_yaml(&config) {
+                    std::fs::remove_file(&config).map_err(|source| InstallError::Write {
+                        path: config.clone(),
+                        source,
+                    })?;
+                    report.lines.push(format!(
+                        "removed {}, which the install made and which is empty again",
+                        config.display()
+                    ));
+                }
+            }
+        },
         Some(other) => report.lines.push(format!(
             "{PROVIDER_KEY} is {other:?}, not {NAME}: left as it is"
         )),

@@ -35,6 +35,14 @@ pub struct PluginSettings {
     pub python: PathBuf,
     /// The hermes-cron version that installed it.
     pub version: String,
+    /// `cron.provider` before the install (another provider, `chronos`),
+    /// which uninstall puts back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_provider: Option<String>,
+    /// The install made `config.yaml`: uninstall removes it when nothing
+    /// else is left in it.
+    #[serde(default)]
+    pub created_config: bool,
 }
 
 /// `plugins/hermes-cron/` in `home`.

@@ -783,3 +783,33 @@ fn doctor_reports_what_goes_wrong_on_the_hermes_side() {
         "{unreadable:#}"
     );
 }
+
+#[test]
+fn install_over_another_provider_keeps_it_and_uninstall_puts_it_back() {
+    let h = HermesHome::new();
+    let out = h.hermes(&["config", "set", "cron.provider", "chronos"]);
+    assert_eq!(out.code, 0, "{out:#?}");
+    let py = h.python_path();
+    let out = h
+        .home
+        .run(&["hermes", "install", "--python", py.to_str().unwrap()])
+        .ok();
+    assert!(out.stdout.contains("it was \"chronos\""), "{out}");
+    assert_eq!(h.raw_config()["cron"]["provider"], "hermes-cron");
+    // Installing again keeps what the first install kept.
+    h.install_provider();
+    let out = h.home.run(&["hermes", "uninstall"]).ok();
+    assert!(out.stdout.contains("back to \"chronos\""), "{out}");
+    assert_eq!(h.raw_config()["cron"]["provider"], "chronos");
+}
+
+#[test]
+fn uninstall_after_an_install_that_made_config_yaml_leaves_no_file() {
+    let h = HermesHome::new();
+    let config = h.home.path().join("config.yaml");
+    std::fs::remove_file(&config).unwrap();
+    h.install_provider();
+    assert!(config.exists(), "install set cron.provider");
+    h.home.run(&["hermes", "uninstall"]).ok();
+    assert!(!config.exists(), "{:?}", std::fs::read_to_string(&config));
+}
