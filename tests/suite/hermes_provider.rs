@@ -584,6 +584,21 @@ fn nth_settled(h: &HermesHome, name: &str, n: usize, patience: Duration) -> Valu
         })
 }
 
+/// Hermes recorded the job's one fire `failed` with an error saying `what`,
+/// set `last_status: error`, and delivered its failure message to `local`.
+fn hermes_recorded_the_failure(h: &HermesHome, id: &str, what: &str) {
+    let execs = hermes_executions(h, id, 1);
+    assert_eq!(execs[0]["status"], "failed", "{execs:#?}");
+    let error = execs[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains(what), "{what}: {error}");
+    assert_eq!(h.job(id)["last_status"], "error");
+    let docs = h.outputs(id);
+    assert!(
+        docs.len() == 1 && docs[0].contains(what),
+        "Hermes's failure message delivered to local: {docs:#?}"
+    );
+}
+
 #[test]
 fn a_model_that_never_answers_meets_hermes_own_timeout_and_the_fire_ends_with_it() {
     let model = FakeModel::start(ANSWER);
@@ -600,16 +615,7 @@ fn a_model_that_never_answers_meets_hermes_own_timeout_and_the_fire_ends_with_it
     let first = nth_settled(&h, "hung", 0, Duration::from_secs(300));
     assert_eq!(first["state"], "failed", "{first:#}\n{}", h.home.diag());
     assert_eq!(first["exit_code"], 1, "{first:#}");
-    let execs = hermes_executions(&h, &id, 1);
-    assert_eq!(execs[0]["status"], "failed", "{execs:#?}");
-    let error = execs[0]["error"].as_str().unwrap_or_default();
-    assert!(error.contains("limit 20s"), "Hermes's own timeout: {error}");
-    assert_eq!(h.job(&id)["last_status"], "error");
-    let docs = h.outputs(&id);
-    assert!(
-        docs.len() == 1 && docs[0].contains("limit 20s"),
-        "Hermes's failure message delivered to local: {docs:#?}"
-    );
+    hermes_recorded_the_failure(&h, &id, "limit 20s");
     // Nothing of the first fire is left: the next one is no overlap skip.
     model.set_delay(Duration::ZERO);
     trigger(&h, &id);
@@ -685,16 +691,7 @@ fn a_fire_stopped_or_killed_by_hermes_cron_leaves_hermes_records_terminal() {
     assert!(out.stdout.contains("cancelled"), "{out}");
     let first = nth_settled(&h, "hung", 0, SETTLE_TIMEOUT);
     assert_eq!(first["state"], "cancelled", "{first:#}");
-    let execs = hermes_executions(&h, &id, 1);
-    assert_eq!(execs[0]["status"], "failed", "{execs:#?}");
-    let error = execs[0]["error"].as_str().unwrap_or_default();
-    assert!(error.contains("stopped by hermes-cron"), "{error}");
-    assert_eq!(h.job(&id)["last_status"], "error");
-    let docs = h.outputs(&id);
-    assert!(
-        docs.len() == 1 && docs[0].contains("stopped by hermes-cron"),
-        "Hermes's failure message delivered to local: {docs:#?}"
-    );
+    hermes_recorded_the_failure(&h, &id, "stopped by hermes-cron");
     // 2. Killed outright: no chance to record. The next fire runs Hermes's
     // own recovery first, and the killed execution ends `unknown`.
     trigger(&h, &id);
