@@ -3,6 +3,7 @@
 
     python kanban_launch.py launch HERMES_CRON HOME TASK LOG WORKSPACE -- CMD...
     python kanban_launch.py alive PID
+    python kanban_launch.py stop PID
 
 Hermes 0.19.0's dispatcher (`hermes_cli/kanban_db.py`, `_default_spawn`)
 starts `hermes ... chat -q "work kanban task <id>"` with `subprocess.Popen`
@@ -14,7 +15,11 @@ lives (`os.kill(pid, 0)`, and not a zombie). Here the launch goes through
 transient scope and a gateway restart never stops it; without a user
 systemd session the launch is refused (fail closed), with exit status 69 and
 a JSON error object. `launch` prints what the dispatcher learns, as JSON:
-{"code": <spawn's exit status>, "report": <spawn's JSON>}.
+{"code": <spawn's exit status>, "report": <spawn's JSON>}. The reported
+`pid` is the command's own, so the dispatcher's stop (`stop`: SIGTERM, up
+to 5 s of liveness polls, then SIGKILL, as `_terminate_reclaimed_worker` and the
+max-runtime enforcer do) reaches the worker process itself; hermes-cron's
+worker records how it ended and kills whatever else the run left.
 """
 
 import json
@@ -61,9 +66,34 @@ def alive(pid):
     return True
 
 
+def stop(pid):
+    """The dispatcher's stop: SIGTERM, 10 polls 0.5 s apart, then SIGKILL."""
+    import signal
+    import time
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return {"terminated": True, "sigkill": False}
+    for _ in range(10):
+        if not alive(pid):
+            return {"terminated": True, "sigkill": False}
+        time.sleep(0.5)
+    sigkill = False
+    if alive(pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            sigkill = True
+        except ProcessLookupError:
+            pass
+    return {"terminated": not alive(pid), "sigkill": sigkill}
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == "alive":
         print(json.dumps({"alive": alive(int(argv[2]))}))
+        return 0
+    if len(argv) >= 2 and argv[1] == "stop":
+        print(json.dumps(stop(int(argv[2]))))
         return 0
     if len(argv) >= 9 and argv[1] == "launch" and argv[7] == "--":
         print(json.dumps(launch(*argv[2:7], argv[8:])))

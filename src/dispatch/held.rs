@@ -39,6 +39,10 @@ pub struct HeldWorker {
 pub enum Attach {
     /// Its own session (`setsid`), stdout to /dev/null: scoped and degraded.
     Detached,
+    /// Detached, its stdout a pipe (`Child::stdout`) on which the worker
+    /// tells its command's pid once it started, then closes: `spawn`, whose
+    /// caller (a kanban dispatcher) watches and signals that pid.
+    DetachedTellingPid,
     /// A plain child sharing our terminal, its output teed: `run --foreground`.
     Foreground,
 }
@@ -79,11 +83,16 @@ impl HeldWorker {
             .arg(call.execution)
             .stdin(Stdio::from(read));
         match attach {
-            Attach::Detached => {
+            Attach::Detached | Attach::DetachedTellingPid => {
                 // No pre_exec hook: std uses posix_spawn. The worker calls
                 // setsid and clears its signal mask itself (DETACH_ARG).
+                let stdout = if attach == Attach::DetachedTellingPid {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                };
                 cmd.arg(DETACH_ARG)
-                    .stdout(Stdio::null())
+                    .stdout(stdout)
                     .stderr(worker_log(call.home));
             }
             Attach::Foreground => {

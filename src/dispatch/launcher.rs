@@ -256,7 +256,7 @@ impl Launcher {
             return self.start_plain(run, DispatchMode::InProcess, None, attach);
         }
         let required = self.requirement(run, asked);
-        let p = match self.placed(run, required).await {
+        let p = match self.placed(run, required, attach).await {
             Ok(p) => p,
             Err(not) => return not.into(),
         };
@@ -272,7 +272,7 @@ impl Launcher {
                     CauseCode::ReleaseFailed,
                     format!("cannot release the worker: {e}"),
                 );
-                self.without_scope(run, failure, required)
+                self.without_scope(run, failure, required, attach)
             }
             Err(e) => self.not_spawned(mode, &e),
         }
@@ -282,7 +282,7 @@ impl Launcher {
     /// instant, then the release byte.
     async fn stage(&self, run: &ClaimedRun, gate: Gated) -> Launched {
         let required = self.requirement(run, Requirement::None);
-        let mut p = match self.placed(run, required).await {
+        let mut p = match self.placed(run, required, Attach::Detached).await {
             Ok(p) => p,
             Err(NotPlaced::Refused { message, .. }) => {
                 return Launched::NotStaged(format!("would be refused: {message}"));
@@ -323,8 +323,13 @@ impl Launcher {
     /// Spawn the held worker, try its scope and place the run: the worker
     /// with its placement, or what the run came to instead (refused, not
     /// spawned).
-    async fn placed(&self, run: &ClaimedRun, required: Requirement) -> Result<Placed, NotPlaced> {
-        let held = match self.spawn_held(run, Attach::Detached) {
+    async fn placed(
+        &self,
+        run: &ClaimedRun,
+        required: Requirement,
+        attach: Attach,
+    ) -> Result<Placed, NotPlaced> {
+        let held = match self.spawn_held(run, attach) {
             Ok(held) => held,
             Err(e) => {
                 let failure = cause(
@@ -354,7 +359,7 @@ impl Launcher {
                 let held = if maybe_moved {
                     // The scope's start may have moved it late: a fresh one.
                     held.abandon();
-                    self.spawn_held(run, Attach::Detached)
+                    self.spawn_held(run, attach)
                         .map_err(|e| self.not_placed(&e))?
                 } else {
                     held
@@ -374,12 +379,18 @@ impl Launcher {
     }
 
     /// Place and start a run for which no scope can be had.
-    fn without_scope(&self, run: &ClaimedRun, failure: Cause, required: Requirement) -> Dispatched {
+    fn without_scope(
+        &self,
+        run: &ClaimedRun,
+        failure: Cause,
+        required: Requirement,
+        attach: Attach,
+    ) -> Dispatched {
         match place::<Infallible>(Err(failure), required) {
             Placement::Scoped(never) => match never {},
             Placement::Degraded(cause) => {
                 warn_degraded_once(&cause);
-                self.start_plain(run, DispatchMode::Degraded, Some(cause), Attach::Detached)
+                self.start_plain(run, DispatchMode::Degraded, Some(cause), attach)
             }
             Placement::Refused { cause, message } => Dispatched::Refused { cause, message },
         }

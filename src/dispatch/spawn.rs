@@ -41,6 +41,9 @@ pub struct Spawned {
     pub mode: DispatchMode,
     pub unit: Option<String>,
     pub cause: Option<Cause>,
+    /// The command's pid, as its worker told it: the process a caller
+    /// watches and signals (SIGTERM or SIGKILL of it ends the whole run).
+    pub pid: u32,
     /// The worker process; waiting on it is the caller's choice.
     pub child: Child,
 }
@@ -56,6 +59,12 @@ pub enum SpawnError {
     },
     #[error("{0}")]
     NotSpawned(String),
+    /// The worker ran, but its command did not start; the row says why.
+    #[error("{message}")]
+    NotStarted {
+        execution: ExecutionId,
+        message: String,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
@@ -131,26 +140,63 @@ pub async fn spawn_worker(
         Requirement::None
     };
     match launcher
-        .dispatch(db, &run, asked, Attach::Detached, clock.now())
+        .dispatch(db, &run, asked, Attach::DetachedTellingPid, clock.now())
         .await?
     {
         Dispatched::Started {
             mode,
             cause,
             unit,
-            child,
-        } => Ok(Spawned {
-            execution: id,
-            mode,
-            unit,
-            cause,
-            child,
-        }),
+            mut child,
+        } => match told_pid(&mut child).await {
+            Some(pid) => Ok(Spawned {
+                execution: id,
+                mode,
+                unit,
+                cause,
+                pid,
+                child,
+            }),
+            None => Err(not_started(db, id, &mut child)),
+        },
         Dispatched::Refused { cause, message } => Err(SpawnError::Refused {
             execution: id,
             cause,
             message,
         }),
         Dispatched::NotSpawned { message, .. } => Err(SpawnError::NotSpawned(message)),
+    }
+}
+
+/// The pid of the command the worker started, told on its stdout; None
+/// when the worker ended without starting it.
+async fn told_pid(child: &mut Child) -> Option<u32> {
+    use std::io::BufRead;
+    let out = child.stdout.take()?;
+    tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(out).read_line(&mut line).ok()?;
+        line.trim().parse().ok()
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Why the worker of `id` ended without starting its command: what its row
+/// says, else where its own log is.
+fn not_started(db: &Db, id: ExecutionId, child: &mut Child) -> SpawnError {
+    let _ = child.wait();
+    match ledger::get_execution(db.conn(), &id) {
+        Ok(Some((row, _))) if row.state.is_terminal() => SpawnError::NotStarted {
+            message: format!(
+                "{id}: the command did not start: {}",
+                row.reason.as_deref().unwrap_or("no reason recorded")
+            ),
+            execution: id,
+        },
+        _ => SpawnError::NotSpawned(format!(
+            "{id}: the worker ended before it started the command; its log is logs/hermes-cron-worker.log in the home"
+        )),
     }
 }

@@ -16,6 +16,7 @@ use crate::schedule::{Timestamp, Tz, ZoneOrigin};
 use crate::systemd::{Delegation, unenforced};
 use chrono::Offset;
 use hermes_cron_core::health::{Capability, CapabilityMode};
+use hermes_cron_core::run::ReasonCode;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -421,14 +422,30 @@ pub fn check_ledger(conn: &Conn, g: &Gathered<'_>) -> SqlResult<Vec<Finding>> {
     let by_id = |id: &str| g.jobs.iter().find(|j| j.id.as_str() == id);
     // Last terminal run failed, per job.
     for j in g.jobs {
-        let last: Option<(String, String, Option<i32>, Option<i64>)> = conn.query_opt(
-            "SELECT id, state, exit_code, finished_at FROM executions
+        type Last = (String, String, Option<i32>, Option<i64>, Option<String>);
+        let last: Option<Last> = conn.query_opt(
+            "SELECT id, state, exit_code, finished_at, reason_code FROM executions
              WHERE job_id = ?1 AND state IN ('succeeded','failed','timed_out','cancelled','unknown')
              ORDER BY id DESC LIMIT 1",
             params![j.id.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
-        if let Some((id, state, code, at)) = last
+        let at_text = |at: Option<i64>| at.map_or("-".into(), |a| from_ms(a).to_string());
+        if let Some((id, _, _, at, Some(reason))) = &last
+            && reason == ReasonCode::DeliveryFailed.as_str()
+        {
+            out.push(finding(
+                "delivery_failed",
+                Some(j),
+                format!(
+                    "its last run {id} ran at {}, but its result was not delivered",
+                    at_text(*at)
+                ),
+                format!(
+                    "`hermes-cron logs {id}` shows Hermes's delivery error; set up the platform in Hermes (`hermes gateway setup`) or change the job's `deliver`; end-to-end encrypted rooms (Matrix) need Hermes's running gateway, which a fire outside it cannot use"
+                ),
+            ));
+        } else if let Some((id, state, code, at, _)) = last
             && (state == ExecState::Failed.as_str() || state == ExecState::TimedOut.as_str())
         {
             out.push(finding(
@@ -437,7 +454,7 @@ pub fn check_ledger(conn: &Conn, g: &Gathered<'_>) -> SqlResult<Vec<Finding>> {
                     format!(
                         "its last run {id} {state}{} at {}",
                         code.map(|c| format!(" (exit {c})")).unwrap_or_default(),
-                        at.map_or("-".into(), |a| from_ms(a).to_string())
+                        at_text(at)
                     ),
                     format!("`hermes-cron logs {id}` shows its output; `hermes-cron run {} --wait` tries again", j.id),
                 ));

@@ -60,6 +60,11 @@ pub fn is_alive(p: &ProcessIdentity) -> bool {
     }
 }
 
+/// Whether a process with `pid` exists and is not a zombie.
+pub(crate) fn pid_lives(pid: u32) -> bool {
+    read_stat(pid).is_some_and(|s| s.state != 'Z' && s.state != 'X')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

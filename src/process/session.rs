@@ -8,22 +8,40 @@ use super::signal::signal_pid;
 use hermes_cron_core::run::ProcessIdentity;
 use nix::sys::signal::Signal;
 
-/// The session id (field 6 of `/proc/<pid>/stat`) of `pid`.
-fn session_of(pid: u32) -> Option<u32> {
+/// Field `n` (counted after the command: 0 is field 3, the state) of
+/// `/proc/<pid>/stat`: 2 is the process group (field 5), 3 the session (6).
+fn stat_field(pid: u32, n: usize) -> Option<u32> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 1..];
-    // After the command: state(3) ppid(4) pgrp(5) session(6).
-    rest.split_whitespace().nth(3)?.parse().ok()
+    rest.split_whitespace().nth(n)?.parse().ok()
 }
 
-/// Every live process in session `sid`.
-pub(crate) fn session_members(sid: u32) -> Vec<u32> {
+const PGRP: usize = 2;
+const SESSION: usize = 3;
+
+/// The session id of `pid`.
+pub(crate) fn session_of(pid: u32) -> Option<u32> {
+    stat_field(pid, SESSION)
+}
+
+/// Every process whose field `n` is `value`.
+fn members(n: usize, value: u32) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| session_of(*pid) == Some(sid))
+        .filter(|pid| stat_field(*pid, n) == Some(value))
         .collect()
+}
+
+/// Every live process in session `sid`.
+pub(crate) fn session_members(sid: u32) -> Vec<u32> {
+    members(SESSION, sid)
+}
+
+/// Every process in process group `pgid`.
+pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
+    members(PGRP, pgid)
 }
 
 /// Send `sig` (then SIGCONT, so a stopped process handles it) to every process

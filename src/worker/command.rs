@@ -8,6 +8,8 @@
 use super::args::WorkerArgs;
 use super::capture::{Activity, spawn_capture};
 use super::environment::{EnvFileUnusable, job_environment};
+use super::go::tell_command_pid;
+use super::leftovers::end_the_rest;
 use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
 use crate::clock::{Clock, SystemClock};
@@ -52,6 +54,8 @@ pub(super) struct Opened {
     pub host: String,
     /// SIGTERM to SIGKILL when the command is stopped.
     pub grace: std::time::Duration,
+    /// The run's scope, when it has one.
+    pub unit: Option<String>,
 }
 
 /// Open the ledger and read the row; `Err` is the worker's exit code.
@@ -87,6 +91,7 @@ pub(super) fn open_run(args: &WorkerArgs) -> Result<Opened, i32> {
         me: crate::process::owner(OwnerRole::Worker),
         host: args.host.clone(),
         grace: args.kill_grace,
+        unit: args.unit.clone(),
     })
 }
 
@@ -174,8 +179,14 @@ pub(super) fn supervise_and_record(
         heartbeat: Duration::from_secs(spec.heartbeat_interval_s.max(1)),
     };
     let pid = child.id();
-    let done = supervise(pid, knobs, &activity, || {
+    if !tee {
+        tell_command_pid(pid);
+    }
+    let heartbeat = || {
         let _ = ledger::heartbeat(db.conn(), id, &me, clock.now());
+    };
+    let done = supervise(pid, knobs, &activity, heartbeat, || {
+        end_the_rest(a.unit.as_deref(), pid)
     });
     // `supervise` reaped it with wait4 (for its rusage); std never waits on drop.
     drop(child);
@@ -185,9 +196,15 @@ pub(super) fn supervise_and_record(
         &done.ending,
         knobs.timeout.unwrap_or_default(),
         knobs.idle.unwrap_or_default(),
-        spec.declined_exit,
+        spec.exit_meanings(),
     );
     let succeeded = end.state() == ExecState::Succeeded;
+    if done.rest_killed > 0 {
+        notes.push(format!(
+            "the command was killed from outside hermes-cron; the {} other process(es) of the run were killed with it",
+            done.rest_killed
+        ));
+    }
     if captured.write_failed {
         notes.push("writing the output file failed (disk full?); output truncated".into());
     }
@@ -301,7 +318,10 @@ pub(super) fn spawn_job(
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
-    let (reader, writer) = nix::unistd::pipe().map_err(std::io::Error::from)?;
+    // Close-on-exec: the job must hold only its write ends (as its stdout
+    // and stderr), so that it gets SIGPIPE once nobody reads.
+    let (reader, writer) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
     let writer2 = writer.try_clone()?;
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -315,10 +335,14 @@ pub(super) fn spawn_job(
         cmd.current_dir(dir);
     }
     // We block SIGTERM, SIGINT, SIGHUP and SIGCHLD to take them with
-    // sigtimedwait; the job must start with none blocked.
-    // SAFETY: unblock_all_signals is one async-signal-safe call.
+    // sigtimedwait; the job must start with none blocked, and hold no
+    // descriptor of ours but its stdio.
+    // SAFETY: both are async-signal-safe calls.
     unsafe {
-        cmd.pre_exec(crate::process::unblock_all_signals);
+        cmd.pre_exec(|| {
+            crate::process::unblock_all_signals()?;
+            crate::process::only_stdio_on_exec()
+        });
     }
     let child = cmd.spawn()?;
     // `cmd` still holds the write ends; drop it so EOF comes when the job's side closes.

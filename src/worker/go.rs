@@ -25,7 +25,7 @@
 
 use crate::ledger::DispatchMode;
 use hermes_cron_core::placement::CauseCode;
-use std::io::Read;
+use std::io::{Read, Write};
 
 /// How the launcher placed the worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,6 +152,19 @@ pub(crate) fn wait_for_go() -> Heard {
         stdin_to_null();
     }
     heard.unwrap_or(Heard::GiveUp)
+}
+
+/// Tell the launcher the pid of the command just started, as one line on
+/// stdout, then point stdout at /dev/null. `spawn` gives its worker a pipe
+/// there and reads the line (the pid a kanban dispatcher watches and
+/// signals); other detached workers have /dev/null there already.
+pub(crate) fn tell_command_pid(pid: u32) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{pid}").and_then(|()| out.flush());
+    drop(out);
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+    }
 }
 
 /// Point stdin at /dev/null: the job must not read the launcher's pipe.

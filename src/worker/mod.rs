@@ -8,6 +8,7 @@ mod command;
 mod detach;
 mod environment;
 mod go;
+mod leftovers;
 mod patience;
 mod run;
 mod staged;

@@ -1,6 +1,7 @@
 //! Watching the job's process: reaping it, stamping heartbeats, enforcing
-//! the timeout (SIGTERM to its group, grace, SIGKILL), and forwarding the
-//! signals the worker receives.
+//! the timeout (SIGTERM to its group, grace, SIGKILL), forwarding the
+//! signals the worker receives, and ending the rest of the run when the
+//! command was killed by a signal the worker did not send (`leftovers.rs`).
 //!
 //! The worker blocks SIGCHLD, SIGTERM, SIGINT and SIGHUP before it starts any
 //! thread or the job (`spawn_job` clears the mask again in the job: a blocked
@@ -45,6 +46,23 @@ pub(crate) struct Supervised {
     pub ending: Ending,
     pub max_rss_kb: u64,
     pub duration: Duration,
+    /// Processes of the run killed because its command was killed from
+    /// outside.
+    pub rest_killed: usize,
+}
+
+/// Whether the job has ended, and by a signal, without reaping it: its pid
+/// (and process group id) stays reserved while it is a zombie.
+fn ended(pid: i32) -> Option<bool> {
+    // SAFETY: siginfo_t is plain old data that waitid fills.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+    // SAFETY: si_pid is set by a waitid that found a child (else it is 0).
+    if r != 0 || unsafe { info.si_pid() } != pid {
+        return None;
+    }
+    Some(matches!(info.si_code, libc::CLD_KILLED | libc::CLD_DUMPED))
 }
 
 fn reap(pid: i32) -> Option<(Exit, u64)> {
@@ -66,12 +84,15 @@ fn reap(pid: i32) -> Option<(Exit, u64)> {
 }
 
 /// Supervise the job with pid (and process group) `pid` until it exits;
-/// `activity` is when it last wrote output (for the idle timeout).
+/// `activity` is when it last wrote output (for the idle timeout). When a
+/// signal the worker did not send killed it, `end_the_rest` runs before it
+/// is reaped.
 pub(crate) fn supervise(
     pid: u32,
     knobs: Knobs,
     activity: &Activity,
     mut heartbeat: impl FnMut(),
+    end_the_rest: impl FnOnce() -> usize,
 ) -> Supervised {
     let started = monotonic();
     let set = handled_signals();
@@ -81,17 +102,26 @@ pub(crate) fn supervise(
     let mut kill_at: Option<Instant> = None;
     let mut stopped: Option<Stopped> = None;
     let mut cancelled_by = None;
+    let mut end_the_rest = Some(end_the_rest);
     loop {
-        if let Some((exit, rss)) = reap(pid as i32) {
-            return Supervised {
-                ending: Ending {
-                    exit,
-                    stopped,
-                    cancelled_by,
-                },
-                max_rss_kb: rss,
-                duration: monotonic().saturating_duration_since(started),
+        if let Some(by_signal) = ended(pid as i32) {
+            let outside = by_signal && stopped.is_none() && cancelled_by.is_none();
+            let rest_killed = match end_the_rest.take() {
+                Some(end) if outside => end(),
+                _ => 0,
             };
+            if let Some((exit, rss)) = reap(pid as i32) {
+                return Supervised {
+                    ending: Ending {
+                        exit,
+                        stopped,
+                        cancelled_by,
+                    },
+                    max_rss_kb: rss,
+                    duration: monotonic().saturating_duration_since(started),
+                    rest_killed,
+                };
+            }
         }
         let now = monotonic();
         if now >= next_beat {

@@ -278,3 +278,19 @@ fn a_held_worker_starts_its_own_session_and_dies_of_sigterm_at_its_gate() {
         "{status}"
     );
 }
+
+/// A job holds only the write ends of its output pipe (as stdout and
+/// stderr): once nobody reads, its writes fail instead of filling a pipe
+/// that it keeps open itself.
+#[test]
+fn a_job_holds_no_descriptor_but_its_stdio() {
+    let h = TestHome::new();
+    h.add("fds", "every 1h", &[], &["sh", "-c", "ls /proc/self/fd"]);
+    let (code, row) = run_wait(&h, "fds");
+    assert_eq!(code, 0, "{row:#}");
+    let out = h.output_of(&row);
+    let fds: Vec<&str> = out.lines().collect();
+    // The fourth is ls's own, reading the directory.
+    assert_eq!(fds.len(), 4, "{out}");
+    assert_eq!(&fds[..3], ["0", "1", "2"], "{out}");
+}

@@ -122,11 +122,19 @@ fn make_stale_rows(h: &TestHome) -> (String, [String; 4], StopUnits) {
         },
     );
     // A worker that dies right after adopting (`spawn` sweeps nothing
-    // itself, so the claimed row above stays as it is).
-    h.cmd(&["spawn", "--name", "crashed", "--", "sleep", "120"])
+    // itself, so the claimed row above stays as it is); `spawn` says its
+    // command never started.
+    let spawned = h
+        .cmd(&["spawn", "--name", "crashed", "--", "sleep", "120"])
         .env("HERMES_CRON_CRASH_AT", "worker_after_adopt")
         .run()
-        .ok();
+        .fails_with(1);
+    assert!(
+        spawned
+            .stderr
+            .contains("the worker ended before it started the command"),
+        "{spawned}"
+    );
     let crashed = h.wait_until(
         "the crashed worker's row to be running",
         Duration::from_secs(30),

@@ -73,21 +73,13 @@ fn hermes_executions(h: &HermesHome, id: &str, count: usize) -> Vec<Value> {
 #[test]
 fn a_hermes_script_job_fires_at_its_next_run_in_a_scope_once() {
     let (h, _gw) = provider_home();
-    h.script(
-        "where.sh",
-        "echo fired-by-hermes-cron\ncat /proc/self/cgroup\n",
-    );
     let (at_text, at) = in_secs(4);
-    let id = h.cron_create(&[
-        "--name",
+    let id = h.script_job(
         "where",
-        "--script",
-        "where.sh",
-        "--no-agent",
-        "--deliver",
+        "echo fired-by-hermes-cron\ncat /proc/self/cgroup\n",
         "local",
         &at_text,
-    ]);
+    );
     let job = managed(&h, &id);
     assert_eq!(job["managed"], true, "{job:#}");
     assert_eq!(job["hermes_id"], id.as_str());
@@ -399,19 +391,7 @@ fn install_and_uninstall_switch_hermes_cron_provider_and_nothing_else() {
 /// A recurring Hermes script job firing every `secs` seconds (croniter's
 /// 6-field form, seconds last), its script `body`; its Hermes id.
 fn every_secs(h: &HermesHome, name: &str, secs: u32, body: &str) -> String {
-    let script = format!("{name}.sh");
-    h.script(&script, body);
-    let expr = format!("* * * * * */{secs}");
-    h.cron_create(&[
-        "--name",
-        name,
-        "--script",
-        &script,
-        "--no-agent",
-        "--deliver",
-        "local",
-        &expr,
-    ])
+    h.script_job(name, body, "local", &format!("* * * * * */{secs}"))
 }
 
 fn instant(v: &Value) -> chrono::DateTime<chrono::Utc> {
@@ -633,17 +613,7 @@ fn a_model_that_never_answers_meets_hermes_own_timeout_and_the_fire_ends_with_it
 fn hermes_limits_are_read_from_its_settings_as_they_change() {
     let (h, _gw) = provider_home();
     let agent = hourly_agent_job(&h, "brief");
-    h.script("report.sh", "echo report\n");
-    let script = h.cron_create(&[
-        "--name",
-        "report",
-        "--script",
-        "report.sh",
-        "--no-agent",
-        "--deliver",
-        "local",
-        "0 9 * * *",
-    ]);
+    let script = h.script_job("report", "echo report\n", "local", "0 9 * * *");
     // Hermes's defaults: 600 s of inactivity, a script timeout of 3600 s.
     backstop(&h, &agent, "idle_timeout_s", 720.into());
     backstop(&h, &script, "timeout_s", 3660.into());
@@ -726,17 +696,7 @@ fn doctor_finds(h: &HermesHome, want: &str) -> Vec<Value> {
 #[test]
 fn doctor_reports_what_goes_wrong_on_the_hermes_side() {
     let (h, _gw) = provider_home();
-    h.script("lonely.sh", "echo lonely\n");
-    let id = h.cron_create(&[
-        "--name",
-        "lonely",
-        "--script",
-        "lonely.sh",
-        "--no-agent",
-        "--deliver",
-        "local",
-        "every 1h",
-    ]);
+    let id = h.script_job("lonely", "echo lonely\n", "local", "every 1h");
     managed(&h, &id);
     // A job with no next run, and a record with no id, written by Hermes's
     // own store code.
@@ -809,4 +769,58 @@ fn uninstall_after_an_install_that_made_config_yaml_leaves_no_file() {
     assert!(config.exists(), "install set cron.provider");
     h.home.run(&["hermes", "uninstall"]).ok();
     assert!(!config.exists(), "{:?}", std::fs::read_to_string(&config));
+}
+
+/// A fire whose job ran but whose answer Hermes could not deliver (a chat
+/// platform that is not set up): recorded `failed` with its own reason,
+/// Hermes's delivery error in the output, a `delivery_failed` alert, and a
+/// `doctor` finding naming the job and the fix.
+#[test]
+fn a_hermes_job_whose_answer_was_not_delivered_is_recorded_alerted_and_reported() {
+    let hook = crate::support::hook_server::HookServer::start();
+    let h = HermesHome::scoped();
+    h.home.require_scopes();
+    h.install_provider();
+    h.home
+        .config_set("cron.alert_webhook", &hook.url("/undelivered"));
+    let mut gw = h.home.gateway(&[]);
+    gw.wait_ready();
+    let id = h.script_job("report", "echo the report\n", "telegram:12345", "every 1h");
+    managed(&h, &id);
+    trigger(&h, &id);
+    let rows = settled(&h, "report", 1);
+    let row = &rows[0];
+    assert_eq!(row["state"], "failed", "{row:#}\n{}", h.home.diag());
+    assert_eq!(row["reason_code"], "delivery_failed", "{row:#}");
+    let output = h.home.output_of(row);
+    assert!(output.contains("the report"), "{output}");
+    assert!(
+        output.contains("Hermes could not deliver its answer") && output.contains("telegram"),
+        "{output}"
+    );
+    // Hermes itself recorded the job's run completed, and the delivery error.
+    let execs = hermes_executions(&h, &id, 1);
+    assert_eq!(execs[0]["status"], "completed", "{execs:#?}");
+    h.home
+        .wait_until("the delivery_failed alert", PATIENCE, || {
+            hook.hits_on("/undelivered").into_iter().next()
+        })
+        .json()
+        .get("kind")
+        .map(|k| assert_eq!(k, "delivery_failed"))
+        .expect("an alert kind");
+    let found = doctor_finds(&h, "delivery_failed");
+    let finding = found
+        .iter()
+        .find(|f| f["code"] == "delivery_failed")
+        .unwrap();
+    assert_eq!(finding["job_name"], "report", "{found:#?}");
+    assert!(
+        finding["fix"]
+            .as_str()
+            .unwrap()
+            .contains("hermes gateway setup"),
+        "{finding:#}"
+    );
+    gw.stop();
 }

@@ -120,3 +120,71 @@ fn a_scoped_worker_outlives_a_gateway_restart_and_its_pid_is_the_one_to_watch() 
     assert!(text.ends_with("done\n"), "{text}");
     gw.stop();
 }
+
+/// The dispatcher's stop of a worker that ignores SIGTERM: SIGTERM, 5 s,
+/// SIGKILL of the reported pid ends the whole run (the command, a child in
+/// its group that ignores SIGTERM too, and one that left its session), its
+/// output until then is in the task log, and the row says how it ended.
+#[test]
+fn the_dispatchers_sigterm_then_sigkill_of_the_reported_pid_ends_the_whole_run() {
+    let h = TestHome::scoped();
+    h.require_scopes();
+    let log = h.scratch().join("task-9.log");
+    let pids = h.scratch().join("pids");
+    let script = format!(
+        "trap '' TERM; sleep 600 & echo $! >> '{p}'; setsid sleep 601 & echo $! >> '{p}'; \
+         echo started; while :; do sleep 0.2; done",
+        p = pids.display()
+    );
+    let got = launch(&h, true, "9", &log, &script);
+    assert_eq!(got["code"], 0, "{got:#}");
+    let report = &got["report"];
+    assert_eq!(report["mode"], "scoped", "{report:#}");
+    let pid = report["pid"].as_u64().expect("a pid");
+    let worker = report["worker_pid"].as_u64().expect("the worker's pid");
+    assert_ne!(pid, worker, "{report:#}");
+    let id = report["execution"].as_str().unwrap().to_string();
+    let children: Vec<u64> = wait_for("both children's pids", PATIENCE, || {
+        let text = std::fs::read_to_string(&pids).ok()?;
+        let got: Vec<u64> = text.lines().filter_map(|l| l.parse().ok()).collect();
+        (got.len() == 2).then_some(got)
+    });
+    wait_for("the first line in the task log", PATIENCE, || {
+        let text = std::fs::read_to_string(&log).ok()?;
+        text.contains("started").then_some(())
+    });
+    let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(cmdline.starts_with("/bin/sh\0-c\0"), "{cmdline:?}");
+
+    let stopped = launcher(None, false, &["stop", &pid.to_string()]);
+    assert_eq!(stopped["sigkill"], true, "SIGTERM was ignored: {stopped:#}");
+    // The dispatcher looks once, right after its SIGKILL; we wait.
+    for p in [pid, worker].iter().chain(&children) {
+        wait_for(
+            &format!("process {p} of the run to end"),
+            SETTLE_TIMEOUT,
+            || (!alive(*p)).then_some(()),
+        );
+    }
+    let waited = h.run(&["wait", &id, "--json"]);
+    let row = waited.json();
+    assert_eq!(row["state"], "failed", "{row:#}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(reason.starts_with("killed by SIGKILL"), "{reason}");
+    // Both children, and the loop's `sleep 0.2` when one was running.
+    let others: usize = reason
+        .rsplit("; the ")
+        .next()
+        .and_then(|r| r.strip_suffix(" other process(es) of the run were killed with it"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{reason}"));
+    assert!((2..=3).contains(&others), "{reason}");
+    let unit = report["unit"].as_str().unwrap();
+    wait_for("the scope to be gone", SETTLE_TIMEOUT, || {
+        let out = crate::support::real_manager::systemctl(
+            &crate::support::real_manager::bus_env(),
+            &["is-active", unit],
+        );
+        (!String::from_utf8_lossy(&out.stdout).starts_with("active")).then_some(())
+    });
+}

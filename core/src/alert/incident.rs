@@ -42,6 +42,9 @@ pub fn observe(state: ExecState, reason: Option<ReasonCode>, retry_owed: bool) -
     }
     match state {
         ExecState::Succeeded => Observed::Success,
+        ExecState::Failed if reason == Some(ReasonCode::DeliveryFailed) => {
+            Observed::Failure(AlertKind::DeliveryFailed)
+        }
         ExecState::Failed => Observed::Failure(AlertKind::Failed),
         ExecState::TimedOut if reason == Some(ReasonCode::Stalled) => {
             Observed::Failure(AlertKind::Stalled)

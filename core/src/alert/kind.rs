@@ -21,12 +21,15 @@ pub enum AlertKind {
     Late,
     /// The gateway itself failed for good (the user unit's `OnFailure=` hook).
     GatewayFailed,
+    /// The job ran, but its result was not delivered (`failed`,
+    /// `delivery_failed`: a Hermes job's answer that Hermes could not send).
+    DeliveryFailed,
 }
 
 crate::text_enum_impls!(AlertKind, "alert kind", {
     Failed => "failed", TimedOut => "timed_out", Unknown => "unknown", Missed => "missed",
     Refused => "refused", Stalled => "stalled", Recovered => "recovered", Late => "late",
-    GatewayFailed => "gateway_failed",
+    GatewayFailed => "gateway_failed", DeliveryFailed => "delivery_failed",
 });
 crate::text_enum_serde!(AlertKind);
 
@@ -56,7 +59,7 @@ pub struct NotKinds(crate::text_enum::UnknownWord);
 
 impl KindSet {
     /// Every kind.
-    pub const ALL: KindSet = KindSet((1 << 9) - 1);
+    pub const ALL: KindSet = KindSet((1 << 10) - 1);
     /// No kind.
     pub const NONE: KindSet = KindSet(0);
 

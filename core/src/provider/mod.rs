@@ -10,4 +10,6 @@ mod sync;
 
 pub use jobs_file::{HermesJob, JobsFile, JobsFileError, read_jobs_file};
 pub use limits::HermesLimits;
-pub use sync::{DECLINED_EXIT, Desired, FireCommand, Fired, SyncAt, SyncChange, plan_sync};
+pub use sync::{
+    DECLINED_EXIT, DELIVERY_FAILED_EXIT, Desired, FireCommand, Fired, SyncAt, SyncChange, plan_sync,
+};

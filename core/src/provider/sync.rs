@@ -35,6 +35,10 @@ use std::time::Duration;
 /// The status by which the fire entry point says Hermes declined the fire.
 pub const DECLINED_EXIT: i32 = 100;
 
+/// The status by which the fire entry point says the job ran but Hermes
+/// could not deliver its result.
+pub const DELIVERY_FAILED_EXIT: i32 = 101;
+
 /// How a Hermes job is fired: Hermes's interpreter running the plugin's
 /// `fire.py` with the job's id.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ pub use environment::{
     Account, BUS_VARIABLES, DEFAULT_LANG, DEFAULT_PATH, EnvFileError, Layers, compose, lookup_path,
     parse_env_file,
 };
-pub use outcome::{Ending, Exit, Finished, RunEnd, Stopped, judge};
+pub use outcome::{Ending, Exit, ExitMeanings, Finished, RunEnd, Stopped, judge};
 pub use owner::{NotAnOwner, Owner, OwnerRole, ProcessIdentity, RowOwner};
 pub use reason::ReasonCode;
 pub use signal::signal_name;

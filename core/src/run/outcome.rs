@@ -72,6 +72,9 @@ pub enum RunEnd {
         /// The exit status, the declined one.
         code: i32,
     },
+    /// The command exited with the run's delivery-failed status: the job ran
+    /// but its result was not delivered (recorded `failed`).
+    DeliveryFailed,
 }
 
 impl RunEnd {
@@ -79,7 +82,9 @@ impl RunEnd {
     pub fn state(&self) -> ExecState {
         match self {
             RunEnd::Succeeded => ExecState::Succeeded,
-            RunEnd::Failed { .. } | RunEnd::NotStarted { .. } => ExecState::Failed,
+            RunEnd::Failed { .. } | RunEnd::NotStarted { .. } | RunEnd::DeliveryFailed => {
+                ExecState::Failed
+            }
             RunEnd::TimedOut { .. } | RunEnd::Idle { .. } => ExecState::TimedOut,
             RunEnd::Cancelled { .. } => ExecState::Cancelled,
             RunEnd::Declined { .. } => ExecState::Skipped,
@@ -118,6 +123,10 @@ impl RunEnd {
                 ),
             ),
             RunEnd::NotStarted { message } => (ReasonCode::ExecFailed, message.clone()),
+            RunEnd::DeliveryFailed => (
+                ReasonCode::DeliveryFailed,
+                "the job ran, but its result was not delivered (its output says why)".into(),
+            ),
             RunEnd::Declined { code } => (
                 ReasonCode::Declined,
                 format!(
@@ -128,14 +137,27 @@ impl RunEnd {
     }
 }
 
-/// Judge an ending under the run's `timeout`, `idle` timeout and declined
-/// exit status (see [`crate::run::RunSpec::declined_exit`]).
-pub fn judge(e: &Ending, timeout: Duration, idle: Duration, declined: Option<i32>) -> RunEnd {
+/// The exit statuses by which a command says more than "failed" (a Hermes
+/// fire's; see [`crate::run::RunSpec::declined_exit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExitMeanings {
+    /// It chose not to run the job.
+    pub declined: Option<i32>,
+    /// It ran the job, and delivering its result failed.
+    pub delivery_failed: Option<i32>,
+}
+
+/// Judge an ending under the run's `timeout`, `idle` timeout and the
+/// meanings of its exit statuses.
+pub fn judge(e: &Ending, timeout: Duration, idle: Duration, exits: ExitMeanings) -> RunEnd {
     match (e.exit, e.stopped, e.cancelled_by) {
         (_, Some(Stopped::Timeout), _) => RunEnd::TimedOut { limit: timeout },
         (_, Some(Stopped::Idle), _) => RunEnd::Idle { limit: idle },
-        (Exit::Code(code), None, None) if declined == Some(code) && code != 0 => {
+        (Exit::Code(code), None, None) if exits.declined == Some(code) && code != 0 => {
             RunEnd::Declined { code }
+        }
+        (Exit::Code(code), None, None) if exits.delivery_failed == Some(code) && code != 0 => {
+            RunEnd::DeliveryFailed
         }
         (Exit::Code(0), None, None) => RunEnd::Succeeded,
         (_, None, Some(signal)) => RunEnd::Cancelled { signal },
@@ -194,6 +216,15 @@ impl Finished {
 mod tests {
     use super::*;
 
+    const NONE: ExitMeanings = ExitMeanings {
+        declined: None,
+        delivery_failed: None,
+    };
+    const HERMES: ExitMeanings = ExitMeanings {
+        declined: Some(100),
+        delivery_failed: Some(101),
+    };
+
     fn end(exit: Exit) -> Ending {
         Ending {
             exit,
@@ -206,15 +237,15 @@ mod tests {
     fn judges_each_ending() {
         let t = Duration::from_secs(5);
         assert_eq!(
-            judge(&end(Exit::Code(0)), t, t, None).state(),
+            judge(&end(Exit::Code(0)), t, t, NONE).state(),
             ExecState::Succeeded
         );
         assert_eq!(
-            judge(&end(Exit::Code(3)), t, t, None).state(),
+            judge(&end(Exit::Code(3)), t, t, NONE).state(),
             ExecState::Failed
         );
         assert_eq!(
-            judge(&end(Exit::Signal(11)), t, t, None)
+            judge(&end(Exit::Signal(11)), t, t, NONE)
                 .reason()
                 .unwrap()
                 .1,
@@ -224,17 +255,17 @@ mod tests {
             stopped: Some(Stopped::Timeout),
             ..end(Exit::Signal(15))
         };
-        assert_eq!(judge(&timed, t, t, None).state(), ExecState::TimedOut);
+        assert_eq!(judge(&timed, t, t, NONE).state(), ExecState::TimedOut);
         let cancelled = Ending {
             cancelled_by: Some(15),
             ..end(Exit::Signal(15))
         };
-        assert_eq!(judge(&cancelled, t, t, None).state(), ExecState::Cancelled);
+        assert_eq!(judge(&cancelled, t, t, NONE).state(), ExecState::Cancelled);
         let idle = Ending {
             stopped: Some(Stopped::Idle),
             ..end(Exit::Signal(15))
         };
-        let end = judge(&idle, t, Duration::from_secs(600), None);
+        let end = judge(&idle, t, Duration::from_secs(600), NONE);
         assert_eq!(end.state(), ExecState::TimedOut);
         let (code, why) = end.reason().unwrap();
         assert_eq!(code, ReasonCode::Idle);
@@ -244,23 +275,38 @@ mod tests {
     #[test]
     fn the_declined_status_is_a_skip_and_only_that_status() {
         let t = Duration::from_secs(5);
-        let declined = judge(&end(Exit::Code(100)), t, t, Some(100));
+        let declined = judge(&end(Exit::Code(100)), t, t, HERMES);
         assert_eq!(declined, RunEnd::Declined { code: 100 });
         assert_eq!(declined.state(), ExecState::Skipped);
         assert_eq!(declined.reason().unwrap().0, ReasonCode::Declined);
         assert_eq!(
-            judge(&end(Exit::Code(1)), t, t, Some(100)).state(),
+            judge(&end(Exit::Code(1)), t, t, HERMES).state(),
             ExecState::Failed
         );
         assert_eq!(
-            judge(&end(Exit::Code(100)), t, t, None).state(),
+            judge(&end(Exit::Code(100)), t, t, NONE).state(),
             ExecState::Failed
         );
         let timed = Ending {
             stopped: Some(Stopped::Timeout),
             ..end(Exit::Code(100))
         };
-        assert_eq!(judge(&timed, t, t, Some(100)).state(), ExecState::TimedOut);
+        assert_eq!(judge(&timed, t, t, HERMES).state(), ExecState::TimedOut);
+    }
+
+    #[test]
+    fn the_delivery_failed_status_is_a_failure_of_its_own_and_only_that_status() {
+        let t = Duration::from_secs(5);
+        let undelivered = judge(&end(Exit::Code(101)), t, t, HERMES);
+        assert_eq!(undelivered, RunEnd::DeliveryFailed);
+        assert_eq!(undelivered.state(), ExecState::Failed);
+        assert_eq!(undelivered.reason().unwrap().0, ReasonCode::DeliveryFailed);
+        assert_eq!(
+            judge(&end(Exit::Code(101)), t, t, NONE),
+            RunEnd::Failed {
+                exit: Exit::Code(101)
+            }
+        );
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub enum ReasonCode {
     /// Unknown: the run had started on a host whose lease expired; a
     /// surviving gateway recorded it (never re-run).
     HostLost,
+    /// Failed: the job ran, but what it was to deliver was not delivered (a
+    /// Hermes job whose answer Hermes could not send to its chat).
+    DeliveryFailed,
 }
 
 crate::text_enum_impls!(ReasonCode, "reason code", {
@@ -58,7 +61,7 @@ crate::text_enum_impls!(ReasonCode, "reason code", {
     SpawnFailed => "spawn_failed", ScopeUnavailable => "scope_unavailable",
     ClaimerDied => "claimer_died", WorkerDied => "worker_died", GatewayRestart => "gateway_restart",
     GatewayStopped => "gateway_stopped", WorkerExited => "worker_exited", NoOwner => "no_owner",
-    Declined => "declined", HostLost => "host_lost",
+    Declined => "declined", HostLost => "host_lost", DeliveryFailed => "delivery_failed",
 });
 
 crate::text_enum_serde!(ReasonCode);

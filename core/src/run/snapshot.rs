@@ -55,6 +55,11 @@ pub struct RunSpec {
     /// (`declined`), not `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declined_exit: Option<i32>,
+    /// The exit status by which the command says it ran the job but could
+    /// not deliver its result (a Hermes fire whose answer Hermes could not
+    /// send): recorded `failed` (`delivery_failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_failed_exit: Option<i32>,
     /// Where its alerts go and when (the job's settings over the config's);
     /// None: nowhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +94,7 @@ impl RunSpec {
             resources: job.resources,
             require_scope: job.require_scope,
             declined_exit: job.managed.then_some(crate::provider::DECLINED_EXIT),
+            delivery_failed_exit: job.managed.then_some(crate::provider::DELIVERY_FAILED_EXIT),
             alert: crate::alert::AlertSpec::merge(&job.alerts, cfg.alert_defaults()),
         }
     }
@@ -99,6 +105,14 @@ impl RunSpec {
             vec!["/bin/sh".into(), "-c".into(), self.argv.join(" ")]
         } else {
             self.argv.clone()
+        }
+    }
+
+    /// What its exit statuses mean beyond success and failure.
+    pub fn exit_meanings(&self) -> crate::run::ExitMeanings {
+        crate::run::ExitMeanings {
+            declined: self.declined_exit,
+            delivery_failed: self.delivery_failed_exit,
         }
     }
 

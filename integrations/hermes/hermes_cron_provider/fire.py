@@ -23,8 +23,13 @@ still blocked (a model that never answers). Each fire first marks
 (a fire killed outright), and a fire claim such a fire left is released.
 
 Exit status (read by hermes-cron):
-  0    the job ran and Hermes recorded it completed
+  0    the job ran and Hermes recorded it completed, and what it had to
+       deliver was delivered (or it had nothing to deliver)
   1    the job ran and failed (Hermes's error is printed)
+  101  the job ran and Hermes recorded it completed, but Hermes could not
+       deliver its answer (its delivery error is printed; Hermes keeps it as
+       the job's `last_delivery_error`); hermes-cron records `failed`
+       (`delivery_failed`)
   100  Hermes declined the fire: the job is being fired already, is paused
        or disabled, or is gone. Nothing ran; hermes-cron records `skipped`.
   2    usage
@@ -40,6 +45,7 @@ import time
 from pathlib import Path
 
 DECLINED = 100
+DELIVERY_FAILED = 101
 SOURCE = "hermes-cron"
 # hermes-cron's idle backstop for agent jobs counts on this (see the core's
 # provider/limits.rs).
@@ -97,6 +103,31 @@ def _stop_on_sigterm():
         )
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def _watch_delivery():
+    """Keep what Hermes's `_deliver_result` returns (None, or its error) or
+    raises, in the list returned, one entry per delivery."""
+    results = []
+    try:
+        from cron import scheduler
+    except Exception:
+        return results
+    deliver = getattr(scheduler, "_deliver_result", None)
+    if deliver is None:
+        return results
+
+    def delivering(*args, **kwargs):
+        try:
+            error = deliver(*args, **kwargs)
+        except Exception as e:
+            results.append(str(e) or type(e).__name__)
+            raise
+        results.append(error)
+        return error
+
+    scheduler._deliver_result = delivering
+    return results
 
 
 def _recover():
@@ -223,6 +254,7 @@ def fire(job_id):
     started = time.time() - 1  # output names have 1 s resolution
     print(f"hermes-cron: firing Hermes job {job_id} ({job.get('name') or 'unnamed'}), "
           f"Hermes execution {execution_id}", file=sys.stderr, flush=True)
+    deliveries = _watch_delivery()
     run_one_job(job)
     doc = _delivered(job_id, started)
     if doc:
@@ -230,6 +262,12 @@ def fire(job_id):
         sys.stdout.flush()
     row = _execution(execution_id, job_id) or {}
     status = row.get("status")
+    undelivered = [e for e in deliveries if e]
+    if status == "completed" and undelivered:
+        print(f"hermes-cron: the job ran, but Hermes could not deliver its answer "
+              f"(deliver: {job.get('deliver') or 'local'}): {'; '.join(undelivered)}",
+              file=sys.stderr)
+        return DELIVERY_FAILED
     if status == "completed":
         return 0
     print(f"hermes-cron: Hermes recorded {status or 'nothing'}: {row.get('error') or ''}".rstrip(),

@@ -147,6 +147,29 @@ impl HermesHome {
         std::fs::write(dir.join(name), body).unwrap();
     }
 
+    /// A `--no-agent` job running `scripts/<name>.sh` (holding `body`), delivered to
+    /// `deliver`, on `schedule`; its Hermes id.
+    pub(crate) fn script_job(
+        &self,
+        name: &str,
+        body: &str,
+        deliver: &str,
+        schedule: &str,
+    ) -> String {
+        let script = format!("{name}.sh");
+        self.script(&script, body);
+        self.cron_create(&[
+            "--name",
+            name,
+            "--script",
+            &script,
+            "--no-agent",
+            "--deliver",
+            deliver,
+            schedule,
+        ])
+    }
+
     /// One Hermes job as `cron.jobs.get_job` gives it (null when gone).
     pub(crate) fn job(&self, id: &str) -> Value {
         self.python_json(&format!(

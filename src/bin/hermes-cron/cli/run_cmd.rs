@@ -143,7 +143,8 @@ pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
                     "{}",
                     serde_json::json!({
                         "execution": s.execution, "mode": s.mode, "unit": s.unit,
-                        "cause": s.cause.as_ref().map(|c| c.code), "pid": s.child.id(),
+                        "cause": s.cause.as_ref().map(|c| c.code), "pid": s.pid,
+                        "worker_pid": s.child.id(),
                     })
                 );
             } else {
@@ -173,6 +174,22 @@ pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
             Err(Exit {
                 code: exit::SCOPE_UNAVAILABLE,
                 message: format!("{execution}: {message}"),
+            }
+            .into())
+        }
+        Err(SpawnError::NotStarted { execution, message }) => {
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "execution": execution, "error": "not_started",
+                        "message": message, "exit_code": exit::FAILURE,
+                    })
+                );
+            }
+            Err(Exit {
+                code: exit::FAILURE,
+                message,
             }
             .into())
         }
