@@ -44,6 +44,9 @@ pub struct StatusReport {
     pub jobs_active: u64,
     pub jobs_paused: u64,
     pub jobs_completed: u64,
+    /// Active Hermes jobs (managed) with no next run: they will not fire
+    /// again (`doctor`'s `hermes_job_no_next_run` names each).
+    pub hermes_jobs_without_next_run: u64,
     pub running: u64,
     pub next_fire: Option<NextFire>,
     /// On a shared (PostgreSQL) ledger: every host and its lease.
@@ -103,6 +106,7 @@ pub fn from_heartbeat(
         jobs_active: 0,
         jobs_paused: 0,
         jobs_completed: 0,
+        hermes_jobs_without_next_run: 0,
         running: beat.map_or(0, |b| b.active_runs),
         next_fire: None,
         cluster: None,
@@ -138,6 +142,14 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
             })
         },
     )?;
+    report.hermes_jobs_without_next_run = conn
+        .query_row(
+            "SELECT COUNT(*) AS n FROM jobs
+             WHERE managed = 1 AND state = 'active' AND next_run_at IS NULL",
+            params![],
+            |r| r.get::<_, i64>("n"),
+        )?
+        .max(0) as u64;
     report.running = conn
         .query_row(
             "SELECT COUNT(*) AS n FROM executions WHERE state IN ('claimed', 'staged', 'running')",
@@ -248,6 +260,12 @@ pub fn render(r: &StatusReport) -> String {
             n.at.format("%Y-%m-%d %H:%M:%S UTC")
         )),
         None => out.push_str("next fire:  none\n"),
+    }
+    if r.hermes_jobs_without_next_run > 0 {
+        out.push_str(&format!(
+            "hermes:     {} active Hermes job(s) with no next run will not fire again; `hermes-cron doctor` names them and the fix\n",
+            r.hermes_jobs_without_next_run
+        ));
     }
     if let Some(c) = &r.cluster {
         out.push_str(&super::cluster::render(c));

@@ -718,6 +718,14 @@ fn doctor_reports_what_goes_wrong_on_the_hermes_side() {
         no_next["fix"].as_str().unwrap().contains(&id),
         "{no_next:#}"
     );
+    let report = h.home.run(&["status", "--json"]).json();
+    assert_eq!(report["hermes_jobs_without_next_run"], 1, "{report:#}");
+    let text = h.home.run(&["status"]);
+    assert!(
+        text.stdout
+            .contains("1 active Hermes job(s) with no next run"),
+        "{text:#?}"
+    );
     let left_out = found
         .iter()
         .find(|f| f["code"] == "hermes_job_left_out")
