@@ -48,6 +48,12 @@ fn open_fds(pid: u32) -> usize {
 /// gateway keeps until the instant (README, Staging), so how many it holds
 /// follows how many runs are staged at the moment of the sample. What grows
 /// beyond that is a leak.
+///
+/// One sample is noisy under load: the descriptors and the rows are read one
+/// after the other, and a `claimed` row whose gate was just released counts
+/// a gate the gateway no longer holds. [`soak`] therefore compares the
+/// median of the samples of a window after the warm-up with the median of
+/// the last window: a leak raises every later sample, a race only some.
 fn fds_beyond_gates(pid: u32, db: &std::path::Path) -> usize {
     let fds = open_fds(pid);
     let gates = invariants::rows(db)
@@ -55,6 +61,21 @@ fn fds_beyond_gates(pid: u32, db: &std::path::Path) -> usize {
         .filter(|r| r.state == "claimed" || r.state == "staged")
         .count();
     fds.saturating_sub(gates)
+}
+
+/// The median of the samples taken in `[from, to)`.
+fn median_in(samples: &[(Duration, usize)], from: Duration, to: Duration) -> usize {
+    let mut in_window: Vec<usize> = samples
+        .iter()
+        .filter(|(at, _)| *at >= from && *at < to)
+        .map(|(_, n)| *n)
+        .collect();
+    assert!(
+        !in_window.is_empty(),
+        "no descriptor sample in {from:?}..{to:?}"
+    );
+    in_window.sort_unstable();
+    in_window[in_window.len() / 2]
 }
 
 /// Add `jobs` jobs, each every `period_min` minutes, spread evenly over the
@@ -103,7 +124,8 @@ fn soak(bus: Bus, label: &str) {
     let start = hermes_cron::clock::monotonic();
     let warmup = Duration::from_secs((secs / 6).max(10));
     let mut rss_warm = 0;
-    let mut fds_warm = 0;
+    // fds_beyond_gates sampled every round, with when.
+    let mut fd_samples: Vec<(Duration, usize)> = Vec::new();
     // A worker is a zombie from its exit until the gateway reaps it on
     // SIGCHLD; under load that can take a moment. A zombie that stays is a
     // leak: remember when each was first seen.
@@ -125,13 +147,17 @@ fn soak(bus: Bus, label: &str) {
                 .or_insert_with(hermes_cron::clock::monotonic);
             longest_zombie = longest_zombie.max(hermes_cron::clock::elapsed(since));
         }
-        if rss_warm == 0 && hermes_cron::clock::elapsed(start) >= warmup {
+        let now = hermes_cron::clock::elapsed(start);
+        if rss_warm == 0 && now >= warmup {
             rss_warm = status_field(pid, "VmRSS:");
-            fds_warm = fds_beyond_gates(pid, &h.db_file());
         }
+        fd_samples.push((now, fds_beyond_gates(pid, &h.db_file())));
     }
     let rss_end = status_field(pid, "VmRSS:");
-    let fds_end = fds_beyond_gates(pid, &h.db_file());
+    let window = Duration::from_secs(5);
+    let end = Duration::from_secs(secs).saturating_sub(window);
+    let fds_warm = median_in(&fd_samples, warmup, warmup + window);
+    let fds_end = median_in(&fd_samples, end, Duration::MAX);
     let hwm = status_field(pid, "VmHWM:");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
@@ -153,7 +179,7 @@ fn soak(bus: Bus, label: &str) {
         .collect();
     let ran_set: HashSet<&String> = ran.iter().collect();
     println!(
-        "load[{label}]: {jobs} jobs, {secs}s, {} rows, {} runs; gateway RSS {rss_warm} kB after warm-up, {rss_end} kB at the end (peak {hwm} kB); fds beyond the gates held {fds_warm} -> {fds_end}; zombie samples {zombies_seen} (longest unreaped {longest_zombie:?})",
+        "load[{label}]: {jobs} jobs, {secs}s, {} rows, {} runs; gateway RSS {rss_warm} kB after warm-up, {rss_end} kB at the end (peak {hwm} kB); fds beyond the gates held (median of 5 s) {fds_warm} -> {fds_end}; zombie samples {zombies_seen} (longest unreaped {longest_zombie:?})",
         rows.len(),
         ran.len()
     );
