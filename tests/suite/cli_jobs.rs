@@ -984,3 +984,35 @@ fn limits_this_host_cannot_enforce_are_said_by_add_run_and_doctor() {
         "{doctor:#}"
     );
 }
+
+/// `list | head -1` and the like: a reader that closed its end before the
+/// command wrote is no error. The pipe's read end is closed before the
+/// command starts, so its every write meets EPIPE (issue 24, bug 3).
+#[test]
+fn a_closed_stdout_ends_list_next_and_list_json_quietly_with_exit_0() {
+    let home = TestHome::new();
+    home.add("brief", "every 5m", &[], &["/bin/true"]);
+    for args in [
+        &["list"][..],
+        &["list", "--json"],
+        &["next", "brief", "--count", "50"],
+    ] {
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        drop(read);
+        let out = home
+            .cmd(args)
+            .command()
+            .stdout(std::process::Stdio::from(write))
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).as_ref()
+            ),
+            (Some(0), ""),
+            "{args:?} with its stdout closed"
+        );
+    }
+}

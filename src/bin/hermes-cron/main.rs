@@ -22,6 +22,9 @@ fn main() {
             std::process::exit(code);
         }
     };
+    if !matches!(cli.command, cli::Command::Gateway) {
+        cli::exit_quietly_on_a_closed_stdout();
+    }
     hermes_cron::logging::init();
     // The process's one zone table, over the host's zoneinfo; handed down.
     let zones = hermes_cron::host_zone::table();

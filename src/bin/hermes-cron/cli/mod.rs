@@ -3,6 +3,7 @@
 
 mod alerts_cmd;
 mod args;
+mod closed_stdout;
 mod config_cmd;
 mod context;
 mod fail;
@@ -18,6 +19,7 @@ mod runs_cmd;
 mod tick_cmd;
 mod wait_cmd;
 
-pub(crate) use args::Cli;
+pub(crate) use args::{Cli, Command};
+pub(crate) use closed_stdout::exit_quietly_on_a_closed_stdout;
 pub(crate) use fail::exit_code_for;
 pub(crate) use router::run;
