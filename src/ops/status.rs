@@ -116,14 +116,21 @@ pub fn from_heartbeat(
 /// Jobs by state, the soonest fire and the active runs, from the database.
 /// SQL counts: no job is parsed, so many jobs cost no memory here.
 pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
+    // One pass over the jobs: the count per state, and the active Hermes
+    // jobs with no next run.
     for row in conn.query(
-        "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state",
+        "SELECT state, COUNT(*) AS n,
+                SUM(CASE WHEN managed = 1 AND next_run_at IS NULL THEN 1 ELSE 0 END) AS stranded
+         FROM jobs GROUP BY state",
         params![],
     )? {
         let state: String = row.get("state")?;
         let n = row.get::<_, i64>("n")?.max(0) as u64;
         match state.as_str() {
-            "active" => report.jobs_active = n,
+            "active" => {
+                report.jobs_active = n;
+                report.hermes_jobs_without_next_run = row.get::<_, i64>("stranded")?.max(0) as u64;
+            }
             "paused" => report.jobs_paused = n,
             "completed" => report.jobs_completed = n,
             _ => {}
@@ -142,14 +149,6 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
             })
         },
     )?;
-    report.hermes_jobs_without_next_run = conn
-        .query_row(
-            "SELECT COUNT(*) AS n FROM jobs
-             WHERE managed = 1 AND state = 'active' AND next_run_at IS NULL",
-            params![],
-            |r| r.get::<_, i64>("n"),
-        )?
-        .max(0) as u64;
     report.running = conn
         .query_row(
             "SELECT COUNT(*) AS n FROM executions WHERE state IN ('claimed', 'staged', 'running')",
