@@ -164,6 +164,10 @@ pub struct Heartbeat {
     pub active_runs: u64,
     /// The gateway's version.
     pub version: String,
+    /// The zone it reads a job without a zone of its own in (config
+    /// `timezone`, else its system zone); absent from an earlier version's file.
+    #[serde(default)]
+    pub zone: Option<String>,
 }
 
 impl Heartbeat {

@@ -314,7 +314,7 @@ mod tests {
         .build(
             JobId::generate(),
             created,
-            Tz::UTC,
+            crate::job::FallbackZone::Configured(Tz::UTC),
             &ZoneTable::compiled_in_only(),
         )
         .unwrap()

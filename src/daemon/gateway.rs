@@ -244,6 +244,7 @@ fn start_threads(
     let stop = Arc::new(AtomicBool::new(false));
     heartbeat::spawn(
         home.clone(),
+        loaded.zone.name().to_string(),
         shared.clone(),
         clock.clone(),
         deps.knobs.heartbeat_period,

@@ -25,7 +25,7 @@ fn job(db: &Db, schedule: &str) -> Job {
     .build(
         JobId::generate(),
         at(0),
-        Tz::UTC,
+        crate::job::FallbackZone::Configured(Tz::UTC),
         &ZoneTable::compiled_in_only(),
     )
     .unwrap();

@@ -67,6 +67,12 @@ pub struct ZoneRules {
     pub system_zone_from: &'static str,
     /// System zone sources that were set but named no zone.
     pub system_zone_refused: Vec<RefusedZone>,
+    /// The zone this process reads a job without a zone of its own in:
+    /// config `timezone`, else the system zone.
+    pub fallback_zone: String,
+    /// The zone the running gateway reads such a job in (its heartbeat);
+    /// None when no gateway runs, or one of an earlier version.
+    pub gateway_zone: Option<String>,
     /// Each zone an active or paused job uses.
     pub zones: Vec<ZoneUse>,
 }
@@ -372,6 +378,7 @@ pub(crate) fn check_zone_rules(g: &Gathered<'_>) -> Vec<Finding> {
             ),
         ));
     }
+    out.extend(check_gateway_zone(g));
     let host_version = rules
         .host_version
         .as_deref()
@@ -413,6 +420,42 @@ pub(crate) fn check_zone_rules(g: &Gathered<'_>) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// Jobs without a zone of their own, read in one zone by this shell and in
+/// another by the gateway: their times are not the ones `next` shows here.
+fn check_gateway_zone(g: &Gathered<'_>) -> Vec<Finding> {
+    let rules = g.zone_rules;
+    let Some(gateway) = rules.gateway_zone.as_deref() else {
+        return Vec::new();
+    };
+    if gateway == rules.fallback_zone {
+        return Vec::new();
+    }
+    let unzoned: Vec<&Job> = g
+        .jobs
+        .iter()
+        .filter(|j| j.tz.is_none() && j.state != JobState::Completed)
+        .filter(|j| j.schedule != crate::schedule::Schedule::External)
+        .collect();
+    let Some(first) = unzoned.first() else {
+        return Vec::new();
+    };
+    let names: Vec<String> = unzoned.iter().map(|j| j.name.clone()).collect();
+    vec![finding(
+        "zone_differs_from_gateway",
+        None,
+        format!(
+            "the gateway reads jobs without a zone of their own in {gateway}, this shell in {}; {} such job(s) ({}) run at other times than `hermes-cron next` shows here",
+            rules.fallback_zone,
+            names.len(),
+            job_names(&names)
+        ),
+        format!(
+            "give each its zone (`hermes-cron edit {} --tz {}`), or set config `timezone` and restart the gateway (`systemctl --user restart hermes-cron-gateway.service`)",
+            first.id, rules.fallback_zone
+        ),
+    )]
 }
 
 /// The checks that read the ledger.
@@ -591,6 +634,8 @@ mod tests {
             system_zone: "UTC".into(),
             system_zone_from: "/etc/timezone",
             system_zone_refused: refused,
+            fallback_zone: "UTC".into(),
+            gateway_zone: None,
             zones: zones
                 .iter()
                 .map(|(zone, jobs)| ZoneUse {

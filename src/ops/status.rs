@@ -290,6 +290,7 @@ mod tests {
             capability: Default::default(),
             active_runs: 0,
             version: "x".into(),
+            zone: None,
         }
     }
 

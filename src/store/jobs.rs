@@ -295,6 +295,20 @@ pub fn resolve_job(conn: &Conn, key: &str) -> Result<Job, JobLookupError> {
     Err(JobLookupError::NotFound(key.to_string()))
 }
 
+/// The job other than `except` whose name is `name` in any case, if any:
+/// names are how users call jobs ([`resolve_job`] reads them in any case),
+/// so `add` and `edit --name` keep them unique.
+pub fn job_named(conn: &Conn, name: &str, except: &JobId) -> Result<Option<Job>, StoreError> {
+    Ok(query_jobs(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM jobs WHERE lower(name) = lower(?1) AND id <> ?2 ORDER BY id LIMIT 1"
+        ),
+        params![name, except.as_str()],
+    )?
+    .pop())
+}
+
 /// Jobs in creation order; `all` includes paused and completed ones.
 pub fn list_jobs(conn: &Conn, all: bool) -> Result<Vec<Job>, StoreError> {
     let filter = if all { "" } else { "WHERE state = 'active'" };

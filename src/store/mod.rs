@@ -4,8 +4,8 @@ mod jobs;
 mod upcoming;
 
 pub use jobs::{
-    HostFilter, JobLookupError, StoreError, delete_job, insert_job, list_jobs, resolve_job,
-    update_job,
+    HostFilter, JobLookupError, StoreError, delete_job, insert_job, job_named, list_jobs,
+    resolve_job, update_job,
 };
 
 pub(crate) use jobs::{

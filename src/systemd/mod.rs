@@ -25,7 +25,7 @@ pub(crate) use cause::FIX_TEXT;
 pub use cgroups::{Delegation, delegation, unenforced};
 pub use hermes_cron_core::scope::{
     DESCRIPTION_MAX, ScopeSpec, UNIT_NAME_MAX, escape_unit_component, sanitize_description,
-    scope_unit_name,
+    scope_unit_glob, scope_unit_name,
 };
 pub use manager::{UnitFuture, UnitManager, UnitProcess};
 pub use zbus_manager::{ZbusTimeouts, ZbusUnitManager, session_manager};

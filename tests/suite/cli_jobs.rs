@@ -740,7 +740,13 @@ fn rm_removes_the_job_but_keeps_its_ledger_rows() {
 fn an_ambiguous_name_exits_2_listing_the_candidates() {
     let home = TestHome::new();
     let a = home.add_at(T0, "twin", "every 5m", &[], &["true"]);
-    let b = home.add_at(T0, "twin", "every 10m", &[], &["true"]);
+    let b = home.add_at(T0, "twin2", "every 10m", &[], &["true"]);
+    // `add` refuses a name taken; a home of an earlier version (or Hermes,
+    // whose job names need not be unique) may hold two.
+    rusqlite::Connection::open(home.db_file())
+        .unwrap()
+        .execute("UPDATE jobs SET name = 'twin' WHERE id = ?1", [&b])
+        .unwrap();
     for args in [
         vec!["show", "twin"],
         vec!["pause", "twin"],
@@ -922,7 +928,23 @@ fn a_job_is_found_by_its_name_in_any_case_when_unambiguous() {
     let id = h.add("Brief", "every 1h", &[], &["true"]);
     let shown = h.run(&["show", "brief", "--json"]).ok().json();
     assert_eq!(shown["id"], id.as_str(), "{shown:#}");
-    h.add("BRIEF", "every 2h", &[], &["true"]);
+    // `add` refuses a name taken in another case; a home of an earlier
+    // version may hold both.
+    h.run(&[
+        "add",
+        "--name",
+        "BRIEF",
+        "--schedule",
+        "every 2h",
+        "--",
+        "true",
+    ])
+    .fails_with(2);
+    let other = h.add("other", "every 2h", &[], &["true"]);
+    rusqlite::Connection::open(h.db_file())
+        .unwrap()
+        .execute("UPDATE jobs SET name = 'BRIEF' WHERE id = ?1", [&other])
+        .unwrap();
     // An exact name still wins; two case-insensitive matches are refused.
     assert_eq!(
         h.run(&["show", "Brief", "--json"]).ok().json()["id"],
@@ -1014,5 +1036,174 @@ fn a_closed_stdout_ends_list_next_and_list_json_quietly_with_exit_0() {
             (Some(0), ""),
             "{args:?} with its stdout closed"
         );
+    }
+}
+
+/// A job's zone is fixed when it is made (issue 24, bug 1): a daily 8am job
+/// added from a Berlin shell (no `--tz`, no config `timezone`) keeps Berlin,
+/// so a claim pass in UTC (as the gateway under its unit) fires it once a
+/// day at 08:00 Berlin, not at 07:00Z and again at 08:00Z. A job that has
+/// no zone of its own, read in one zone here and in another by the running
+/// gateway, is a `doctor` finding.
+#[test]
+fn a_job_keeps_the_zone_it_was_added_in_and_doctor_names_a_gateway_reading_another() {
+    let home = TestHome::new().with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "200");
+    home.cmd(&[
+        "add",
+        "--name",
+        "b",
+        "--schedule",
+        "daily at 8am",
+        "--",
+        "true",
+    ])
+    .env("TZ", "Europe/Berlin")
+    .now(T0)
+    .run()
+    .ok();
+    let job = home.run(&["show", "b", "--json"]).ok().json();
+    assert_eq!(job["tz"], "Europe/Berlin", "{job}");
+    let out = home.run(&["next", "b", "--count", "1", "--from", T0]).ok();
+    assert!(
+        fire_lines(&out)[0].contains("08:00:00 CEST  2026-06-02T06:00:00Z"),
+        "read in UTC: {out}"
+    );
+    // The claim passes of the first day, in UTC: one run, at 06:00Z.
+    for now in [
+        "2026-06-02T06:00:01Z",
+        "2026-06-02T07:00:01Z",
+        "2026-06-02T08:00:01Z",
+    ] {
+        home.tick(now);
+    }
+    let slots: Vec<Value> = home
+        .runs_of("b")
+        .iter()
+        .map(|r| r["scheduled_for"].clone())
+        .collect();
+    assert_eq!(slots, [Value::from("2026-06-02T06:00:00.000Z")]);
+
+    // A job without a zone of its own: made while config `timezone` says
+    // Berlin, which the gateway (started before, in UTC) does not read.
+    let _gateway = home.gateway(&[]);
+    let beat = home.path().join("state/hermes-cron.heartbeat");
+    crate::support::wait_for("the gateway heartbeat", crate::support::PATIENCE, || {
+        beat.exists().then_some(())
+    });
+    let doctor = |home: &TestHome| -> Vec<Value> {
+        let out = home.run(&["doctor", "--json"]);
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(report["zone_rules"]["gateway_zone"], "UTC", "{report:#}");
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "zone_differs_from_gateway")
+            .cloned()
+            .collect()
+    };
+    home.write_config("timezone: Europe/Berlin\n");
+    assert_eq!(doctor(&home), Vec::<Value>::new(), "b has its own zone");
+    home.add("c", "daily at 9am", &[], &["true"]);
+    assert_eq!(
+        home.run(&["show", "c", "--json"]).ok().json()["tz"],
+        Value::Null
+    );
+    let found = doctor(&home);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let problem = found[0]["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("in UTC, this shell in Europe/Berlin") && problem.contains("(c)"),
+        "{problem}"
+    );
+    assert!(
+        found[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("--tz Europe/Berlin"),
+        "{:#}",
+        found[0]
+    );
+}
+
+/// A second job of the same name is refused (issue 24, bug 4): before, `add`
+/// took it and `show`, `run` and `runs` then failed on the name for both.
+#[test]
+fn a_name_already_taken_is_refused_by_add_and_edit_naming_the_job_that_has_it() {
+    let home = TestHome::new();
+    let first = home.add("brief", "daily at 8am", &[], &["true"]);
+    // Not in another case either: `show Brief` would then name two jobs.
+    let out = home
+        .run(&[
+            "add",
+            "--name",
+            "Brief",
+            "--schedule",
+            "every 5m",
+            "--",
+            "true",
+        ])
+        .fails_with(2);
+    assert!(
+        out.stderr.contains("a job named \"brief\" exists already")
+            && out.stderr.contains(&first)
+            && out.stderr.contains(&format!("hermes-cron edit {first}")),
+        "{out}"
+    );
+    assert_eq!(job_list(&home, true).len(), 1);
+    let other = home.add("other", "every 5m", &[], &["true"]);
+    let out = home
+        .run(&["edit", "other", "--name", "brief"])
+        .fails_with(2);
+    assert!(out.stderr.contains(&first), "{out}");
+    assert_eq!(
+        home.run(&["show", "other", "--json"]).ok().json()["id"],
+        other.as_str()
+    );
+    // Its own name is no clash, and the name still calls the one job.
+    home.run(&[
+        "edit",
+        "brief",
+        "--name",
+        "brief",
+        "--schedule",
+        "daily at 9am",
+    ])
+    .ok();
+    assert_eq!(
+        home.run(&["show", "brief", "--json"]).ok().json()["id"],
+        first.as_str()
+    );
+}
+
+/// A schedule error is printed once, as one line naming the flag (issue 24,
+/// bug 6), by every command that reads a schedule.
+#[test]
+fn a_schedule_error_is_one_line_printed_once() {
+    let home = TestHome::new();
+    home.add("brief", "daily at 8am", &[], &["true"]);
+    for args in [
+        &[
+            "add",
+            "--name",
+            "x",
+            "--schedule",
+            "daily at 25pm",
+            "--",
+            "true",
+        ][..],
+        &["edit", "brief", "--schedule", "daily at 25pm"],
+        &["next", "--schedule", "daily at 25pm"],
+    ] {
+        let out = home.run(args).fails_with(2);
+        assert_eq!(
+            (
+                out.stderr.lines().count(),
+                out.stderr.matches("out of range").count()
+            ),
+            (1, 1),
+            "{args:?}: {out}"
+        );
+        assert!(out.stderr.contains("\"daily at 25pm\""), "{args:?}: {out}");
     }
 }

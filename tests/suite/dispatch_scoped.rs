@@ -89,6 +89,7 @@ fn hostile_job_names_give_valid_units_and_clean_descriptions() {
         "../../etc/passwd".to_owned(),
         "ünïcödé ☕ 名前".to_owned(),
         "ab-".repeat(100),
+        "slow-report".to_owned(),
     ];
     let h = TestHome::scoped();
     for (i, name) in names.iter().enumerate() {
@@ -106,6 +107,15 @@ fn hostile_job_names_give_valid_units_and_clean_descriptions() {
         assert_eq!(row["dispatch_mode"], "scoped", "{name:?}: {row:#}");
         let unit = str_of(&row, "unit").to_owned();
         assert_valid_unit_name(&unit);
+        // The pattern `show` prints finds the running unit (issue 24, bug 7:
+        // a dash was `\x2d`, so `hermes-cron-slow-report-*` matched nothing).
+        let shown = h.run(&["show", &job, "--json"]).ok().json();
+        let glob = shown["unit_glob"].as_str().unwrap();
+        if name == "slow-report" {
+            assert_eq!(glob, "hermes-cron-slow-report-*.scope");
+        }
+        let listed = systemctl(&["list-units", "--all", "--no-legend", "--plain", "--", glob]);
+        assert!(listed.contains(&unit), "{name:?}: {glob} lists {listed:?}");
 
         // `show` prints one property per line: a newline in the description would add one.
         // (It echoes Id and Description for units that do not exist: ActiveState tells.)

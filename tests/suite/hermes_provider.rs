@@ -656,8 +656,7 @@ fn a_fire_stopped_or_killed_by_hermes_cron_leaves_hermes_records_terminal() {
         .as_str()
         .unwrap()
         .to_string();
-    let out = h.home.run(&["stop", &running]);
-    // (`stop` exits with the job's status: fire.py's 1, Hermes's failure.)
+    let out = h.home.run(&["stop", &running]).ok();
     assert!(out.stdout.contains("cancelled"), "{out}");
     let first = nth_settled(&h, "hung", 0, SETTLE_TIMEOUT);
     assert_eq!(first["state"], "cancelled", "{first:#}");

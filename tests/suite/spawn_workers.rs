@@ -67,7 +67,9 @@ fn stop_ends_a_long_running_worker_and_reports_the_signal() {
         || started.exists().then_some(()),
     );
     let stopped = h.run(&["stop", &id, "--json"]);
-    assert_eq!(stopped.code(), 128 + 15, "{stopped}");
+    // A stop that stopped the run exits 0 (issue 24, bug 5: it passed on the
+    // command's SIGTERM, 143); how the run ended is in what it prints.
+    assert_eq!(stopped.code(), 0, "{stopped}");
     let report = stopped.json();
     assert_eq!(report["state"], "cancelled", "{report:#}");
 }

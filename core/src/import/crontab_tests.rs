@@ -280,7 +280,7 @@ fn twenty_entry_crontab_imports_twenty_jobs_with_the_fires_it_means() {
             .build(
                 JobId::generate(),
                 now(),
-                Tz::America__Toronto,
+                crate::job::FallbackZone::Configured(Tz::America__Toronto),
                 &ZoneTable::compiled_in_only(),
             )
             .unwrap_or_else(|e| panic!("{}: {e}", job.origin));

@@ -195,7 +195,7 @@ fn one_job_per_schedule_kind_with_its_next_fire() {
             .build(
                 JobId::generate(),
                 now(),
-                Tz::UTC,
+                crate::job::FallbackZone::Configured(Tz::UTC),
                 &ZoneTable::compiled_in_only(),
             )
             .unwrap_or_else(|e| panic!("{}: {e}", job.origin));
@@ -927,7 +927,7 @@ fn a_real_hermes_file_imports_its_script_jobs_with_their_ids_and_pauses() {
             .build(
                 JobId::generate(),
                 real_now(),
-                Tz::Europe__Berlin,
+                crate::job::FallbackZone::Configured(Tz::Europe__Berlin),
                 &ZoneTable::compiled_in_only(),
             )
             .unwrap_or_else(|e| panic!("{}: {e}", job.origin));

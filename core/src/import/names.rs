@@ -81,9 +81,15 @@ pub(super) fn path_stem(path: &str) -> String {
 /// that already exist, then the entries imported so far.
 #[derive(Debug, Default)]
 pub(super) struct NameBook {
-    /// name -> who holds it, for notes (`an existing job (01a2…)`,
-    /// `crontab line 3`).
+    /// name (in [`key`]'s case) -> who holds it, for notes (`an existing
+    /// job (01a2…)`, `crontab line 3`).
     taken: HashMap<String, String>,
+}
+
+/// A name as the book compares it: in any ASCII case, as `add` refuses a
+/// name taken (`store::job_named`, SQL's `lower`).
+fn key(name: &str) -> String {
+    name.to_ascii_lowercase()
 }
 
 /// The name an entry got, and who held the one it wanted when it was taken.
@@ -107,7 +113,7 @@ impl NameBook {
         let mut book = NameBook::default();
         for job in existing {
             book.taken
-                .entry(job.name.clone())
+                .entry(key(&job.name))
                 .or_insert_with(|| format!("an existing job ({})", job.id));
         }
         book
@@ -122,11 +128,12 @@ impl NameBook {
             .filter(|c| !c.is_control())
             .take(MAX_SUFFIX)
             .collect();
-        let taken_by = self.taken.get(wanted).cloned();
+        let taken_by = self.taken.get(&key(wanted)).cloned();
         let name = if taken_by.is_none() {
             wanted.to_string()
         } else {
-            let free = |name: &str| !self.taken.contains_key(name) && validate_name(name).is_ok();
+            let free =
+                |name: &str| !self.taken.contains_key(&key(name)) && validate_name(name).is_ok();
             let tails = (1..).map(|n| match (suffix.is_empty(), n) {
                 (false, 1) => format!("-{suffix}"),
                 (false, n) => format!("-{suffix}-{n}"),
@@ -135,7 +142,7 @@ impl NameBook {
             let mut candidates = tails.map(|tail| fit(wanted, &tail));
             candidates.find(|c| free(c)).unwrap_or_default()
         };
-        self.taken.insert(name.clone(), holder.to_string());
+        self.taken.insert(key(&name), holder.to_string());
         Claimed { name, taken_by }
     }
 }
@@ -213,6 +220,8 @@ mod tests {
         assert_eq!(name(book.claim("backup", "7", "x")), "backup-7-2");
         assert_eq!(name(book.claim("other", "9", "y")), "other");
         assert_eq!(name(book.claim("other", "\0\n", "z")), "other-2");
+        // Taken in another case is taken: `add` refuses it too.
+        assert_eq!(name(book.claim("Backup", "9", "w")), "Backup-9");
     }
 
     #[test]

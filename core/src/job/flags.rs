@@ -231,6 +231,28 @@ pub(super) fn job_zone(tz: Option<&str>, fallback: Tz, zones: &ZoneTable) -> Res
     }
 }
 
+/// The zone of a job without `--tz`, as the process making or editing it
+/// reads it.
+#[derive(Clone, Copy, Debug)]
+pub enum FallbackZone {
+    /// Config `timezone`: every process on the home reads the same one, so
+    /// the job keeps no zone of its own and follows the config.
+    Configured(Tz),
+    /// This process's system zone (`TZ`, `/etc/timezone`, ...), which another
+    /// process on the home (the gateway, under its unit) may not share: a job
+    /// whose next run is computed in it keeps it as its own zone.
+    System(Tz),
+}
+
+impl FallbackZone {
+    /// The zone itself.
+    pub fn zone(self) -> Tz {
+        match self {
+            FallbackZone::Configured(zone) | FallbackZone::System(zone) => zone,
+        }
+    }
+}
+
 impl JobInput {
     /// A new job from `add`'s flags. `fallback_zone` is the config or system
     /// zone; `--tz` is read in `zones`.
@@ -238,7 +260,7 @@ impl JobInput {
         &self,
         id: JobId,
         now: Timestamp,
-        fallback_zone: Tz,
+        fallback_zone: FallbackZone,
         zones: &ZoneTable,
     ) -> Result<Job, JobError> {
         let name = self
@@ -261,7 +283,7 @@ impl JobInput {
         &self,
         job: &mut Job,
         now: Timestamp,
-        fallback_zone: Tz,
+        fallback_zone: FallbackZone,
         zones: &ZoneTable,
     ) -> Result<(), JobError> {
         self.apply(job, now, fallback_zone, zones, false)
@@ -271,7 +293,7 @@ impl JobInput {
         &self,
         job: &mut Job,
         now: Timestamp,
-        fallback: Tz,
+        fallback: FallbackZone,
         zones: &ZoneTable,
         new: bool,
     ) -> Result<(), JobError> {
@@ -284,11 +306,20 @@ impl JobInput {
             job.tz = if tz.is_empty() {
                 None
             } else {
-                Some(job_zone(Some(tz), fallback, zones)?.name().to_string())
+                Some(
+                    job_zone(Some(tz), fallback.zone(), zones)?
+                        .name()
+                        .to_string(),
+                )
             };
         }
-        let zone = job_zone(job.tz.as_deref(), fallback, zones)?;
+        let zone = job_zone(job.tz.as_deref(), fallback.zone(), zones)?;
         let reschedule = new || self.schedule.is_some() || self.tz.is_some();
+        // The next run below is computed in this process's own zone: the job
+        // keeps it, so the gateway (whose zone may differ) reads it the same.
+        if reschedule && job.tz.is_none() && matches!(fallback, FallbackZone::System(_)) {
+            job.tz = Some(zone.name().to_string());
+        }
         if let Some(text) = &self.schedule {
             job.schedule = Schedule::parse(text, now, zone)?;
             job.schedule_text = text.trim().to_string();
@@ -461,6 +492,63 @@ impl JobInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job whose next run this process computes in its own system zone
+    /// keeps that zone (issue 24, bug 1: the gateway's system zone may
+    /// differ); a configured zone is followed, not copied.
+    #[test]
+    fn a_job_scheduled_in_the_system_zone_keeps_it_and_a_configured_zone_is_followed() {
+        let zones = ZoneTable::compiled_in_only();
+        let now: Timestamp = "2026-06-01T05:00:00Z".parse().unwrap();
+        let input = JobInput {
+            name: Some("brief".into()),
+            schedule: Some("daily at 8am".into()),
+            argv: Some(vec!["true".into()]),
+            ..JobInput::default()
+        };
+        let berlin = Tz::Europe__Berlin;
+        let pinned = input
+            .build(JobId::generate(), now, FallbackZone::System(berlin), &zones)
+            .unwrap();
+        assert_eq!(pinned.tz.as_deref(), Some("Europe/Berlin"));
+        assert_eq!(
+            pinned.next_run_at,
+            Some("2026-06-01T06:00:00Z".parse().unwrap())
+        );
+        let followed = input
+            .build(
+                JobId::generate(),
+                now,
+                FallbackZone::Configured(berlin),
+                &zones,
+            )
+            .unwrap();
+        assert_eq!(followed.tz, None);
+        assert_eq!(followed.next_run_at, pinned.next_run_at);
+        // An edit that does not reschedule leaves an earlier job's zone alone;
+        // one that does (a new schedule, `--tz ''`) keeps the zone it used.
+        let mut old = followed.clone();
+        let rename = JobInput {
+            name: Some("b2".into()),
+            ..JobInput::default()
+        };
+        rename
+            .apply_edit(&mut old, now, FallbackZone::System(Tz::UTC), &zones)
+            .unwrap();
+        assert_eq!(old.tz, None);
+        let clear = JobInput {
+            tz: Some(String::new()),
+            ..JobInput::default()
+        };
+        clear
+            .apply_edit(&mut old, now, FallbackZone::System(Tz::UTC), &zones)
+            .unwrap();
+        assert_eq!(old.tz.as_deref(), Some("UTC"));
+        assert_eq!(
+            old.next_run_at,
+            Some("2026-06-01T08:00:00Z".parse().unwrap())
+        );
+    }
 
     #[test]
     fn sizes_and_env_are_checked_naming_the_flag() {

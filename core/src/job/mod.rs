@@ -8,7 +8,9 @@ mod policy;
 mod redact;
 mod retry;
 
-pub use flags::{JobError, JobInput, is_env_name, parse_env, parse_pass_env, validate_name};
+pub use flags::{
+    FallbackZone, JobError, JobInput, is_env_name, parse_env, parse_pass_env, validate_name,
+};
 pub use model::{Env, Job, JobState, Resources};
 pub use policy::{CatchUp, Overlap};
 pub use redact::{REDACTED, is_secret, is_secret_name, is_secret_value, redacted_env};

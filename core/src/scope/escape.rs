@@ -5,7 +5,9 @@
 //!   mode): `/` becomes `-`, `[A-Za-z0-9:_.]` is kept except a leading `.`, every other
 //!   byte (including `-`, `\` and each byte of a non-ASCII character) becomes `\xHH` with
 //!   lowercase hex.
-//! - [`scope_unit_name`]: `hermes-cron-<escaped job>-<execution without dashes>.scope`.
+//! - [`scope_unit_name`]: `hermes-cron-<escaped job>-<execution without dashes>.scope`,
+//!   where the job is escaped as `systemd-escape` does but keeps its `-`, so the units of
+//!   job `slow-report` match `hermes-cron-slow-report-*` ([`scope_unit_glob`]).
 //! - [`sanitize_description`]: a `Description=` value with no control characters.
 //!
 //! Invariants:
@@ -39,8 +41,36 @@ const HASH_LEN: usize = 17;
 /// ```
 pub fn escape_unit_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    push_escaped(s, &mut out, &mut Vec::new());
+    push_escaped(s, Dash::Escape, &mut out, &mut Vec::new());
     out
+}
+
+/// What a `-` of a job name becomes.
+#[derive(Clone, Copy, PartialEq)]
+enum Dash {
+    /// `\x2d`, as `systemd-escape` writes it (so unescaping gives the string back).
+    Escape,
+    /// Itself: the name is still valid, and a glob written from the job
+    /// name (`hermes-cron-slow-report-*`) matches.
+    Keep,
+}
+
+/// The pattern matching every scope unit of `job`, for `systemctl --user
+/// status PATTERN` (systemd matches unit globs without backslash escapes, so
+/// a `\x20` in it matches itself).
+///
+/// ```
+/// use hermes_cron_core::scope::{scope_unit_glob, scope_unit_name};
+/// assert_eq!(scope_unit_glob("slow-report"), "hermes-cron-slow-report-*.scope");
+/// assert_eq!(scope_unit_glob("daily brief"), r"hermes-cron-daily\x20brief-*.scope");
+/// ```
+pub fn scope_unit_glob(job: &str) -> String {
+    // A name made for a typical (UUID) execution id, with that id replaced:
+    // a long job name is cut and hashed just as in its real units.
+    const TYPICAL: &str = "00000000-0000-0000-0000-000000000000";
+    let name = scope_unit_name(job, TYPICAL);
+    let stem = name.len() - SUFFIX.len() - escape_execution(TYPICAL).len();
+    format!("{}*{SUFFIX}", &name[..stem])
 }
 
 /// The transient scope unit for one execution of `job`:
@@ -61,7 +91,7 @@ pub fn scope_unit_name(job: &str, execution: &str) -> String {
 
     let mut job_part = String::with_capacity(job.len());
     let mut boundaries = Vec::new();
-    push_escaped(job, &mut job_part, &mut boundaries);
+    push_escaped(job, Dash::Keep, &mut job_part, &mut boundaries);
     if job_part.len() > budget {
         let keep = budget.saturating_sub(HASH_LEN);
         let cut = boundaries
@@ -131,10 +161,11 @@ pub fn sanitize_description(s: &str) -> String {
 
 /// Appends the escaped form of `s` to `out`, recording in `boundaries` the length of `out`
 /// after each escaped input byte (every valid cut point).
-fn push_escaped(s: &str, out: &mut String, boundaries: &mut Vec<usize>) {
+fn push_escaped(s: &str, dash: Dash, out: &mut String, boundaries: &mut Vec<usize>) {
     for (i, byte) in s.bytes().enumerate() {
         match byte {
             b'/' => out.push('-'),
+            b'-' if dash == Dash::Keep => out.push('-'),
             b'.' if i == 0 => push_hex(byte, out),
             b if b.is_ascii_alphanumeric() || matches!(b, b':' | b'_' | b'.') => {
                 out.push(char::from(b))

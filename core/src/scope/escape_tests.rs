@@ -213,3 +213,32 @@ fn description_is_capped_on_a_char_boundary() {
     assert_eq!(clean.len(), DESCRIPTION_MAX - 1);
     assert!(clean.is_char_boundary(clean.len()));
 }
+
+/// A job name's dashes stay dashes in its units (issue 24, bug 7), so the
+/// glob a user writes from the name matches; the glob `scope_unit_glob`
+/// gives matches every unit of the job, long names (cut and hashed) too.
+#[test]
+fn a_dashed_job_name_keeps_its_dashes_and_the_glob_matches_its_units() {
+    assert_eq!(
+        scope_unit_name("slow-report", UUID),
+        format!("hermes-cron-slow-report-{BARE}.scope")
+    );
+    let long = format!("nightly-{}", "x".repeat(300));
+    for job in ["slow-report", "daily briefing", "a/b", long.as_str()] {
+        let glob = scope_unit_glob(job);
+        let prefix = glob.strip_suffix("*.scope").expect(&glob);
+        for execution in [UUID, "01a23c25-89f1-7289-ac3a-b8f1b13347f6"] {
+            let name = scope_unit_name(job, execution);
+            assert!(
+                name.starts_with(prefix) && name.ends_with(".scope"),
+                "{glob} does not match {name}"
+            );
+        }
+    }
+    assert_eq!(
+        scope_unit_glob("slow-report"),
+        "hermes-cron-slow-report-*.scope"
+    );
+    // `systemd-escape`'s own form is unchanged.
+    assert_eq!(escape_unit_component("slow-report"), r"slow\x2dreport");
+}

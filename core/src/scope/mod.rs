@@ -6,6 +6,7 @@ mod escape;
 mod properties;
 
 pub use escape::{
-    DESCRIPTION_MAX, UNIT_NAME_MAX, escape_unit_component, sanitize_description, scope_unit_name,
+    DESCRIPTION_MAX, UNIT_NAME_MAX, escape_unit_component, sanitize_description, scope_unit_glob,
+    scope_unit_name,
 };
 pub use properties::{PropValue, ScopeSpec, scope_properties};

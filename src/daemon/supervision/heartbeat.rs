@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Start the heartbeat thread, writing every `period`; it stops when `stop`
-/// is set.
+/// is set. `zone`: the zone the gateway reads jobs without one of their own in.
 pub(crate) fn spawn(
     home: Home,
+    zone: String,
     shared: Arc<Shared>,
     clock: Arc<dyn Clock>,
     period: Duration,
@@ -47,6 +48,7 @@ pub(crate) fn spawn(
                     capability: shared.capability(),
                     active_runs: shared.active_runs.load(Ordering::Relaxed),
                     version: env!("CARGO_PKG_VERSION").into(),
+                    zone: Some(zone.clone()),
                 };
                 // A full disk leaves the old file (its age tells the truth).
                 let _ = state_files::write_heartbeat(&home, &beat);

@@ -102,7 +102,7 @@ impl Cluster {
         .build(
             JobId::generate(),
             now,
-            hermes_cron::schedule::Tz::UTC,
+            hermes_cron::job::FallbackZone::Configured(hermes_cron::schedule::Tz::UTC),
             &hermes_cron::schedule::ZoneTable::compiled_in_only(),
         )
         .expect("a valid job");

@@ -76,7 +76,7 @@ pub(crate) enum Command {
     /// Launch a long-running worker outside any schedule (kanban workers).
     Spawn(SpawnArgs),
     /// Stop a run (its scope, or its worker, which passes SIGTERM to the job)
-    /// and wait for its outcome.
+    /// and wait for its outcome; exit 0 once it has ended.
     Stop {
         execution: String,
         #[arg(long)]

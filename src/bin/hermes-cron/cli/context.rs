@@ -8,6 +8,7 @@ use hermes_cron::config::{self, Config};
 use hermes_cron::db::Db;
 use hermes_cron::dispatch::Launcher;
 use hermes_cron::home::Home;
+use hermes_cron::job::FallbackZone;
 use hermes_cron::knobs::Knobs;
 use hermes_cron::process::OwnerRole;
 use hermes_cron::schedule::{Timestamp, Tz, ZoneTable};
@@ -77,13 +78,20 @@ impl Ctx {
 
     /// The zone for jobs without `--tz`: config `timezone`, else the system zone.
     pub(super) fn fallback_zone(&mut self) -> anyhow::Result<Tz> {
+        Ok(self.new_job_zone()?.zone())
+    }
+
+    /// The same, saying which: a job made or rescheduled in the system zone
+    /// keeps it (`JobInput::build`, `apply_edit`).
+    pub(super) fn new_job_zone(&mut self) -> anyhow::Result<FallbackZone> {
         let configured = self.config()?.timezone.clone();
         Ok(match configured {
-            Some(name) => self
-                .zones
-                .parse(&name)
-                .map_err(|e| usage(format!("timezone: {e}")))?,
-            None => hermes_cron::host_zone::system_zone(&self.zones),
+            Some(name) => FallbackZone::Configured(
+                self.zones
+                    .parse(&name)
+                    .map_err(|e| usage(format!("timezone: {e}")))?,
+            ),
+            None => FallbackZone::System(hermes_cron::host_zone::system_zone(&self.zones)),
         })
     }
 

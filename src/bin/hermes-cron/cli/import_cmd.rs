@@ -13,7 +13,7 @@ use hermes_cron::ids::JobId;
 use hermes_cron::import::{
     ExistingJob, ImportContext, ImportNote, ImportPlan, ImportedJob, SkipCode, import_file,
 };
-use hermes_cron::job::{Job, JobState};
+use hermes_cron::job::{FallbackZone, Job, JobState};
 use hermes_cron::schedule::{Timestamp, Tz, ZoneTable};
 use hermes_cron::store;
 use serde_json::json;
@@ -67,7 +67,7 @@ fn existing_jobs(conn: &Connection) -> anyhow::Result<Vec<ExistingJob>> {
 fn build(
     plan: &ImportPlan,
     now: Timestamp,
-    zone: Tz,
+    zone: FallbackZone,
     zones: &ZoneTable,
 ) -> anyhow::Result<Vec<Job>> {
     plan.jobs
@@ -97,7 +97,8 @@ pub(super) fn import(
     dry_run: bool,
     as_json: bool,
 ) -> anyhow::Result<i32> {
-    let zone = ctx.fallback_zone()?;
+    let fallback = ctx.new_job_zone()?;
+    let zone = fallback.zone();
     let text = std::fs::read_to_string(file)
         .map_err(|e| failure(format!("cannot read {}: {e}", file.display())))?;
     let input = Input {
@@ -117,13 +118,13 @@ pub(super) fn import(
             None => Vec::new(),
         };
         let plan = input.plan(&existing, &ctx.zones)?;
-        let jobs = build(&plan, input.now, zone, &ctx.zones)?;
+        let jobs = build(&plan, input.now, fallback, &ctx.zones)?;
         (plan, jobs)
     } else {
         let mut db = ctx.open_db()?;
         let tx = db.immediate()?;
         let plan = input.plan(&existing_jobs(&tx)?, &ctx.zones)?;
-        let jobs = build(&plan, input.now, zone, &ctx.zones)?;
+        let jobs = build(&plan, input.now, fallback, &ctx.zones)?;
         for job in &jobs {
             store::insert_job(&tx, job)?;
         }

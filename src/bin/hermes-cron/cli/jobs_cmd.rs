@@ -109,17 +109,21 @@ fn last_run(conn: &Connection, job: &Job) -> anyhow::Result<Option<Execution>> {
 }
 
 pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
-    let zone = ctx.fallback_zone()?;
+    let fallback = ctx.new_job_zone()?;
+    let zone = fallback.zone();
     let mut input = input_from_flags(&a.flags);
     input.name = Some(a.name);
     input.schedule = Some(a.schedule);
     input.argv = Some(a.command);
-    let job = input.build(JobId::generate(), ctx.now(), zone, &ctx.zones)?;
+    let job = input.build(JobId::generate(), ctx.now(), fallback, &ctx.zones)?;
     if !a.flags.no_check {
         check_program(&job, &ctx.config()?.cron.path)?;
     }
-    let db = ctx.open_db()?;
-    store::insert_job(db.conn(), &job)?;
+    let mut db = ctx.open_db()?;
+    let tx = db.immediate()?;
+    refuse_taken_name(&tx, &job)?;
+    store::insert_job(&tx, &job)?;
+    tx.commit()?;
     warn_unenforced(&job);
     if a.json {
         println!(
@@ -130,6 +134,21 @@ pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
         println!("{}", job.id);
     }
     Ok(hermes_cron::exit::OK)
+}
+
+/// Names are how jobs are called (`show brief`, `run brief`): a second job
+/// of the same name is refused, naming the first.
+fn refuse_taken_name(conn: &hermes_cron::db::Conn, job: &Job) -> anyhow::Result<()> {
+    match store::job_named(conn, &job.name, &job.id)? {
+        Some(other) => Err(usage(format!(
+            "--name: a job named {:?} exists already ({}, {:?}); choose another name, or change that job with `hermes-cron edit {}`",
+            cell(&other.name, 64),
+            other.id,
+            other.schedule_text,
+            other.id
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A job the Hermes provider sync keeps is changed in Hermes, never here.
@@ -146,9 +165,10 @@ fn refuse_managed(job: &Job, hermes_command: &str) -> anyhow::Result<()> {
 }
 
 pub(super) fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
-    let zone = ctx.fallback_zone()?;
-    let db = ctx.open_db()?;
-    let mut job = store::resolve_job(db.conn(), &a.job)?;
+    let fallback = ctx.new_job_zone()?;
+    let mut db = ctx.open_db()?;
+    let tx = db.immediate()?;
+    let mut job = store::resolve_job(&tx, &a.job)?;
     refuse_managed(&job, "edit")?;
     let mut input = input_from_flags(&a.flags);
     input.name = a.name;
@@ -169,13 +189,18 @@ pub(super) fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     }
     let program_changed =
         input.argv.is_some() || input.shell == Some(false) || input.workdir.is_some();
-    input.apply_edit(&mut job, ctx.now(), zone, &ctx.zones)?;
+    let renamed = input.name.is_some();
+    input.apply_edit(&mut job, ctx.now(), fallback, &ctx.zones)?;
+    if renamed {
+        refuse_taken_name(&tx, &job)?;
+    }
     if program_changed && !a.flags.no_check {
         check_program(&job, &ctx.config()?.cron.path)?;
     }
-    if !store::update_job(db.conn(), &job)? {
+    if !store::update_job(&tx, &job)? {
         return Err(failure(format!("job {} was removed while editing", job.id)));
     }
+    tx.commit()?;
     warn_unenforced(&job);
     println!("{}", job.id);
     Ok(hermes_cron::exit::OK)
@@ -293,6 +318,7 @@ pub(super) fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> 
             ),
         ),
         ("require scope", job.require_scope.to_string()),
+        ("units", hermes_cron::systemd::scope_unit_glob(&job.name)),
         (
             "runs on",
             job.run_on.clone().unwrap_or_else(|| "any host".into()),

@@ -108,7 +108,9 @@ fn open_for_status(
 }
 
 /// Which zone rules are in use, and the zones the jobs use.
-fn zone_rules(ctx: &mut Ctx, jobs: &[Job]) -> ZoneRules {
+/// `gateway_zone`: the zone a running gateway reads jobs without one of
+/// their own in (from its heartbeat).
+fn zone_rules(ctx: &mut Ctx, jobs: &[Job], gateway_zone: Option<String>) -> ZoneRules {
     let host = hermes_cron::host_zone::ZoneDir::from_env();
     let system = hermes_cron::host_zone::find_system_zone(&ctx.zones);
     let fallback = ctx.fallback_zone().unwrap_or(system.zone);
@@ -138,6 +140,8 @@ fn zone_rules(ctx: &mut Ctx, jobs: &[Job]) -> ZoneRules {
         compiled_in_version: schedule::COMPILED_IN_TZDB_VERSION,
         system_zone: system.zone.name().to_string(),
         system_zone_from: system.source,
+        fallback_zone: fallback.name().to_string(),
+        gateway_zone,
         system_zone_refused: system
             .refused
             .into_iter()
@@ -154,14 +158,17 @@ fn zone_rules(ctx: &mut Ctx, jobs: &[Job]) -> ZoneRules {
 pub(super) fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let now = ctx.now();
-    let (_, gateway) = gateway_health(ctx);
+    let (beat, gateway) = gateway_health(ctx);
     let cap = capability_now(ctx.knobs.dbus_timeout);
     let (db, cluster) = open_ledger(ctx, true)?;
     let jobs = match &db {
         Some(db) => store::list_jobs(db.conn(), true)?,
         None => Vec::new(),
     };
-    let zones = zone_rules(ctx, &jobs);
+    let gateway_zone = beat
+        .filter(|_| gateway != GatewayHealth::NotRunning)
+        .and_then(|b| b.zone);
+    let zones = zone_rules(ctx, &jobs, gateway_zone);
     let provider = provider_state(ctx, &jobs, now);
     let gathered = Gathered {
         home_root: ctx.home.root(),

@@ -94,6 +94,7 @@ pub(super) fn job_json(job: &Job, zone: Tz, last: Option<&Execution>) -> Value {
         "hermes_id": job.hermes_id,
         "managed": job.managed,
         "workdir": job.workdir,
+        "unit_glob": hermes_cron::systemd::scope_unit_glob(&job.name),
         "timeout_s": job.timeout.map(|d| d.as_secs()),
         "idle_timeout_s": job.idle_timeout.map(|d| d.as_secs()),
         "overlap": job.overlap,

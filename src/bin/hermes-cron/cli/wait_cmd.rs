@@ -167,7 +167,10 @@ pub(super) fn stop(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result
         }
     }
     let r = follow(ctx, &db, &id, None, |r| r.state.is_terminal(), None)?;
-    Ok(report(&r, json))
+    // The stop did what it was asked: the run has ended. How it ended is in
+    // the line (or object) printed, not in the exit code (`systemctl stop`).
+    report(&r, json);
+    Ok(hermes_cron::exit::OK)
 }
 
 #[cfg(test)]

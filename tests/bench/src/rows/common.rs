@@ -98,7 +98,12 @@ pub(super) fn job(
         argv: Some(argv.iter().map(|s| s.to_string()).collect()),
         ..JobInput::default()
     }
-    .build(JobId::generate(), wall_now(), system_zone(zones), zones)
+    .build(
+        JobId::generate(),
+        wall_now(),
+        hermes_cron::job::FallbackZone::System(system_zone(zones)),
+        zones,
+    )
     .map_err(|e| e.to_string())
 }
 
