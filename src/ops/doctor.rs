@@ -262,39 +262,27 @@ pub(crate) fn check_programs(g: &Gathered<'_>) -> Vec<Finding> {
                 format!("create it, or `hermes-cron edit {} --workdir DIR`", j.id),
             ));
         }
-        if j.shell || j.argv.is_empty() {
+        let Some(missing) = super::program_missing(j, &g.config.cron.path) else {
             continue;
-        }
-        let program = &j.argv[0];
-        let path = hermes_cron_core::run::lookup_path(&j.env, &g.config.cron.path);
-        let found = if program.contains('/') {
-            let p = Path::new(program);
-            let p = match (&j.workdir, p.is_relative()) {
-                (Some(d), true) => d.join(p),
-                _ => p.to_path_buf(),
-            };
-            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
-        } else {
-            // On the job's PATH, as the worker looks it up.
-            let cwd = j.workdir.clone().unwrap_or_else(|| PathBuf::from("/"));
-            which::which_in(program, Some(path), cwd).is_ok()
         };
-        if !found {
-            out.push(finding(
-                "program_missing",
-                Some(j),
-                if program.contains('/') {
+        let program = &j.argv[0];
+        out.push(finding(
+            "program_missing",
+            Some(j),
+            match missing {
+                super::Missing::NotExecutable => {
                     format!("its program {program:?} is not found or not executable")
-                } else {
+                }
+                super::Missing::NotOnPath { path } => {
                     format!("its program {program:?} is not found on its PATH {path}")
-                },
-                format!(
-                    "install it, add its directory to config cron.path, or `hermes-cron edit {} \
-                     -- CMD...` with a full path",
-                    j.id
-                ),
-            ));
-        }
+                }
+            },
+            format!(
+                "install it, add its directory to config cron.path, or `hermes-cron edit {} \
+                 -- CMD...` with a full path",
+                j.id
+            ),
+        ));
     }
     out
 }

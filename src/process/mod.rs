@@ -1,6 +1,7 @@
 //! Processes on this host: identity by pid and start time, liveness,
 //! signals, sessions, and the descriptor limit staging needs.
 
+mod account;
 mod cgroup;
 mod ended;
 pub mod fd_limit;
@@ -10,6 +11,7 @@ mod session;
 mod signal;
 mod workers;
 
+pub use account::account;
 pub(crate) use cgroup::own_unit_members;
 pub(crate) use ended::ended_within;
 pub use hermes_cron_core::run::{Owner, OwnerRole, ProcessIdentity, signal_name};

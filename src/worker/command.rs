@@ -331,9 +331,19 @@ pub(super) fn spawn_job(
         .process_group(0)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)));
-    if let Some(dir) = &spec.workdir {
-        cmd.current_dir(dir);
-    }
+    // Its workdir, else its `HOME` (as cron does; `/` when that is no
+    // directory), never the launcher's cwd.
+    let home = env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| std::path::Path::new(v.as_str()))
+        .filter(|dir| dir.is_dir());
+    cmd.current_dir(
+        spec.workdir
+            .as_deref()
+            .or(home)
+            .unwrap_or(std::path::Path::new("/")),
+    );
     // We block SIGTERM, SIGINT, SIGHUP and SIGCHLD to take them with
     // sigtimedwait; the job must start with none blocked, and hold no
     // descriptor of ours but its stdio.

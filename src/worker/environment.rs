@@ -6,9 +6,7 @@
 //! launcher's: the gateway's, or the shell's of a `run`) reaches the job.
 
 use crate::home::Home;
-use hermes_cron_core::run::{
-    Account, BUS_VARIABLES, Execution, Layers, RunSpec, compose, parse_env_file,
-};
+use hermes_cron_core::run::{BUS_VARIABLES, Execution, Layers, RunSpec, compose, parse_env_file};
 
 /// An `--env-file` the run cannot use: the command never starts.
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +30,7 @@ pub(crate) fn job_environment(
     row: &Execution,
     spec: &RunSpec,
 ) -> Result<Vec<(String, String)>, EnvFileUnusable> {
-    let account = account();
+    let account = Some(crate::process::account());
     let mut files = Vec::new();
     for path in &spec.env_files {
         let text = std::fs::read_to_string(path).map_err(|e| EnvFileUnusable::Unreadable {
@@ -67,22 +65,4 @@ pub(crate) fn job_environment(
         job_env: Some(&spec.env),
         ids,
     }))
-}
-
-/// The account the worker runs as, from the password database (its own
-/// `HOME` only when the database has no entry for it).
-fn account() -> Option<Account> {
-    let uid = nix::unistd::getuid();
-    if let Ok(Some(u)) = nix::unistd::User::from_uid(uid) {
-        return Some(Account {
-            user: u.name,
-            home: u.dir.display().to_string(),
-            shell: u.shell.display().to_string(),
-        });
-    }
-    Some(Account {
-        user: uid.to_string(),
-        home: std::env::var("HOME").unwrap_or_else(|_| "/".into()),
-        shell: "/bin/sh".into(),
-    })
 }

@@ -1207,3 +1207,67 @@ fn a_schedule_error_is_one_line_printed_once() {
         assert!(out.stderr.contains("\"daily at 25pm\""), "{args:?}: {out}");
     }
 }
+
+/// A job's working directory is defined (issue 24, bug 2): `-- ./standup.sh`
+/// typed in a project directory is stored as that absolute path, the job
+/// runs in its account's home (stored as its workdir, shown by `show`) from
+/// wherever `run` is typed, and a job without a stored workdir (an earlier
+/// version's) runs there too, not in its launcher's directory.
+#[test]
+fn a_relative_program_is_stored_absolute_and_the_job_runs_in_its_home_from_anywhere() {
+    let home = TestHome::new();
+    let account_home = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .dir;
+    let project = home.scratch().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let script = project.join("standup.sh");
+    std::fs::write(&script, "#!/bin/sh\npwd\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    home.cmd(&[
+        "add",
+        "--name",
+        "standup",
+        "--schedule",
+        "every monday 9am",
+        "--",
+        "./standup.sh",
+    ])
+    .in_dir(&project)
+    .run()
+    .ok();
+    let job = home.run(&["show", "standup", "--json"]).ok().json();
+    assert_eq!(job["command"][0], script.to_str().unwrap(), "{job:#}");
+    assert_eq!(job["workdir"], account_home.to_str().unwrap(), "{job:#}");
+    let text = home.run(&["show", "standup"]).ok();
+    assert!(
+        text.stdout.lines().any(|l| {
+            l.split_whitespace().collect::<Vec<_>>() == ["workdir", account_home.to_str().unwrap()]
+        }),
+        "{text}"
+    );
+    let elsewhere = home.scratch().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let ran_in = |home: &TestHome| {
+        let out = home
+            .cmd(&["run", "standup", "--wait"])
+            .in_dir(&elsewhere)
+            .run()
+            .ok();
+        let row = home
+            .row(&crate::support::rows::execution_id_in(&out.stdout))
+            .expect("its row");
+        home.output_of(&row)
+    };
+    assert_eq!(ran_in(&home), format!("{}\n", account_home.display()));
+    // `doctor` finds the program from anywhere (it reported program_missing).
+    let doctor = home.cmd(&["doctor", "--json"]).in_dir(&elsewhere).run();
+    assert!(!doctor.stdout.contains("program_missing"), "{doctor}");
+    // A job stored without a workdir runs in the home too.
+    rusqlite::Connection::open(home.db_file())
+        .unwrap()
+        .execute("UPDATE jobs SET workdir = NULL", [])
+        .unwrap();
+    assert_eq!(ran_in(&home), format!("{}\n", account_home.display()));
+}

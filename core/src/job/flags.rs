@@ -50,6 +50,13 @@ pub struct JobInput {
     pub pass_env: Option<Vec<String>>,
     /// `--workdir DIR` (absolute).
     pub workdir: Option<PathBuf>,
+    /// Where the flags were typed (the shell's working directory): a relative
+    /// program (`./standup.sh`) is read from there, or from this command's
+    /// `--workdir`, and stored absolute. None: left as given.
+    pub cwd: Option<PathBuf>,
+    /// The workdir of a new job given no `--workdir` (the account's home, as
+    /// cron's). None: none stored (the run then starts in its `HOME`).
+    pub default_workdir: Option<PathBuf>,
     /// `--shell` (`Some(false)`: `--no-shell`).
     pub shell: Option<bool>,
     /// `--require-scope` (`Some(false)`: `--no-require-scope`).
@@ -231,6 +238,18 @@ pub(super) fn job_zone(tz: Option<&str>, fallback: Tz, zones: &ZoneTable) -> Res
     }
 }
 
+/// `program` read from `base` when it is a relative path (`./standup.sh`,
+/// `bin/x`; a bare name is looked up on `PATH` and left alone), with its `.`
+/// parts dropped; None when there is nothing to resolve.
+fn absolute_program(program: &str, base: &std::path::Path) -> Option<String> {
+    let path = std::path::Path::new(program);
+    if !program.contains('/') || path.is_absolute() {
+        return None;
+    }
+    let joined: PathBuf = base.join(path).components().collect();
+    joined.to_str().map(str::to_string)
+}
+
 /// The zone of a job without `--tz`, as the process making or editing it
 /// reads it.
 #[derive(Clone, Copy, Debug)]
@@ -381,6 +400,15 @@ impl JobInput {
             }
             job.workdir = Some(dir.clone());
         }
+        if new && job.workdir.is_none() {
+            job.workdir = self.default_workdir.clone();
+        }
+        if self.argv.is_some() && !job.shell {
+            let base = self.workdir.as_ref().or(self.cwd.as_ref());
+            if let Some(program) = base.and_then(|base| absolute_program(&job.argv[0], base)) {
+                job.argv[0] = program;
+            }
+        }
         if let Some(t) = &self.timeout {
             job.timeout = Some(match t.trim() {
                 "off" | "none" => Duration::ZERO,
@@ -492,6 +520,70 @@ impl JobInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A relative program is stored absolute, read from where it was typed
+    /// (or from this command's `--workdir`), and a new job without
+    /// `--workdir` gets the default one (issue 24, bug 2: the run used
+    /// whatever directory its launcher had).
+    #[test]
+    fn a_relative_program_is_stored_absolute_and_a_new_job_gets_the_default_workdir() {
+        let zones = ZoneTable::compiled_in_only();
+        let now: Timestamp = "2026-06-01T05:00:00Z".parse().unwrap();
+        let zone = FallbackZone::Configured(Tz::UTC);
+        let input = |argv: &[&str], workdir: Option<&str>| JobInput {
+            name: Some("standup".into()),
+            schedule: Some("every monday 9am".into()),
+            argv: Some(argv.iter().map(|a| a.to_string()).collect()),
+            workdir: workdir.map(PathBuf::from),
+            cwd: Some("/home/ann/proj".into()),
+            default_workdir: Some("/home/ann".into()),
+            ..JobInput::default()
+        };
+        let job = input(&["./standup.sh", "./notes"], None)
+            .build(JobId::generate(), now, zone, &zones)
+            .unwrap();
+        assert_eq!(job.argv, ["/home/ann/proj/standup.sh", "./notes"]);
+        assert_eq!(
+            job.workdir.as_deref(),
+            Some(std::path::Path::new("/home/ann"))
+        );
+        let job = input(&["bin/x"], Some("/srv/app"))
+            .build(JobId::generate(), now, zone, &zones)
+            .unwrap();
+        assert_eq!(job.argv, ["/srv/app/bin/x"]);
+        assert_eq!(
+            job.workdir.as_deref(),
+            Some(std::path::Path::new("/srv/app"))
+        );
+        for argv in [&["backup"][..], &["/usr/bin/true"], &["../up.sh"]] {
+            let job = input(argv, None)
+                .build(JobId::generate(), now, zone, &zones)
+                .unwrap();
+            let expected = match argv[0] {
+                "../up.sh" => "/home/ann/proj/../up.sh",
+                other => other,
+            };
+            assert_eq!(job.argv[0], expected);
+        }
+        // A shell command is sh's to read, in the workdir.
+        let mut shell = input(&["./standup.sh | tee log"], None);
+        shell.shell = Some(true);
+        let job = shell.build(JobId::generate(), now, zone, &zones).unwrap();
+        assert_eq!(job.argv, ["./standup.sh | tee log"]);
+        // An edit that does not give --workdir keeps the job's.
+        let mut edited = job.clone();
+        JobInput {
+            argv: Some(vec!["./other.sh".into()]),
+            shell: Some(false),
+            cwd: Some("/tmp".into()),
+            default_workdir: Some("/elsewhere".into()),
+            ..JobInput::default()
+        }
+        .apply_edit(&mut edited, now, zone, &zones)
+        .unwrap();
+        assert_eq!(edited.argv, ["/tmp/other.sh"]);
+        assert_eq!(edited.workdir, job.workdir);
+    }
 
     /// A job whose next run this process computes in its own system zone
     /// keeps that zone (issue 24, bug 1: the gateway's system zone may

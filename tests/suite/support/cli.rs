@@ -170,6 +170,8 @@ pub(crate) struct Cmd {
     pub(super) env: BTreeMap<String, OsString>,
     pub(super) timeout: Duration,
     pub(super) wrapper: Vec<OsString>,
+    /// Its working directory (None: the test's).
+    pub(super) cwd: Option<PathBuf>,
 }
 
 impl Cmd {
@@ -187,6 +189,12 @@ impl Cmd {
     /// The hard timeout of [`Cmd::run`] and [`Running::wait`] (default [`COMMAND_TIMEOUT`]).
     pub(crate) fn timeout(mut self, timeout: Duration) -> Cmd {
         self.timeout = timeout;
+        self
+    }
+
+    /// Run it in `dir`, as a user in that directory would.
+    pub(crate) fn in_dir(mut self, dir: &std::path::Path) -> Cmd {
+        self.cwd = Some(dir.to_path_buf());
         self
     }
 
@@ -216,6 +224,9 @@ impl Cmd {
             cmd.env(k, v);
         }
         cmd.envs(&self.env);
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
         cmd.stdin(Stdio::null());
         cmd
     }

@@ -196,6 +196,7 @@ impl TestHome {
             env: self.env.clone(),
             timeout: super::cli::COMMAND_TIMEOUT,
             wrapper: self.wrapper.clone(),
+            cwd: None,
         }
     }
 

@@ -70,11 +70,13 @@ fn build(
     zone: FallbackZone,
     zones: &ZoneTable,
 ) -> anyhow::Result<Vec<Job>> {
+    let home: PathBuf = hermes_cron::process::account().home.into();
     plan.jobs
         .iter()
         .map(|imported: &ImportedJob| {
-            let mut job = imported
-                .to_job_input()
+            let mut input = imported.to_job_input();
+            input.default_workdir = Some(home.clone());
+            let mut job = input
                 .build(JobId::generate(), now, zone, zones)
                 .map_err(|e| usage(format!("{}: {e}", imported.origin)))?;
             job.hermes_id = imported.hermes_id.clone();

@@ -8,10 +8,9 @@ use hermes_cron::db::Conn as Connection;
 use hermes_cron::ids::JobId;
 use hermes_cron::job::{Job, JobInput, JobState, redacted_env};
 use hermes_cron::ledger::{self, Execution, RunFilter};
+use hermes_cron::ops::Missing;
 use hermes_cron::schedule::{self, Tz, ZoneTable};
 use hermes_cron::store;
-use hermes_cron_core::run::lookup_path;
-use std::path::Path;
 
 fn input_from_flags(f: &JobFlags) -> JobInput {
     JobInput {
@@ -29,6 +28,7 @@ fn input_from_flags(f: &JobFlags) -> JobInput {
         env_files: (!f.env_file.is_empty()).then(|| f.env_file.clone()),
         pass_env: (!f.pass_env.is_empty()).then(|| f.pass_env.clone()),
         workdir: f.workdir.clone(),
+        cwd: std::env::current_dir().ok(),
         shell: f.shell.then_some(true),
         require_scope: f.require_scope.then_some(true),
         run_on: f.on.clone(),
@@ -50,46 +50,21 @@ pub(super) fn warn_unenforced(job: &Job) {
 }
 
 /// Refuse a command whose program cannot be found (unless shell or
-/// --no-check); one without a `/` is looked up on the job's PATH (its
-/// `--env PATH=...`, else `cron_path`, config `cron.path`).
+/// --no-check), looked up as its worker will (`ops::program_missing`).
 fn check_program(job: &Job, cron_path: &str) -> anyhow::Result<()> {
-    if job.shell {
+    let Some(missing) = hermes_cron::ops::program_missing(job, cron_path) else {
         return Ok(());
-    }
-    let program = &job.argv[0];
-    let found = if program.contains('/') {
-        let path = Path::new(program);
-        let path = match (&job.workdir, path.is_relative()) {
-            (Some(dir), true) => dir.join(path),
-            _ => path.to_path_buf(),
-        };
-        is_executable(&path)
-    } else {
-        // Looked up the way the worker will: on the job's own PATH.
-        let path = lookup_path(&job.env, cron_path);
-        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-        which::which_in(program, Some(path), cwd).is_ok()
     };
-    if found {
-        Ok(())
-    } else {
-        Err(usage(format!(
-            "COMMAND: program {program:?} not found{}; give a full path, use --shell to run it through sh -c, or --no-check to skip this check",
-            if program.contains('/') {
-                " or not executable".to_string()
-            } else {
-                format!(
-                    " on the job's PATH {} (--env PATH=..., else config cron.path)",
-                    lookup_path(&job.env, cron_path)
-                )
+    let program = &job.argv[0];
+    Err(usage(format!(
+        "COMMAND: program {program:?} not found{}; give a full path, use --shell to run it through sh -c, or --no-check to skip this check",
+        match missing {
+            Missing::NotExecutable => " or not executable".to_string(),
+            Missing::NotOnPath { path } => {
+                format!(" on the job's PATH {path} (--env PATH=..., else config cron.path)")
             }
-        )))
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+    )))
 }
 
 fn zone_of(job: &Job, fallback: Tz, zones: &ZoneTable) -> Tz {
@@ -112,6 +87,7 @@ pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     let fallback = ctx.new_job_zone()?;
     let zone = fallback.zone();
     let mut input = input_from_flags(&a.flags);
+    input.default_workdir = Some(hermes_cron::process::account().home.into());
     input.name = Some(a.name);
     input.schedule = Some(a.schedule);
     input.argv = Some(a.command);
