@@ -2,12 +2,30 @@
 //! process (`<user>`, `<uid>`), and a bus failure as the [`Cause`] the pure
 //! placement and the ledger row carry.
 
-use crate::systemd::{BusCause, FIX_TEXT, UnitManager};
+use crate::systemd::{BusCause, FIX_TEXT, NOT_BOOTED_FIX_TEXT, UnitManager};
 use hermes_cron_core::health::Capability;
 use hermes_cron_core::placement::{Cause, CauseCode};
 
-/// `text` with `<user>` and `<uid>` filled in for this process.
+/// The fix for this host: linger where systemd booted it
+/// (`/run/systemd/system`, as `sd_booted` reads it), else how to run a user
+/// manager without one.
+fn host_fix(booted_with_systemd: bool) -> &'static str {
+    if booted_with_systemd {
+        FIX_TEXT
+    } else {
+        NOT_BOOTED_FIX_TEXT
+    }
+}
+
+/// `text` with the fix for this host, and `<user>` and `<uid>` filled in
+/// for this process.
 pub(crate) fn personalize(text: &str) -> String {
+    let booted = std::path::Path::new("/run/systemd/system").is_dir();
+    fill_in(text, host_fix(booted))
+}
+
+fn fill_in(text: &str, fix: &str) -> String {
+    let text = text.replace(FIX_TEXT, fix);
     let uid = nix::unistd::getuid();
     let user = std::env::var("USER")
         .ok()
@@ -66,10 +84,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_fix_fits_the_host_linger_only_where_systemd_booted_it() {
+        let text = BusCause::NoAddress.to_string();
+        let booted = fill_in(&text, host_fix(true));
+        assert!(booted.contains("run `loginctl enable-linger "), "{booted}");
+        let container = fill_in(&text, host_fix(false));
+        assert!(
+            container.contains("not booted with systemd")
+                && container.contains("systemd --user")
+                && !container.contains("run `loginctl"),
+            "{container}"
+        );
+        for t in [booted, container] {
+            assert!(!t.contains("<user>") && !t.contains("<uid>"), "{t}");
+        }
+    }
+
+    #[test]
     fn fix_in_a_bus_cause_is_personalized() {
         let c = cause_of(&BusCause::NoAddress);
         let text = c.explained();
-        assert!(text.contains("loginctl enable-linger"), "{text}");
+        assert!(text.contains("enable-linger"), "{text}");
         assert!(
             !text.contains("<user>") && !text.contains("<uid>"),
             "{text}"

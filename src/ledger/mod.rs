@@ -43,7 +43,8 @@ pub(crate) use outbox::{
 };
 pub use outbox_read::{AttemptView, DeliveryView, list_deliveries};
 pub use read::{
-    RunFilter, active_runs, active_runs_on, get_execution, late_outcome_of, list_executions,
+    MIN_ID_PART, RunFilter, active_runs, active_runs_on, executions_matching, get_execution,
+    late_outcome_of, list_executions,
 };
 pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, latest_slot_from};
 pub(crate) use retention::prune_rows;

@@ -103,6 +103,27 @@ pub fn get_execution(conn: &Conn, id: &ExecutionId) -> SqlResult<Option<(Executi
     )
 }
 
+/// The shortest part of an id [`executions_matching`] looks for.
+pub const MIN_ID_PART: usize = 4;
+
+/// The rows (newest first, at most `limit`) whose id begins or ends with
+/// `part` (hex digits and dashes, in any case, at least [`MIN_ID_PART`]
+/// long): how a user gives an id by the part of it they copied. UUIDv7 ids
+/// made in the same minute share their first characters, so the end is
+/// usually the part that tells runs apart. None when `part` cannot be one.
+pub fn executions_matching(conn: &Conn, part: &str, limit: usize) -> SqlResult<Vec<ExecutionId>> {
+    let part = part.trim().to_ascii_lowercase();
+    if part.len() < MIN_ID_PART || !part.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+        return Ok(Vec::new());
+    }
+    conn.query_map(
+        "SELECT id FROM executions WHERE id LIKE ?1 || '%' OR id LIKE '%' || ?1
+         ORDER BY id DESC LIMIT ?2",
+        params![part, limit as i64],
+        |row| Ok(ExecutionId::from_string(row.get::<_, String>("id")?)),
+    )
+}
+
 /// Which rows `runs` lists.
 #[derive(Clone, Debug, Default)]
 pub struct RunFilter {

@@ -15,6 +15,17 @@ pub(crate) const FIX_TEXT: &str = "run `loginctl enable-linger <user>` so the us
     XDG_RUNTIME_DIR=/run/user/<uid> and DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/<uid>/bus \
     in that unit";
 
+/// [`FIX_TEXT`] on a host not booted with systemd (a container, most often),
+/// where there is no `loginctl` to ask and no system manager to start a
+/// user manager: what works there instead.
+pub(crate) const NOT_BOOTED_FIX_TEXT: &str = "this host was not booted with systemd (a container?), \
+    so `loginctl enable-linger` cannot help: start a user manager for <user> yourself (packages \
+    systemd and dbus-user-session, a writable cgroup hierarchy, then \
+    `XDG_RUNTIME_DIR=/run/user/<uid> /lib/systemd/systemd --user &` with that directory <user>'s \
+    and mode 0700) and start hermes-cron with XDG_RUNTIME_DIR=/run/user/<uid> and \
+    DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/<uid>/bus; or run it on a host booted with \
+    systemd. Until then runs are degraded: a gateway restart ends them";
+
 /// The cause of a failed systemd/D-Bus operation.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BusCause {

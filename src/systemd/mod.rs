@@ -21,7 +21,7 @@ mod zbus_manager;
 pub use bus::{AddressSource, BusAddress, BusEnv, locate_bus};
 
 pub use cause::BusCause;
-pub(crate) use cause::FIX_TEXT;
+pub(crate) use cause::{FIX_TEXT, NOT_BOOTED_FIX_TEXT};
 pub use cgroups::{Delegation, delegation, unenforced};
 pub use hermes_cron_core::scope::{
     DESCRIPTION_MAX, ScopeSpec, UNIT_NAME_MAX, escape_unit_component, sanitize_description,

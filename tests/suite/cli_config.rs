@@ -524,7 +524,7 @@ fn unknown_keys_warn_only_when_they_look_like_ours() {
         let warned: Vec<&str> = out
             .stderr
             .lines()
-            .filter(|l| l.contains(" WARN ") && l.contains(&format!("`{typo}`")))
+            .filter(|l| l.starts_with("warning: ") && l.contains(&format!("`{typo}`")))
             .collect();
         assert_eq!(warned.len(), 1, "{typo}: {out}");
         assert!(

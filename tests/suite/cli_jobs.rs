@@ -504,6 +504,11 @@ fn posix_tz_strings_are_zones_and_bad_ones_are_refused_naming_the_fix() {
             .contains("TZ=\"CET-1CEST,M3.5.0\" is not a time zone"),
         "{out}"
     );
+    // As one line for a person, not a timestamped log record (issue 24).
+    assert!(
+        out.stderr.starts_with("warning: TZ=") && out.stderr.lines().count() == 1,
+        "{out}"
+    );
 }
 
 #[test]
@@ -1028,13 +1033,16 @@ fn a_closed_stdout_ends_list_next_and_list_json_quietly_with_exit_0() {
             .stderr(std::process::Stdio::piped())
             .output()
             .unwrap();
+        // Its stderr says only that no gateway runs (`add` and `list` warn).
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.starts_with("warning: no gateway is running"))
+            .collect();
         assert_eq!(
-            (
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr).as_ref()
-            ),
-            (Some(0), ""),
-            "{args:?} with its stdout closed"
+            (out.status.code(), said),
+            (Some(0), Vec::<&str>::new()),
+            "{args:?} with its stdout closed: {stderr}"
         );
     }
 }
@@ -1270,4 +1278,81 @@ fn a_relative_program_is_stored_absolute_and_the_job_runs_in_its_home_from_anywh
         .execute("UPDATE jobs SET workdir = NULL", [])
         .unwrap();
     assert_eq!(ran_in(&home), format!("{}\n", account_home.display()));
+}
+
+/// "What did brief print this morning?" in one command (issue 24): `logs
+/// JOB` prints the job's newest run with output (`--run 2` the one before),
+/// naming it on stderr; an execution is found by a beginning or end of its
+/// id that only it has, by `logs`, `wait`, `stop` and `runs`.
+#[test]
+fn logs_of_a_job_prints_its_latest_run_and_an_execution_is_found_by_part_of_its_id() {
+    let home = TestHome::new();
+    let counter = home.scratch().join("count");
+    let script = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; echo run $n",
+        c = counter.display()
+    );
+    home.add("brief", "daily at 8am", &["--shell"], &[&script]);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let out = home.run(&["run", "brief", "--wait"]).ok();
+        ids.push(crate::support::rows::execution_id_in(&out.stdout));
+    }
+    let latest = home.run(&["logs", "brief"]).ok();
+    assert_eq!(latest.stdout, "run 2\n", "{latest}");
+    assert!(latest.stderr.contains(&ids[1]), "names the run: {latest}");
+    assert_eq!(
+        home.run(&["logs", "brief", "--run", "2"]).ok().stdout,
+        "run 1\n"
+    );
+    let out = home.run(&["logs", "brief", "--run", "3"]).fails_with(2);
+    assert!(out.stderr.contains("2 run(s) with output, not 3"), "{out}");
+
+    // By the end of its id (its beginning is its creation time's).
+    let end = &ids[0][ids[0].len() - 6..];
+    assert_eq!(home.run(&["logs", end]).ok().stdout, "run 1\n");
+    assert_eq!(home.run(&["wait", end]).ok().code(), 0);
+    assert_eq!(home.run(&["stop", end]).ok().code(), 0);
+    let rows = home.run(&["runs", end, "--json"]).ok().json();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows:#}");
+    assert_eq!(rows[0]["id"], ids[0].as_str());
+    // A part both ids have is refused, listing them; one no id has is not found.
+    let out = home.run(&["logs", &ids[0][..4]]).fails_with(2);
+    assert!(
+        out.stderr.contains("begins or ends 2 executions")
+            && out.stderr.contains(&ids[0])
+            && out.stderr.contains(&ids[1]),
+        "{out}"
+    );
+    let out = home.run(&["wait", "ffffffffffff0"]).fails_with(2);
+    assert!(
+        out.stderr.contains("no execution \"ffffffffffff0\""),
+        "{out}"
+    );
+}
+
+/// `add` and `list` say when no gateway runs on the home, as one line for a
+/// person (issue 24: kinder messages), and say nothing of it while one runs.
+#[test]
+fn add_and_list_warn_once_when_no_gateway_runs_and_not_while_one_does() {
+    let home = TestHome::new().with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "200");
+    let warned = |out: &crate::support::cli::Out| {
+        out.stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: no gateway is running on this home"))
+            .count()
+    };
+    let added = home
+        .run(&["add", "--name", "a", "--schedule", "every 1h", "--", "true"])
+        .ok();
+    assert_eq!(warned(&added), 1, "{added}");
+    assert!(added.stderr.contains("hermes-cron gateway"), "{added}");
+    assert_eq!(warned(&home.run(&["list"]).ok()), 1);
+    let mut gateway = home.gateway(&[]);
+    gateway.wait_ready();
+    let added = home
+        .run(&["add", "--name", "b", "--schedule", "every 1h", "--", "true"])
+        .ok();
+    assert_eq!(warned(&added), 0, "{added}");
+    assert_eq!(warned(&home.run(&["list", "--json"]).ok()), 0);
 }

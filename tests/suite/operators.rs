@@ -124,7 +124,7 @@ fn doctor_reports_gateway_scope_overdue_unknown_stuck_and_journal_faults() {
         scope["fix"]
             .as_str()
             .unwrap()
-            .contains("loginctl enable-linger"),
+            .contains(crate::support::host_fix_marker()),
         "{scope:#}"
     );
     finding(&findings, "stuck_claimed");

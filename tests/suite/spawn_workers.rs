@@ -94,7 +94,7 @@ fn a_refused_spawn_prints_a_json_error_object_and_exits_69() {
         error["message"]
             .as_str()
             .unwrap()
-            .contains("loginctl enable-linger"),
+            .contains(crate::support::host_fix_marker()),
         "{error:#}"
     );
     let id = error["execution"].as_str().unwrap();

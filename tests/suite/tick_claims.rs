@@ -415,7 +415,10 @@ fn regression_the_degraded_warning_names_the_user() {
         .lines()
         .find(|l| l.contains("degraded"))
         .unwrap_or_else(|| panic!("one degraded warning\n{out}"));
-    assert!(warning.contains("enable-linger"), "{warning}");
+    assert!(
+        warning.contains(crate::support::host_fix_marker()),
+        "{warning}"
+    );
     assert!(
         !warning.contains("<user>") && !warning.contains("<uid>"),
         "{warning}"

@@ -25,7 +25,15 @@ fn main() {
     if !matches!(cli.command, cli::Command::Gateway) {
         cli::exit_quietly_on_a_closed_stdout();
     }
-    hermes_cron::logging::init();
+    // Log records for the daemon (and its `OnFailure=` hook), lines for people.
+    if matches!(
+        cli.command,
+        cli::Command::Gateway | cli::Command::GatewayFailed { .. }
+    ) {
+        hermes_cron::logging::init();
+    } else {
+        hermes_cron::logging::init_interactive();
+    }
     // The process's one zone table, over the host's zoneinfo; handed down.
     let zones = hermes_cron::host_zone::table();
     let knobs = hermes_cron::knobs::Knobs::from_env();

@@ -345,10 +345,10 @@ fn unique() -> u64 {
     NEXT.fetch_add(1, Ordering::SeqCst)
 }
 
-/// The number of lines of stderr that are tracing warnings mentioning `needle`.
+/// The number of `warning: ...` lines of stderr mentioning `needle`.
 pub(crate) fn warnings_about(stderr: &str, needle: &str) -> usize {
     stderr
         .lines()
-        .filter(|l| l.contains(" WARN ") && l.contains(needle))
+        .filter(|l| l.starts_with("warning: ") && l.contains(needle))
         .count()
 }

@@ -47,3 +47,14 @@ pub(crate) mod waiting;
 
 pub(crate) use home::{Bus, TestHome};
 pub(crate) use waiting::{PATIENCE, SETTLE_TIMEOUT, wait_for};
+
+/// What the fix for a missing user manager says on this machine: linger
+/// where systemd booted it (`/run/systemd/system`), else how to start a
+/// user manager without it (a container; issue 24: linger is wrong there).
+pub(crate) fn host_fix_marker() -> &'static str {
+    if std::path::Path::new("/run/systemd/system").is_dir() {
+        "run `loginctl enable-linger "
+    } else {
+        "not booted with systemd"
+    }
+}

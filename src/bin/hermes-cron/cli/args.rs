@@ -66,9 +66,15 @@ pub(crate) enum Command {
     Gateway,
     /// Execution ledger rows, newest first.
     Runs(RunsArgs),
-    /// Print the captured output of one execution.
+    /// Print the captured output of a run: an execution (its id, or a unique
+    /// beginning or end of it), or a job's latest run (`--run N`: the Nth newest)
     Logs {
+        /// An execution id (whole, or 4+ characters of its beginning or end), or a JOB.
+        #[arg(value_name = "EXECUTION|JOB")]
         execution: String,
+        /// With a JOB: the Nth newest of its runs that have output (1: the latest).
+        #[arg(long = "run", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        run: Option<u64>,
         /// Keep printing while the run is going.
         #[arg(long, short)]
         follow: bool,

@@ -10,9 +10,11 @@ use hermes_cron::dispatch::Launcher;
 use hermes_cron::home::Home;
 use hermes_cron::job::FallbackZone;
 use hermes_cron::knobs::Knobs;
+use hermes_cron::ops::status::{self, GatewayHealth};
 use hermes_cron::process::OwnerRole;
 use hermes_cron::schedule::{Timestamp, Tz, ZoneTable};
 use hermes_cron::tick::ClaimContext;
+use hermes_cron_core::health::Heartbeat;
 
 /// The resolved environment of one command.
 pub(super) struct Ctx {
@@ -62,6 +64,25 @@ impl Ctx {
 
     pub(super) fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    /// This home's gateway, as its heartbeat shows it.
+    pub(super) fn gateway_health(&self) -> (Option<Heartbeat>, GatewayHealth) {
+        let beat = hermes_cron::state_files::read_heartbeat(&self.home);
+        let alive = beat.as_ref().is_some_and(status::writer_alive);
+        let health = status::judge_gateway(beat.as_ref(), alive, self.now());
+        (beat, health)
+    }
+
+    /// `add` and `list` say when nothing will fire the jobs: no gateway runs
+    /// on this home (on a shared ledger another host's may, so they do not).
+    pub(super) fn warn_if_no_gateway(&self, db: &Db) {
+        if db.caps().shared || self.gateway_health().1 != GatewayHealth::NotRunning {
+            return;
+        }
+        tracing::warn!(
+            "no gateway is running on this home: no job fires until one does; start it with `hermes-cron gateway`, or keep it running with the user unit (`systemctl --user enable --now hermes-cron-gateway.service`)"
+        );
     }
 
     /// The config, loaded once; each warning is logged once.

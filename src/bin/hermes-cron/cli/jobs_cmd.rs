@@ -101,6 +101,7 @@ pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     store::insert_job(&tx, &job)?;
     tx.commit()?;
     warn_unenforced(&job);
+    ctx.warn_if_no_gateway(&db);
     if a.json {
         println!(
             "{}",
@@ -193,6 +194,7 @@ pub(super) fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> 
         return Ok(hermes_cron::exit::OK);
     };
     let jobs = store::list_jobs(db.conn(), all)?;
+    ctx.warn_if_no_gateway(&db);
     let mut lasts = Vec::with_capacity(jobs.len());
     for job in &jobs {
         lasts.push(last_run(db.conn(), job)?);

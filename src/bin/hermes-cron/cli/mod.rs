@@ -6,6 +6,7 @@ mod args;
 mod closed_stdout;
 mod config_cmd;
 mod context;
+mod execution_ref;
 mod fail;
 mod hermes_cmd;
 mod import_cmd;

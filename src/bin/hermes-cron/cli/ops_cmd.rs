@@ -12,7 +12,7 @@ use hermes_cron::ops::{metrics, prune};
 use hermes_cron::schedule::{self, Tz};
 use hermes_cron::state_files::read_heartbeat;
 use hermes_cron::store;
-use hermes_cron_core::health::{Capability, Heartbeat};
+use hermes_cron_core::health::Capability;
 use hermes_cron_core::placement::CauseCode;
 
 /// Whether this process can make a scope right now (`dbus_timeout`: the knob).
@@ -27,13 +27,6 @@ fn capability_now(dbus_timeout: Option<std::time::Duration>) -> Capability {
             )))
         });
     result.unwrap_or_else(|e| Capability::degraded(CauseCode::Io, Some(e.to_string())))
-}
-
-fn gateway_health(ctx: &Ctx) -> (Option<Heartbeat>, GatewayHealth) {
-    let beat = read_heartbeat(&ctx.home);
-    let alive = beat.as_ref().is_some_and(status::writer_alive);
-    let health = status::judge_gateway(beat.as_ref(), alive, ctx.now());
-    (beat, health)
 }
 
 pub(super) fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
@@ -158,7 +151,7 @@ fn zone_rules(ctx: &mut Ctx, jobs: &[Job], gateway_zone: Option<String>) -> Zone
 pub(super) fn doctor(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let now = ctx.now();
-    let (beat, gateway) = gateway_health(ctx);
+    let (beat, gateway) = ctx.gateway_health();
     let cap = capability_now(ctx.knobs.dbus_timeout);
     let (db, cluster) = open_ledger(ctx, true)?;
     let jobs = match &db {

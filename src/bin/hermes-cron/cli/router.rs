@@ -33,7 +33,11 @@ pub(crate) fn run(cli: Cli, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<i3
         Command::Tick { json } => tick_cmd::tick(&mut ctx, json),
         Command::Gateway => Ok(hermes_cron::daemon::run(ctx.home, ctx.zones, ctx.knobs)),
         Command::Runs(a) => runs_cmd::runs(&mut ctx, a),
-        Command::Logs { execution, follow } => runs_cmd::logs(&mut ctx, &execution, follow),
+        Command::Logs {
+            execution,
+            run,
+            follow,
+        } => runs_cmd::logs(&mut ctx, &execution, run.map(|n| n as usize), follow),
         Command::Spawn(a) => run_cmd::spawn(&mut ctx, a),
         Command::Stop { execution, json } => wait_cmd::stop(&mut ctx, &execution, json),
         Command::Wait { execution, json } => wait_cmd::wait(&mut ctx, &execution, json),

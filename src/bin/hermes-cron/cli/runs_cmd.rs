@@ -2,10 +2,11 @@
 
 use super::args::RunsArgs;
 use super::context::Ctx;
+use super::execution_ref;
 use super::fail::{failure, usage};
-use super::render::{Table, cell, execution_json, exit_cell, short_duration};
+use super::render::{Table, cell, execution_json, exit_cell, short_duration, utc};
 use hermes_cron::ids::ExecutionId;
-use hermes_cron::ledger::{self, ExecState, RunFilter};
+use hermes_cron::ledger::{self, ExecState, Execution, RunFilter};
 use hermes_cron::schedule::{self, Timestamp};
 use hermes_cron::store::{self, JobLookupError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -39,10 +40,15 @@ pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
         Some(key) => match store::resolve_job(db.conn(), key) {
             Ok(job) => Some((Some(job.id), job.name)),
             Err(JobLookupError::NotFound(_)) => {
-                // An execution id: that run alone.
-                if let Some((row, _)) =
-                    ledger::get_execution(db.conn(), &ExecutionId::from_string(key.as_str()))?
-                {
+                // An execution id, whole or in part: that run alone.
+                let id = match execution_ref::exact(db.conn(), key)? {
+                    Some(id) => Some(id),
+                    None => execution_ref::partial(db.conn(), key)?,
+                };
+                if let Some((row, _)) = match id {
+                    Some(id) => ledger::get_execution(db.conn(), &id)?,
+                    None => None,
+                } {
                     return print_runs(db.conn(), &[row], a.json);
                 }
                 // Spawned runs and removed jobs are found by name.
@@ -160,16 +166,87 @@ fn print_runs(
     Ok(hermes_cron::exit::OK)
 }
 
-pub(super) fn logs(ctx: &mut Ctx, execution: &str, follow: bool) -> anyhow::Result<i32> {
+/// The run `logs KEY` prints: the execution KEY names (its whole id), else
+/// the `nth` newest run of output of the job KEY names, else the execution a
+/// part of whose id KEY is.
+fn run_to_show(
+    conn: &hermes_cron::db::Conn,
+    key: &str,
+    nth: Option<usize>,
+) -> anyhow::Result<Execution> {
+    let get = |id: &ExecutionId| -> anyhow::Result<Execution> {
+        Ok(ledger::get_execution(conn, id)?
+            .ok_or_else(|| execution_ref::not_found(id.as_str()))?
+            .0)
+    };
+    let by_execution = |id: Option<ExecutionId>| -> anyhow::Result<Option<Execution>> {
+        match id {
+            Some(_) if nth.is_some() => Err(usage(format!(
+                "--run: {key:?} is an execution; --run picks among a job's runs (`logs JOB --run 2`)"
+            ))),
+            Some(id) => Ok(Some(get(&id)?)),
+            None => Ok(None),
+        }
+    };
+    if let Some(row) = by_execution(execution_ref::exact(conn, key)?)? {
+        return Ok(row);
+    }
+    match store::resolve_job(conn, key) {
+        Ok(job) => {
+            let nth = nth.unwrap_or(1);
+            let ran: Vec<Execution> = ledger::list_executions(
+                conn,
+                &RunFilter {
+                    job: Some((Some(job.id.clone()), job.name.clone())),
+                    limit: MAX_LIMIT,
+                    ..RunFilter::default()
+                },
+            )?
+            .into_iter()
+            .filter(|r| r.output_path.is_some())
+            .collect();
+            let count = ran.len();
+            ran.into_iter().nth(nth.saturating_sub(1)).ok_or_else(|| {
+                usage(format!(
+                    "job {} has {count} run(s) with output{}; `hermes-cron runs {}` lists them all",
+                    cell(&job.name, 64),
+                    if count > 0 { format!(", not {nth}") } else { String::new() },
+                    job.id
+                ))
+            })
+        }
+        Err(JobLookupError::NotFound(_)) => by_execution(execution_ref::partial(conn, key)?)?
+            .ok_or_else(|| {
+                usage(format!(
+                    "no job or execution {key:?} (a job's id or name, an execution's id, or at least {} characters of its beginning or end); `hermes-cron runs` lists them",
+                    ledger::MIN_ID_PART
+                ))
+            }),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(super) fn logs(
+    ctx: &mut Ctx,
+    key: &str,
+    nth: Option<usize>,
+    follow: bool,
+) -> anyhow::Result<i32> {
     let db = ctx
         .open_existing_db()?
         .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;
-    let id = ExecutionId::from_string(execution);
-    let (row, _) = ledger::get_execution(db.conn(), &id)?.ok_or_else(|| {
-        usage(format!(
-            "no execution {execution:?}; `hermes-cron runs` lists them"
-        ))
-    })?;
+    let row = run_to_show(db.conn(), key, nth)?;
+    let id = row.id.clone();
+    if row.id.as_str() != key.trim() {
+        // Which run this is, off stdout (which is the run's output alone).
+        eprintln!(
+            "{} {} ({}, claimed {})",
+            cell(&row.job_name, 64),
+            row.id,
+            row.state,
+            utc(row.claimed_at)
+        );
+    }
     let Some(path) = row.output_path.clone() else {
         println!("{} {} has no output (it never ran)", row.id, row.state);
         return Ok(hermes_cron::exit::OK);

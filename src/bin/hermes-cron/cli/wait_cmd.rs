@@ -147,7 +147,7 @@ pub(super) fn wait(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result
     let db = ctx
         .open_existing_db()?
         .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;
-    let id = ExecutionId::from_string(execution);
+    let id = super::execution_ref::resolve(db.conn(), execution)?;
     let r = follow(ctx, &db, &id, None, |r| r.state.is_terminal(), None)?;
     Ok(report(&r, json))
 }
@@ -156,7 +156,7 @@ pub(super) fn stop(ctx: &mut Ctx, execution: &str, json: bool) -> anyhow::Result
     let db = ctx
         .open_existing_db()?
         .ok_or_else(|| failure(format!("no ledger in {}", ctx.home.root().display())))?;
-    let id = ExecutionId::from_string(execution);
+    let id = super::execution_ref::resolve(db.conn(), execution)?;
     let r = row(&db, &id)?;
     if !r.state.is_terminal() {
         let manager = hermes_cron::systemd::session_manager(ctx.knobs.dbus_timeout);
