@@ -100,6 +100,10 @@ pub struct Evidence {
     /// The row was claimed ahead of its instant for staging and not yet
     /// released (the ledger's `staged_claims` has it).
     pub staging: bool,
+    /// The row's worker lives but its command has ended (the worker has no
+    /// live child): the worker is recording how it ended, however long the
+    /// ledger keeps it waiting. Silence is then no stall.
+    pub command_ended: bool,
 }
 
 /// What to do with a row.
@@ -269,6 +273,7 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
         if let Some(silence) = &ev.silence
             && row.state == ExecState::Running
             && is_stalled(row, silence)
+            && !ev.command_ended
         {
             return Judgement::Stalled {
                 reason: stall_reason(row, silence),
@@ -276,6 +281,9 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
         }
         return Judgement::Alive {
             note: match row.state {
+                ExecState::Running if ev.command_ended => format!(
+                    "worker {owner} alive; its command ended and it is recording the outcome"
+                ),
                 ExecState::Claimed => format!("claimed by live {owner}"),
                 ExecState::Staged => format!("staged by live worker {owner}"),
                 _ => format!("worker {owner} alive with the same start time"),
@@ -736,5 +744,15 @@ mod tests {
         }
         // A dead worker is not stalled: it is gone.
         assert_eq!(code(judge(&row, &Dead, &ev)), ReasonCode::WorkerDied);
+        // Nor is a live one whose command ended: it is recording the outcome
+        // (a ledger it cannot write silenced it; issue 23).
+        let recording = Evidence {
+            command_ended: true,
+            ..ev.clone()
+        };
+        match judge(&row, &Alive, &recording) {
+            Judgement::Alive { note } => assert!(note.contains("recording"), "{note}"),
+            j => panic!("{j:?}"),
+        }
     }
 }

@@ -16,8 +16,18 @@ fn stat_field(pid: u32, n: usize) -> Option<u32> {
     rest.split_whitespace().nth(n)?.parse().ok()
 }
 
+const PPID: usize = 1;
 const PGRP: usize = 2;
 const SESSION: usize = 3;
+
+/// Whether `leader`, a session leader (a worker: it called `setsid`), has a
+/// live child: its job still runs. A child that exited and waits to be
+/// reaped (a zombie) does not count: the worker is recording how it ended.
+pub(crate) fn has_live_child(leader: &ProcessIdentity) -> bool {
+    members(SESSION, leader.pid)
+        .into_iter()
+        .any(|pid| stat_field(pid, PPID) == Some(leader.pid) && super::identity::pid_lives(pid))
+}
 
 /// The session id of `pid`.
 pub(crate) fn session_of(pid: u32) -> Option<u32> {

@@ -4,7 +4,7 @@
 
 use crate::process::{self, live_workers};
 use hermes_cron_core::reconcile::Liveness;
-use hermes_cron_core::run::{Owner, ProcessIdentity};
+use hermes_cron_core::run::{Execution, Owner, ProcessIdentity};
 use std::collections::HashMap;
 
 /// Liveness from `/proc`. The worker scan runs once, when first needed.
@@ -24,6 +24,15 @@ impl Liveness for ProcLiveness {
             .get(execution)
             .copied()
     }
+}
+
+/// Whether `row`'s worker lives with its command ended (no live child):
+/// it is recording the outcome, however long the ledger makes it wait.
+pub(crate) fn command_ended(row: &Execution) -> bool {
+    row.owner
+        .as_ref()
+        .and_then(|o| o.owner())
+        .is_some_and(|w| process::is_alive(&w.process) && !process::has_live_child(&w.process))
 }
 
 /// A wait status in words: `exit 3`, `SIGKILL`.

@@ -10,7 +10,7 @@
 //! | [`stalled`] | running rows, silence checked | the gateway's monitor period |
 //! | [`watched`] | rows of runs adopted at start | the gateway's monitor period |
 
-use super::evidence::{ProcLiveness, describe_wait_status};
+use super::evidence::{ProcLiveness, command_ended, describe_wait_status};
 use crate::db::Db;
 use crate::ids::ExecutionId;
 use crate::ledger::{self, ExecState, Execution, LedgerError};
@@ -293,10 +293,13 @@ pub fn stalled(
         let Ok(Some((row, spec))) = ledger::get_execution(db.conn(), &row.id) else {
             continue;
         };
+        // A worker that cannot write the ledger falls silent too: what the
+        // processes show decides (its command ended: it is recording).
         let ev = Evidence {
             silence: Some(silence(Duration::from_secs(
                 spec.heartbeat_interval_s.max(1),
             ))),
+            command_ended: command_ended(&row),
             ..Evidence::default()
         };
         let j = judge(&row, &live, &ev);

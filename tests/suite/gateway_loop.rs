@@ -200,6 +200,81 @@ fn stalled_worker_is_stopped_recorded_timed_out_and_retried() {
     assert_eq!(gw.stop().code(), Some(0));
 }
 
+/// A worker the ledger keeps waiting is not a stalled worker (issue 23,
+/// section 0): while another process holds SQLite's write lock for several
+/// heartbeat intervals, four jobs end and their workers cannot record it.
+/// The gateway, seeing the silence, must not record `timed_out` (`stalled`)
+/// over the outcomes on their way, nor retry runs that finished: each row
+/// ends `succeeded` and each command ran once. (Before: each worker and the
+/// gateway raced for the lock once it was free, and the runs the gateway
+/// won were recorded stalled and ran again.)
+#[test]
+fn workers_kept_waiting_by_a_held_write_lock_are_not_stalled_and_their_runs_not_repeated() {
+    const JOBS: usize = 4;
+    let h = TestHome::new().with_env("HERMES_CRON_BUSY_TIMEOUT_MS", "300");
+    h.write_config("cron:\n  heartbeat_interval_s: 1\n");
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let go = h.scratch().join("go");
+    let count = h.scratch().join("count");
+    for i in 0..JOBS {
+        let script = format!(
+            "echo {i} >> {c}; while [ ! -e {g} ]; do sleep 0.05; done",
+            c = count.display(),
+            g = go.display()
+        );
+        h.add(
+            &format!("brief-{i}"),
+            "in 1s",
+            &["--retries", "1", "--retry-backoff", "1s"],
+            &["sh", "-c", &script],
+        );
+    }
+    let ids: Vec<String> = (0..JOBS)
+        .map(|i| {
+            let row = h.wait_until("the runs to be adopted", Duration::from_secs(30), || {
+                h.runs_of(&format!("brief-{i}"))
+                    .into_iter()
+                    .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
+            });
+            s(&row, "id")
+        })
+        .collect();
+    // Another process holds the write lock for 6 heartbeat intervals (the
+    // gateway judges a stall after 3); meanwhile the jobs end.
+    let holder = rusqlite::Connection::open(h.db_file()).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::fs::write(&go, "").unwrap();
+    std::thread::sleep(Duration::from_secs(6));
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+
+    for id in &ids {
+        let end = h.wait_terminal(id, Duration::from_secs(60));
+        assert_eq!(
+            (end["state"].as_str(), end["reason_code"].as_str()),
+            (Some("succeeded"), None),
+            "{end:#}\n{}",
+            gw.log()
+        );
+    }
+    let mut ran: Vec<String> = std::fs::read_to_string(&count)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    ran.sort();
+    assert_eq!(ran, ["0", "1", "2", "3"], "each command ran once");
+    for i in 0..JOBS {
+        assert_eq!(
+            h.runs_of(&format!("brief-{i}")).len(),
+            1,
+            "no retry of a run that ended"
+        );
+    }
+    assert_eq!(gw.stop().code(), Some(0));
+}
+
 /// Fails when a child of `pid` stays a zombie: a zombie seen twice, 1.5 s
 /// apart, is one the gateway did not reap.
 fn assert_no_lingering_zombies(h: &TestHome, pid: u32) {
