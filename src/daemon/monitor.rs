@@ -77,15 +77,24 @@ impl Monitor {
             Err(e) => tracing::error!("failed to resolve rows of dead owners: {}", Chain(&e)),
         }
         match reconcile::stalled(db, &cx.host.name, now, self.watching_since) {
-            Ok(resolved) => {
-                for r in resolved {
+            Ok(stalls) => {
+                if let Some(waited) = stalls.ledger_held {
+                    self.ledger_was_unwritable(
+                        cx,
+                        &format!("its write lock was held ({} ms)", waited.as_millis()),
+                    );
+                }
+                for r in stalls.resolved {
                     r.announce();
                     let manager = manager.cloned();
                     let grace = cx.knobs.kill_grace;
                     tokio::spawn(async move { stop_run(manager.as_deref(), &r.row, grace).await });
                 }
             }
-            Err(e) => tracing::error!("failed to record a stalled run: {}", Chain(&e)),
+            Err(e) => {
+                tracing::error!("failed to judge stalled runs: {}", Chain(&e));
+                self.ledger_was_unwritable(cx, "it failed");
+            }
         }
         if self.next_probe.is_none_or(|at| monotonic() >= at) {
             self.next_probe = Some(monotonic() + PROBE_EVERY);
@@ -106,6 +115,21 @@ impl Monitor {
             runs.len(),
             cap.mode
         ));
+    }
+
+    /// The ledger could not be written for a while: no worker could stamp
+    /// its row, so their silence is counted from now, once it can. Said once
+    /// per spell.
+    fn ledger_was_unwritable(&mut self, cx: &Ctx, why: &str) {
+        let now = cx.clock.now();
+        if self.watching_since.is_none_or(|w| {
+            now - w > chrono::Duration::from_std(self.period * STALL_INTERVALS).unwrap_or_default()
+        }) {
+            tracing::warn!(
+                "the ledger could not be written ({why}): workers could not stamp their rows either; their silence is counted from when it can"
+            );
+        }
+        self.watching_since = Some(now);
     }
 
     /// A round much later than the period means this process did not run

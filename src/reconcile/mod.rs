@@ -21,5 +21,7 @@ pub use hermes_cron_core::reconcile::{
     Evidence, Judgement, Liveness, Reaped, STALL_INTERVALS, ScopeSeen, Silence, is_stalled, judge,
 };
 pub use lost::{LostReport, lost_hosts};
-pub use passes::{ReapedWorker, Resolved, Settled, Watch, reaped, stalled, sweep};
+pub use passes::{
+    LEDGER_HELD, ReapedWorker, Resolved, Settled, Stalls, Watch, reaped, stalled, sweep,
+};
 pub(crate) use passes::{startup_sweep, watched};

@@ -265,17 +265,34 @@ pub(crate) fn watched(db: &Db, id: &ExecutionId, now: Timestamp) -> Result<Watch
     })
 }
 
+/// Waiting longer than this for the write lock means the ledger was held:
+/// workers could not stamp their rows either.
+pub const LEDGER_HELD: Duration = Duration::from_millis(100);
+
+/// What [`stalled`] did.
+#[derive(Debug, Default)]
+pub struct Stalls {
+    /// The rows moved to `timed_out` (`stalled`); the caller stops each one.
+    pub resolved: Vec<Resolved>,
+    /// How long the ledger's write lock kept us waiting when that was more
+    /// than [`LEDGER_HELD`]: nothing was judged, since the silence may be
+    /// the ledger's; the caller counts silence from now.
+    pub ledger_held: Option<Duration>,
+}
+
 /// Running rows whose live worker has been silent for too long, moved to
-/// `timed_out` (`stalled`). The caller stops each one. `watching_since`:
-/// see [`Silence`].
+/// `timed_out` (`stalled`). `watching_since`: see [`Silence`]. A worker
+/// whose command ended is recording (see `Evidence::command_ended`); one
+/// the ledger kept from writing is not silent by its own doing, so the
+/// write lock is taken first, and a long wait for it judges nobody.
 pub fn stalled(
     db: &Db,
     host: &str,
     now: Timestamp,
     watching_since: Option<Timestamp>,
-) -> Result<Vec<Resolved>, LedgerError> {
+) -> Result<Stalls, LedgerError> {
     let live = ProcLiveness::default();
-    let mut out = Vec::new();
+    let mut candidates = Vec::new();
     for row in active(db, host)?
         .into_iter()
         .filter(|r| r.state == ExecState::Running)
@@ -303,11 +320,37 @@ pub fn stalled(
             ..Evidence::default()
         };
         let j = judge(&row, &live, &ev);
-        if matches!(j, Judgement::Stalled { .. }) && apply(db, &row, &j, now)? {
-            out.push(Resolved { row, judgement: j });
+        if matches!(j, Judgement::Stalled { .. }) {
+            candidates.push((row, j));
         }
     }
-    Ok(out)
+    if candidates.is_empty() {
+        return Ok(Stalls::default());
+    }
+    let asked = crate::clock::monotonic();
+    let tx = db.conn().immediate().map_err(|source| LedgerError::Sql {
+        id: candidates[0].0.id.to_string(),
+        source,
+    })?;
+    let waited = crate::clock::elapsed(asked);
+    if waited > LEDGER_HELD {
+        let _ = tx.rollback();
+        return Ok(Stalls {
+            resolved: Vec::new(),
+            ledger_held: Some(waited),
+        });
+    }
+    let _ = tx.rollback();
+    let mut resolved = Vec::new();
+    for (row, j) in candidates {
+        if apply(db, &row, &j, now)? {
+            resolved.push(Resolved { row, judgement: j });
+        }
+    }
+    Ok(Stalls {
+        resolved,
+        ledger_held: None,
+    })
 }
 
 #[cfg(test)]
@@ -316,7 +359,7 @@ mod tests {
     use crate::ledger::{DispatchMode, NewClaim, Occurrence, RunSpec, Source, Taking};
     use crate::process;
     use crate::systemd::{ScopeSpec, UnitFuture, UnitProcess};
-    use hermes_cron_core::run::OwnerRole;
+    use hermes_cron_core::run::{OwnerRole, ProcessIdentity};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A manager that never answers in time, counting how often it is asked.
@@ -354,6 +397,94 @@ mod tests {
             retry_backoff_s: 30,
             ..RunSpec::default()
         }
+    }
+
+    /// A write lock another process holds keeps workers from stamping their
+    /// rows: a silent worker is judged only when the stall check got the lock
+    /// without waiting; after a wait, nobody (issue 23, section 0).
+    #[test]
+    fn silence_is_judged_only_when_the_write_lock_came_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cron.db");
+        let db = Db::open(&path).unwrap();
+        // A live worker with a live command: a session leader with a child.
+        let mut leader = std::process::Command::new("setsid")
+            .args(["sh", "-c", "sleep 60 & wait"])
+            .spawn()
+            .unwrap();
+        let worker = Owner {
+            role: OwnerRole::Worker,
+            process: process::identity_of(leader.id()).unwrap(),
+        };
+        // Its session goes when the test ends, however it ends.
+        struct Ends(ProcessIdentity);
+        impl Drop for Ends {
+            fn drop(&mut self) {
+                process::signal_session(&self.0, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        let _ends = Ends(worker.process);
+        let deadline = crate::clock::monotonic() + Duration::from_secs(10);
+        while !process::has_live_child(&worker.process) {
+            assert!(
+                crate::clock::monotonic() < deadline,
+                "no child of the leader"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let claimer = process::owner(OwnerRole::Gateway);
+        let then: Timestamp = "2026-01-01T08:00:00Z".parse().unwrap();
+        let id = ExecutionId::generate();
+        let spec = spec();
+        let claim = NewClaim {
+            occurrence: Occurrence {
+                id: &id,
+                job_id: None,
+                job_name: "silent",
+                scheduled_for: None,
+                attempt: 1,
+                source: Source::Spawn,
+                spec: &spec,
+                at: then,
+                host: "test-host",
+            },
+            owner: claimer,
+            output_path: None,
+        };
+        assert!(ledger::claim(db.conn(), &claim).unwrap());
+        let taking = Taking {
+            worker,
+            mode: DispatchMode::Degraded,
+            cause: None,
+            unit: None,
+            at: then,
+        };
+        assert!(ledger::adopt(db.conn(), &id, &claimer.into(), &taking).unwrap());
+        let now = then + chrono::Duration::seconds(60);
+
+        // Held by another connection for a while: judged by nobody.
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            holder.execute_batch("ROLLBACK").unwrap();
+        });
+        let held = stalled(&db, "test-host", now, None).unwrap();
+        release.join().unwrap();
+        assert!(held.resolved.is_empty(), "{held:?}");
+        assert!(
+            held.ledger_held.is_some_and(|w| w > LEDGER_HELD),
+            "{held:?}"
+        );
+        // Free: the silent worker is stalled.
+        let free = stalled(&db, "test-host", now, None).unwrap();
+        assert_eq!(
+            (free.resolved.len(), free.ledger_held),
+            (1, None),
+            "{free:?}"
+        );
+        drop(_ends);
+        let _ = leader.wait();
     }
 
     /// Regression: a manager that timed out was asked again for every

@@ -201,13 +201,15 @@ fn stalled_worker_is_stopped_recorded_timed_out_and_retried() {
 }
 
 /// A worker the ledger keeps waiting is not a stalled worker (issue 23,
-/// section 0): while another process holds SQLite's write lock for several
-/// heartbeat intervals, four jobs end and their workers cannot record it.
-/// The gateway, seeing the silence, must not record `timed_out` (`stalled`)
-/// over the outcomes on their way, nor retry runs that finished: each row
-/// ends `succeeded` and each command ran once. (Before: each worker and the
-/// gateway raced for the lock once it was free, and the runs the gateway
-/// won were recorded stalled and ran again.)
+/// section 0): another process holds SQLite's write lock for 6 heartbeat
+/// intervals (a stall is 3). Four jobs end meanwhile, and their workers
+/// cannot record it; four others keep running through it, and their
+/// workers cannot stamp their rows. The gateway must not record any of them
+/// `timed_out` (`stalled`): not over an outcome on its way, not a run whose
+/// worker was only kept waiting, and none is retried. Each row ends
+/// `succeeded` and each command ran once. (Before: the runs whose worker the
+/// gateway beat to the lock once it was free were recorded stalled, stopped
+/// and run again.)
 #[test]
 fn workers_kept_waiting_by_a_held_write_lock_are_not_stalled_and_their_runs_not_repeated() {
     const JOBS: usize = 4;
@@ -215,39 +217,46 @@ fn workers_kept_waiting_by_a_held_write_lock_are_not_stalled_and_their_runs_not_
     h.write_config("cron:\n  heartbeat_interval_s: 1\n");
     let mut gw = h.gateway(&[]);
     gw.wait_ready();
-    let go = h.scratch().join("go");
     let count = h.scratch().join("count");
-    for i in 0..JOBS {
+    let names: Vec<String> = (0..2 * JOBS)
+        .map(|i| format!("{}-{i}", if i < JOBS { "ends" } else { "runs" }))
+        .collect();
+    for name in &names {
+        // `ends-*` end while the lock is held, `runs-*` after.
+        let go = h.scratch().join(&name[..4]);
         let script = format!(
-            "echo {i} >> {c}; while [ ! -e {g} ]; do sleep 0.05; done",
+            "echo {name} >> {c}; while [ ! -e {g} ]; do sleep 0.05; done",
             c = count.display(),
             g = go.display()
         );
         h.add(
-            &format!("brief-{i}"),
+            name,
             "in 1s",
             &["--retries", "1", "--retry-backoff", "1s"],
             &["sh", "-c", &script],
         );
     }
-    let ids: Vec<String> = (0..JOBS)
-        .map(|i| {
+    let ids: Vec<String> = names
+        .iter()
+        .map(|name| {
             let row = h.wait_until("the runs to be adopted", Duration::from_secs(30), || {
-                h.runs_of(&format!("brief-{i}"))
+                h.runs_of(name)
                     .into_iter()
                     .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
             });
             s(&row, "id")
         })
         .collect();
-    // Another process holds the write lock for 6 heartbeat intervals (the
-    // gateway judges a stall after 3); meanwhile the jobs end.
     let holder = rusqlite::Connection::open(h.db_file()).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    std::fs::write(&go, "").unwrap();
+    std::fs::write(h.scratch().join("ends"), "").unwrap();
     std::thread::sleep(Duration::from_secs(6));
     holder.execute_batch("ROLLBACK").unwrap();
     drop(holder);
+    // Four intervals with the ledger back, in which a gateway that misread
+    // the silence would stop the `runs-*` jobs.
+    std::thread::sleep(Duration::from_secs(4));
+    std::fs::write(h.scratch().join("runs"), "").unwrap();
 
     for id in &ids {
         let end = h.wait_terminal(id, Duration::from_secs(60));
@@ -264,14 +273,15 @@ fn workers_kept_waiting_by_a_held_write_lock_are_not_stalled_and_their_runs_not_
         .map(str::to_string)
         .collect();
     ran.sort();
-    assert_eq!(ran, ["0", "1", "2", "3"], "each command ran once");
-    for i in 0..JOBS {
-        assert_eq!(
-            h.runs_of(&format!("brief-{i}")).len(),
-            1,
-            "no retry of a run that ended"
-        );
+    assert_eq!(ran, names, "each command ran once");
+    for name in &names {
+        assert_eq!(h.runs_of(name).len(), 1, "no retry of {name}");
     }
+    assert!(
+        gw.log().contains("the ledger could not be written"),
+        "the gateway says why it waits: {}",
+        gw.log()
+    );
     assert_eq!(gw.stop().code(), Some(0));
 }
 
