@@ -748,10 +748,11 @@ fn an_ambiguous_name_exits_2_listing_the_candidates() {
     let b = home.add_at(T0, "twin2", "every 10m", &[], &["true"]);
     // `add` refuses a name taken; a home of an earlier version (or Hermes,
     // whose job names need not be unique) may hold two.
-    rusqlite::Connection::open(home.db_file())
-        .unwrap()
-        .execute("UPDATE jobs SET name = 'twin' WHERE id = ?1", [&b])
-        .unwrap();
+    crate::support::ledger::execute(
+        &home.db_file(),
+        "UPDATE jobs SET name = 'twin' WHERE id = ?1",
+        hermes_cron::params![b.as_str()],
+    );
     for args in [
         vec!["show", "twin"],
         vec!["pause", "twin"],
@@ -946,10 +947,11 @@ fn a_job_is_found_by_its_name_in_any_case_when_unambiguous() {
     ])
     .fails_with(2);
     let other = h.add("other", "every 2h", &[], &["true"]);
-    rusqlite::Connection::open(h.db_file())
-        .unwrap()
-        .execute("UPDATE jobs SET name = 'BRIEF' WHERE id = ?1", [&other])
-        .unwrap();
+    crate::support::ledger::execute(
+        &h.db_file(),
+        "UPDATE jobs SET name = 'BRIEF' WHERE id = ?1",
+        hermes_cron::params![other.as_str()],
+    );
     // An exact name still wins; two case-insensitive matches are refused.
     assert_eq!(
         h.run(&["show", "Brief", "--json"]).ok().json()["id"],
@@ -1273,10 +1275,11 @@ fn a_relative_program_is_stored_absolute_and_the_job_runs_in_its_home_from_anywh
     let doctor = home.cmd(&["doctor", "--json"]).in_dir(&elsewhere).run();
     assert!(!doctor.stdout.contains("program_missing"), "{doctor}");
     // A job stored without a workdir runs in the home too.
-    rusqlite::Connection::open(home.db_file())
-        .unwrap()
-        .execute("UPDATE jobs SET workdir = NULL", [])
-        .unwrap();
+    crate::support::ledger::execute(
+        &home.db_file(),
+        "UPDATE jobs SET workdir = NULL",
+        hermes_cron::params![],
+    );
     assert_eq!(ran_in(&home), format!("{}\n", account_home.display()));
 }
 
@@ -1342,12 +1345,18 @@ fn add_and_list_warn_once_when_no_gateway_runs_and_not_while_one_does() {
             .filter(|l| l.starts_with("warning: no gateway is running on this home"))
             .count()
     };
+    // On a shared ledger (the suite's PostgreSQL pass) another host's
+    // gateway may fire the jobs: nothing is said.
+    let expected = usize::from(!crate::support::ledger::on_postgres());
     let added = home
         .run(&["add", "--name", "a", "--schedule", "every 1h", "--", "true"])
         .ok();
-    assert_eq!(warned(&added), 1, "{added}");
-    assert!(added.stderr.contains("hermes-cron gateway"), "{added}");
-    assert_eq!(warned(&home.run(&["list"]).ok()), 1);
+    assert_eq!(warned(&added), expected, "{added}");
+    assert!(
+        expected == 0 || added.stderr.contains("hermes-cron gateway"),
+        "{added}"
+    );
+    assert_eq!(warned(&home.run(&["list"]).ok()), expected);
     let mut gateway = home.gateway(&[]);
     gateway.wait_ready();
     let added = home

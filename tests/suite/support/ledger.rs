@@ -116,3 +116,18 @@ pub(crate) fn open(db_file: &Path) -> Option<Db> {
         None => None,
     }
 }
+
+/// Run one statement on the ledger of the home whose SQLite file would be
+/// `db_file`, whichever backend holds it: how a test makes a row an earlier
+/// version (or another writer) would have left.
+#[track_caller]
+pub(crate) fn execute(db_file: &Path, sql: &str, params: hermes_cron::db::Params<'_>) {
+    let db = match url_of(db_file) {
+        Some(url) => Db::open_postgres(&url, false),
+        None => Db::open(db_file),
+    }
+    .unwrap_or_else(|e| panic!("cannot open the ledger of {}: {e}", db_file.display()));
+    db.conn()
+        .execute(sql, params)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
