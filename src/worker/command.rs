@@ -150,12 +150,16 @@ pub(super) fn cannot_start(spec: &RunSpec, e: &std::io::Error) -> String {
 }
 
 /// Watch the started command to its end and write the terminal row.
+/// `pending_start`: a staged run's start, when the ledger could not take it
+/// in time: the command ran on (a ledger delay never stops a started
+/// command), and the start is recorded, with its own time, before the end.
 pub(super) fn supervise_and_record(
     a: &Opened,
     child: std::process::Child,
     reader: std::os::fd::OwnedFd,
     prepared: Prepared,
     tee: bool,
+    pending_start: Option<crate::schedule::Timestamp>,
 ) -> i32 {
     let Opened {
         db,
@@ -217,6 +221,20 @@ pub(super) fn supervise_and_record(
         output_truncated: Some(captured.truncated),
         notes,
     };
+    if let Some(started_at) = pending_start {
+        let start = |_attempt| ledger::start(db.conn(), id, &me, started_at);
+        match patience::retry("record the start", say, start) {
+            Ok(true) => {}
+            Ok(false) => {
+                say("the row was moved on while the command ran; its outcome is not recorded");
+                return exit::WORKER_NOT_OURS;
+            }
+            Err(e) => {
+                say(format!("cannot record the start: {}", Chain(&e)));
+                return exit::WORKER_LEDGER;
+            }
+        }
+    }
     let at = clock.now();
     // A full disk: make room by cutting this run's own output, once.
     let mut cut = false;

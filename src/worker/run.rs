@@ -108,5 +108,5 @@ fn execute(a: &Opened, tee: bool) -> i32 {
         Ok(pair) => pair,
         Err(e) => return not_started(a, cannot_start(&a.spec, &e)),
     };
-    supervise_and_record(a, child, reader, prepared, tee)
+    supervise_and_record(a, child, reader, prepared, tee, None)
 }

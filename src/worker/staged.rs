@@ -7,7 +7,9 @@
 //! 3. waits for the release byte on its pipe ([`wait_for_release`]);
 //! 4. released: forks the command at once, then records `staged -> running`
 //!    (`start`, `started_at` = the instant the command's process exists), and
-//!    from there is an ordinary run (`run.rs`: supervise, record the end);
+//!    from there is an ordinary run (`run.rs`: supervise, record the end). A
+//!    ledger that cannot take the start within the worker's patience never
+//!    stops the command: the start is recorded, with its time, before the end;
 //! 5. EOF instead of the release: its gateway went away, or took the run
 //!    back (it then moved the row itself first): `withdraw` the row if it
 //!    is still ours, and exit without running anything.
@@ -91,8 +93,8 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
     if let Some(c) = o.db.conn().sqlite() {
         let _ = c.pragma_update(None, "synchronous", "FULL");
     }
-    match recorded {
-        Ok(true) => {}
+    let pending_start = match recorded {
+        Ok(true) => None,
         Ok(false) => {
             // Nothing but this worker moves a released row: someone judged
             // us dead. The row is not ours to run; the command must not be.
@@ -101,13 +103,17 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
             return exit::WORKER_NOT_OURS;
         }
         Err(e) => {
-            say(format!("cannot record the start: {}", Chain(&e)));
-            let _ = crate::process::signal_group(child.id(), nix::sys::signal::Signal::SIGKILL);
-            return exit::WORKER_LEDGER;
+            // The command has started: a ledger delay never stops it. Its
+            // start is recorded, with its time, before its end.
+            say(format!(
+                "cannot record the start yet ({}); the command runs on, and its start is recorded with its end",
+                Chain(&e)
+            ));
+            Some(started_at)
         }
-    }
+    };
     crate::crash::point("worker_after_start");
-    supervise_and_record(o, child, reader, prepared, args.tee)
+    supervise_and_record(o, child, reader, prepared, args.tee, pending_start)
 }
 
 /// Released, but the command could not be started: record the start, then

@@ -456,3 +456,50 @@ fn status_shows_the_last_tick_when_the_runs_are_claimed_ahead() {
     );
     gw.stop();
 }
+
+/// A staged run whose start the ledger cannot take within the worker's
+/// patience (60 s: another process holds SQLite's write lock from before
+/// the instant) is not given up: the command runs to its end, and once the
+/// ledger can be written the row says it started, at its instant, and how
+/// it ended (issue 23, section 0; before: the worker gave up, SIGKILLing a
+/// command still running, and the row ended `unknown` with no start).
+#[test]
+fn a_staged_run_whose_start_the_ledger_cannot_take_runs_on_and_records_its_start() {
+    let h = home_with_lead(Bus::None, 3).with_env("HERMES_CRON_BUSY_TIMEOUT_MS", "300");
+    let count = h.scratch().join("count");
+    let script = format!(
+        "echo ran >> {c}; sleep 2; echo done >> {c}",
+        c = count.display()
+    );
+    let job = h.add("slow-ledger", "in 10s", &[], &["sh", "-c", &script]);
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let staged = wait_staged(&h, &job);
+    let holder = rusqlite::Connection::open(h.db_file()).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // Held past the instant by more than the worker's patience.
+    let until = staged.scheduled_for + 63_000;
+    while now_ms() < until {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    let done = wait_for("the staged run to end", SETTLE_TIMEOUT, || {
+        slots(&h, &job)
+            .into_iter()
+            .find(|s| s.id == staged.id && !matches!(s.state.as_str(), "staged" | "running"))
+    });
+    assert_eq!(
+        (done.state.as_str(), done.reason_code.as_deref()),
+        ("succeeded", None),
+        "{done:?}\n{}",
+        h.worker_log()
+    );
+    let started = done.started_at.expect("the start, recorded late");
+    assert!(
+        started >= done.scheduled_for && started < done.scheduled_for + 5_000,
+        "started at its instant, not when recorded: {done:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "ran\ndone\n");
+    gw.stop();
+}
