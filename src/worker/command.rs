@@ -124,6 +124,25 @@ pub(super) fn not_started(a: &Opened, why: String) -> i32 {
     exit::WORKER_EXEC
 }
 
+/// Record `staged -> running` at `started_at`, within the worker's patience;
+/// `Err` is the worker's exit code (the row moved on, or the ledger is gone).
+pub(super) fn record_start(a: &Opened, started_at: crate::schedule::Timestamp) -> Result<(), i32> {
+    let start = |_attempt| ledger::start(a.db.conn(), &a.id, &a.me, started_at);
+    match patience::retry("record the start", say, start) {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            say(
+                "the row was moved on before its start was recorded; the run is not ours to record",
+            );
+            Err(exit::WORKER_NOT_OURS)
+        }
+        Err(e) => {
+            say(format!("cannot record the start: {}", Chain(&e)));
+            Err(exit::WORKER_LEDGER)
+        }
+    }
+}
+
 /// What a run needs before its command can start: its environment and its
 /// output file (a file that cannot be opened is a note, not a failure).
 pub(super) struct Prepared {
@@ -221,19 +240,10 @@ pub(super) fn supervise_and_record(
         output_truncated: Some(captured.truncated),
         notes,
     };
-    if let Some(started_at) = pending_start {
-        let start = |_attempt| ledger::start(db.conn(), id, &me, started_at);
-        match patience::retry("record the start", say, start) {
-            Ok(true) => {}
-            Ok(false) => {
-                say("the row was moved on while the command ran; its outcome is not recorded");
-                return exit::WORKER_NOT_OURS;
-            }
-            Err(e) => {
-                say(format!("cannot record the start: {}", Chain(&e)));
-                return exit::WORKER_LEDGER;
-            }
-        }
+    if let Some(started_at) = pending_start
+        && let Err(code) = record_start(a, started_at)
+    {
+        return code;
     }
     let at = clock.now();
     // A full disk: make room by cutting this run's own output, once.

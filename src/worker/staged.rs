@@ -20,8 +20,8 @@
 
 use super::args::WorkerArgs;
 use super::command::{
-    Opened, block_handled_signals, cannot_start, not_started, prepare, say, spawn_job,
-    supervise_and_record,
+    Opened, block_handled_signals, cannot_start, not_started, prepare, record_start, say,
+    spawn_job, supervise_and_record,
 };
 use super::go::{stdin_to_null, wait_for_release};
 use super::patience;
@@ -119,14 +119,9 @@ pub(super) fn run_staged(o: &Opened, args: &WorkerArgs) -> i32 {
 /// Released, but the command could not be started: record the start, then
 /// how it ended (`failed`, `exec_failed`), as an unstaged run records it.
 fn started_without_command(a: &Opened, why: String) -> i32 {
-    let start = |_attempt| ledger::start(a.db.conn(), &a.id, &a.me, a.clock.now());
-    match patience::retry("record the start", say, start) {
-        Ok(true) => not_started(a, why),
-        Ok(false) => exit::WORKER_NOT_OURS,
-        Err(e) => {
-            say(format!("cannot record the start: {}", Chain(&e)));
-            exit::WORKER_LEDGER
-        }
+    match record_start(a, a.clock.now()) {
+        Ok(()) => not_started(a, why),
+        Err(code) => code,
     }
 }
 
