@@ -5,6 +5,7 @@
 use crate::support::TestHome;
 use crate::support::process::{children_of, proc_state};
 use crate::support::rows::s;
+use crate::support::waiting::wall_clock;
 use hermes_cron::clock::{elapsed, monotonic};
 use nix::sys::signal::Signal;
 use serde_json::Value;
@@ -250,12 +251,38 @@ fn workers_kept_waiting_by_a_held_write_lock_are_not_stalled_and_their_runs_not_
     let holder = rusqlite::Connection::open(h.db_file()).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     std::fs::write(h.scratch().join("ends"), "").unwrap();
-    std::thread::sleep(Duration::from_secs(6));
+    // Held until a gateway that read the silence as stalls would stop the
+    // `runs-*` jobs: their last stamps four intervals old (a stall is 3).
+    let age = |row: &Value| wall_clock().fixed_offset() - instant(row, "heartbeat_at");
+    h.wait_until(
+        "the runs' stamps to be 4 s old",
+        Duration::from_secs(60),
+        || {
+            let old = ids[JOBS..].iter().all(|id| {
+                h.row(id)
+                    .is_some_and(|r| age(&r) > chrono::TimeDelta::seconds(4))
+            });
+            old.then_some(())
+        },
+    );
     holder.execute_batch("ROLLBACK").unwrap();
     drop(holder);
-    // Four intervals with the ledger back, in which a gateway that misread
-    // the silence would stop the `runs-*` jobs.
-    std::thread::sleep(Duration::from_secs(4));
+    let released = wall_clock().fixed_offset();
+    // Two intervals with the ledger back (every `runs-*` row stamped again,
+    // 2 s after the release), in which a gateway that misread the silence
+    // would stop them.
+    for id in &ids[JOBS..] {
+        h.wait_until(
+            "the runs to be stamped again",
+            Duration::from_secs(60),
+            || {
+                h.row(id).filter(|r| {
+                    r["terminal"] == true
+                        || instant(r, "heartbeat_at") > released + chrono::TimeDelta::seconds(2)
+                })
+            },
+        );
+    }
     std::fs::write(h.scratch().join("runs"), "").unwrap();
 
     for id in &ids {

@@ -477,11 +477,18 @@ fn a_staged_run_whose_start_the_ledger_cannot_take_runs_on_and_records_its_start
     let staged = wait_staged(&h, &job);
     let holder = rusqlite::Connection::open(h.db_file()).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    // Held past the instant by more than the worker's patience.
-    let until = staged.scheduled_for + 63_000;
-    while now_ms() < until {
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    // Held past the worker's patience (60 s): until it says the command runs
+    // on without its start recorded (or, the bug, gives the start up).
+    wait_for(
+        "the worker to run on past its patience",
+        Duration::from_secs(120),
+        || {
+            let log = h.worker_log();
+            (log.contains("its start is recorded with its end")
+                || log.contains("cannot record the start: "))
+            .then_some(())
+        },
+    );
     holder.execute_batch("ROLLBACK").unwrap();
     drop(holder);
     let done = wait_for("the staged run to end", SETTLE_TIMEOUT, || {
