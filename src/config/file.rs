@@ -15,8 +15,8 @@ pub fn load(path: &Path, zones: &ZoneTable) -> Result<Loaded, ConfigError> {
     Ok(read(path, zones)?.loaded)
 }
 
-/// Load `path`, keeping where each value came from.
-fn read(path: &Path, zones: &ZoneTable) -> Result<Validated, ConfigError> {
+/// Load `path`, keeping where each value came from (what `show` lists).
+pub fn read(path: &Path, zones: &ZoneTable) -> Result<Validated, ConfigError> {
     pure::validated(path, read_bytes(path)?.as_deref(), zones)
 }
 

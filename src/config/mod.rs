@@ -4,8 +4,8 @@
 
 mod file;
 
-pub use file::{get, load, set, set_hermes_key, show, unset, unset_hermes_key};
+pub use file::{get, load, read, set, set_hermes_key, show, unset, unset_hermes_key};
 pub use hermes_cron_core::config::{
-    Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, SecretText,
-    key_table, load_bytes,
+    Config, ConfigError, ConfigWarning, CronConfig, Entry, GatewayConfig, KeyInfo, Loaded,
+    SecretText, Validated, entries, key_table, load_bytes, mistyped,
 };

@@ -14,6 +14,7 @@ mod support;
 mod alerts;
 mod cli_config;
 mod cli_jobs;
+mod cli_json;
 mod cluster;
 mod cluster_partition;
 mod code_rules;

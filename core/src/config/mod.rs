@@ -83,5 +83,5 @@ pub use load::{load_bytes, validated};
 pub use model::{
     Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, SecretText,
 };
-pub use query::{get, show};
+pub use query::{Entry, entries, get, mistyped, show};
 pub use validate::Validated;

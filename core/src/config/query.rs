@@ -51,13 +51,9 @@ const ALIGNED: usize = 40;
 /// (Hermes's) are not listed. Without the comments the text is a valid
 /// config that loads to the same values, but for a redacted `cron.env` value.
 pub fn show(validated: &Validated) -> String {
-    let rows: Vec<(String, String, &str)> = validated
-        .sources
-        .iter()
-        .map(|(spec, source)| {
-            let value = spec.current(&validated.loaded.config).render();
-            (format!("{}:", spec.name), value, source.label())
-        })
+    let rows: Vec<(String, String, &str)> = entries(validated)
+        .into_iter()
+        .map(|e| (format!("{}:", e.key), e.value, e.source))
         .collect();
     let key_width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
     let value_width = rows
@@ -72,11 +68,47 @@ pub fn show(validated: &Validated) -> String {
             "{key:<key_width$} {value:<value_width$}  # {source}\n"
         ));
     }
-    for name in &validated.unknown {
-        let close = near_misses(name).join(" or ");
+    for (name, close) in mistyped(validated) {
+        let close = close.join(" or ");
         text.push_str(&format!(
             "# unknown key, ignored: {name} (did you mean {close}?)\n"
         ));
     }
     text
+}
+
+/// One key as `show` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    /// The dotted name.
+    pub key: &'static str,
+    /// The effective value, as `get` prints it.
+    pub value: String,
+    /// `default`, `file`, `file (invalid, default used)` or `file (invalid
+    /// entries dropped)`.
+    pub source: &'static str,
+}
+
+/// Every key with its effective value and where it came from, in table
+/// order (`show`'s lines, `config show --json`'s objects).
+pub fn entries(validated: &Validated) -> Vec<Entry> {
+    validated
+        .sources
+        .iter()
+        .map(|(spec, source)| Entry {
+            key: spec.name,
+            value: spec.current(&validated.loaded.config).render(),
+            source: source.label(),
+        })
+        .collect()
+}
+
+/// The unknown keys that look like a mistyped key of ours, each with the
+/// keys it may have meant (`show`'s comment lines).
+pub fn mistyped(validated: &Validated) -> Vec<(&str, Vec<&'static str>)> {
+    validated
+        .unknown
+        .iter()
+        .map(|name| (name.as_str(), near_misses(name)))
+        .collect()
 }

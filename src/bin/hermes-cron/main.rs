@@ -12,6 +12,10 @@ use hermes_cron::exit;
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && cli::json_asked() => {
+            println!("{}", cli::parse_error_json(&e));
+            std::process::exit(exit::USAGE);
+        }
         Err(e) => {
             let code = if e.use_stderr() {
                 exit::USAGE
@@ -22,6 +26,7 @@ fn main() {
             std::process::exit(code);
         }
     };
+    let json = cli.json;
     if !matches!(cli.command, cli::Command::Gateway) {
         cli::exit_quietly_on_a_closed_stdout();
     }
@@ -39,10 +44,7 @@ fn main() {
     let knobs = hermes_cron::knobs::Knobs::from_env();
     let code = match cli::run(cli, zones, knobs) {
         Ok(code) => code,
-        Err(err) => {
-            eprintln!("hermes-cron: {err:#}");
-            cli::exit_code_for(&err)
-        }
+        Err(err) => cli::report(&err, json),
     };
     std::process::exit(code);
 }

@@ -11,6 +11,10 @@ pub(crate) struct Cli {
     /// The hermes home (default: $HERMES_HOME, else ~/.hermes).
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Print JSON on stdout: the result as one object or array, and an error
+    /// as an object too (`error`, `exit_code`, `message`, `field`, `fix`).
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -24,15 +28,9 @@ pub(crate) enum Command {
         /// Include paused and completed jobs.
         #[arg(long)]
         all: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Show one job.
-    Show {
-        job: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Show { job: String },
     /// Change a job (same flags as add; a new command replaces the old one).
     Edit(EditArgs),
     /// Stop scheduling a job.
@@ -58,10 +56,7 @@ pub(crate) enum Command {
         foreground: bool,
     },
     /// One claim+dispatch pass (for an external timer).
-    Tick {
-        #[arg(long)]
-        json: bool,
-    },
+    Tick,
     /// The daemon: claims due occurrences and dispatches them.
     Gateway,
     /// Execution ledger rows, newest first.
@@ -83,43 +78,24 @@ pub(crate) enum Command {
     Spawn(SpawnArgs),
     /// Stop a run (its scope, or its worker, which passes SIGTERM to the job)
     /// and wait for its outcome; exit 0 once it has ended.
-    Stop {
-        execution: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Stop { execution: String },
     /// Wait for a run to end; exit with its command's exit code (128 + the
     /// signal when killed; 1 when it ended without one).
-    Wait {
-        execution: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Wait { execution: String },
     /// Is a gateway alive and making progress; can scopes be made. Exit 0 healthy, 1 otherwise.
-    Status {
-        #[arg(long)]
-        json: bool,
-    },
+    Status,
     /// A read-only check of the whole home; exit 1 on any finding.
-    Doctor {
-        #[arg(long)]
-        json: bool,
-    },
+    Doctor,
     /// Print the metrics (Prometheus text format).
     Metrics,
     /// Apply the retention limits now.
-    Prune {
-        #[arg(long)]
-        json: bool,
-    },
+    Prune,
     /// Import a crontab or a Hermes cron/jobs.json.
     Import {
         file: std::path::PathBuf,
         /// Show what would be imported; change nothing.
         #[arg(long = "dry-run")]
         dry_run: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Read and change config.yaml.
     Config {
@@ -132,8 +108,6 @@ pub(crate) enum Command {
         job: Option<String>,
         #[arg(long, default_value_t = 20, value_name = "N")]
         limit: usize,
-        #[arg(long)]
-        json: bool,
     },
     /// Send a gateway_failed alert to the config's alert command and webhook
     /// (what the user unit's OnFailure= hook runs).
@@ -142,8 +116,6 @@ pub(crate) enum Command {
         /// The unit that failed (systemd's %i).
         #[arg(long, value_name = "NAME")]
         unit: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// hermes-cron as the Hermes Agent's cron provider: install, uninstall.
     Hermes {
@@ -273,9 +245,6 @@ pub(crate) struct AddArgs {
     pub schedule: String,
     #[command(flatten)]
     pub flags: JobFlags,
-    /// Print the job as JSON instead of its id.
-    #[arg(long)]
-    pub json: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -317,8 +286,6 @@ pub(crate) struct NextArgs {
     pub from: Option<String>,
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub count: usize,
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -332,8 +299,6 @@ pub(crate) struct RunsArgs {
     /// Only rows claimed since (RFC 3339 instant, or a duration like 2h meaning that long ago).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -359,9 +324,6 @@ pub(crate) struct SpawnArgs {
     /// of the home's `cron/output/`; rotating it is the caller's business.
     #[arg(long = "log-file", value_name = "PATH")]
     pub log_file: Option<PathBuf>,
-    /// Print the result (or the refusal) as JSON.
-    #[arg(long)]
-    pub json: bool,
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

@@ -4,46 +4,74 @@ use super::args::ConfigAction;
 use super::context::Ctx;
 use hermes_cron::config;
 use hermes_cron::home::ensure_private_dir;
+use serde_json::json;
 
-pub(super) fn config(ctx: &mut Ctx, action: ConfigAction) -> anyhow::Result<i32> {
+pub(super) fn config(ctx: &mut Ctx, action: ConfigAction, json: bool) -> anyhow::Result<i32> {
     let path = ctx.home.config_file();
-    match action {
+    // Loading through the context reports each invalid value once, as every
+    // other command does (`get` then prints the default).
+    let line = match action {
         ConfigAction::Get { key } => {
-            // Loading through the context reports each invalid value once,
-            // as every other command does; `get` then prints the default.
             ctx.config()?;
-            println!("{}", config::get(&path, &key, &ctx.zones)?)
+            let value = config::get(&path, &key, &ctx.zones)?;
+            if json {
+                json!({ "key": key, "value": value }).to_string()
+            } else {
+                value
+            }
         }
         ConfigAction::Set { key, value } => {
             ensure_private_dir(ctx.home.root())?;
             config::set(&path, &key, &value, &ctx.zones)?;
             // The new file's warnings, e.g. a zone Hermes would not read.
             ctx.config()?;
-            println!("{key} = {}", config::get(&path, &key, &ctx.zones)?);
-        }
-        ConfigAction::Unset { key } => {
-            config::unset(&path, &key)?;
-            match config::key_table()
-                .into_iter()
-                .find(|info| info.name == key)
-            {
-                Some(info) => {
-                    let value = config::get(&path, &key, &ctx.zones)?;
-                    if value == info.default {
-                        println!("{key} = {value} (default)");
-                    } else {
-                        // Still given by a merge key (`<<: *anchor`) of its section.
-                        println!("{key} = {value} (still given by a `<<` merge key in the file)");
-                    }
-                }
-                // A mistyped key (what `load` warned about), now gone.
-                None => println!("{key} removed"),
+            let value = config::get(&path, &key, &ctx.zones)?;
+            if json {
+                json!({ "key": key, "value": value }).to_string()
+            } else {
+                format!("{key} = {value}")
             }
         }
+        ConfigAction::Unset { key } => unset(ctx, &key, json)?,
         ConfigAction::Show => {
             ctx.config()?;
-            print!("{}", config::show(&path, &ctx.zones)?)
+            if json {
+                let validated = config::read(&path, &ctx.zones)?;
+                let unknown: Vec<_> = config::mistyped(&validated)
+                    .into_iter()
+                    .map(|(key, close)| json!({ "key": key, "did_you_mean": close }))
+                    .collect();
+                let keys = config::entries(&validated);
+                serde_json::to_string_pretty(&json!({ "keys": keys, "unknown": unknown }))?
+            } else {
+                config::show(&path, &ctx.zones)?.trim_end().to_string()
+            }
         }
-    }
+    };
+    println!("{line}");
     Ok(hermes_cron::exit::OK)
+}
+
+/// `unset KEY`: what the key is now, and why when it is not the default.
+fn unset(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<String> {
+    let path = ctx.home.config_file();
+    config::unset(&path, key)?;
+    let Some(info) = config::key_table().into_iter().find(|i| i.name == key) else {
+        // A mistyped key (what `load` warned about), now gone.
+        return Ok(if json {
+            json!({ "key": key, "removed": true, "value": null, "default": null }).to_string()
+        } else {
+            format!("{key} removed")
+        });
+    };
+    let value = config::get(&path, key, &ctx.zones)?;
+    let is_default = value == info.default;
+    Ok(if json {
+        json!({ "key": key, "removed": true, "value": value, "default": is_default }).to_string()
+    } else if is_default {
+        format!("{key} = {value} (default)")
+    } else {
+        // Still given by a merge key (`<<: *anchor`) of its section.
+        format!("{key} = {value} (still given by a `<<` merge key in the file)")
+    })
 }

@@ -6,7 +6,7 @@ use super::context::Ctx;
 use hermes_cron::home::ensure_private_dir;
 use hermes_cron::provider::install;
 
-pub(super) fn hermes(ctx: &mut Ctx, action: HermesAction) -> anyhow::Result<i32> {
+pub(super) fn hermes(ctx: &mut Ctx, action: HermesAction, json: bool) -> anyhow::Result<i32> {
     let report = match action {
         HermesAction::Install { python } => {
             ensure_private_dir(ctx.home.root())?;
@@ -14,8 +14,12 @@ pub(super) fn hermes(ctx: &mut Ctx, action: HermesAction) -> anyhow::Result<i32>
         }
         HermesAction::Uninstall => install::uninstall(&ctx.home)?,
     };
-    for line in report.lines {
-        println!("{line}");
+    if json {
+        println!("{}", serde_json::json!({ "done": report.lines }));
+    } else {
+        for line in report.lines {
+            println!("{line}");
+        }
     }
     Ok(hermes_cron::exit::OK)
 }

@@ -83,7 +83,7 @@ fn last_run(conn: &Connection, job: &Job) -> anyhow::Result<Option<Execution>> {
     .pop())
 }
 
-pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
+pub(super) fn add(ctx: &mut Ctx, a: AddArgs, json: bool) -> anyhow::Result<i32> {
     let fallback = ctx.new_job_zone()?;
     let zone = fallback.zone();
     let mut input = input_from_flags(&a.flags);
@@ -102,13 +102,22 @@ pub(super) fn add(ctx: &mut Ctx, a: AddArgs) -> anyhow::Result<i32> {
     tx.commit()?;
     warn_unenforced(&job);
     ctx.warn_if_no_gateway(&db);
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&job_json(&job, zone_of(&job, zone, &ctx.zones), None))?
-        );
+    print_job(ctx, &job, zone, json, || job.id.to_string())
+}
+
+/// A job a command made or changed: its JSON object, or the line `text`.
+fn print_job(
+    ctx: &Ctx,
+    job: &Job,
+    fallback: Tz,
+    json: bool,
+    text: impl FnOnce() -> String,
+) -> anyhow::Result<i32> {
+    if json {
+        let object = job_json(job, zone_of(job, fallback, &ctx.zones), None);
+        println!("{}", serde_json::to_string_pretty(&object)?);
     } else {
-        println!("{}", job.id);
+        println!("{}", text());
     }
     Ok(hermes_cron::exit::OK)
 }
@@ -141,8 +150,9 @@ fn refuse_managed(job: &Job, hermes_command: &str) -> anyhow::Result<()> {
     }
 }
 
-pub(super) fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
+pub(super) fn edit(ctx: &mut Ctx, a: EditArgs, json: bool) -> anyhow::Result<i32> {
     let fallback = ctx.new_job_zone()?;
+    let zone = fallback.zone();
     let mut db = ctx.open_db()?;
     let tx = db.immediate()?;
     let mut job = store::resolve_job(&tx, &a.job)?;
@@ -179,8 +189,7 @@ pub(super) fn edit(ctx: &mut Ctx, a: EditArgs) -> anyhow::Result<i32> {
     }
     tx.commit()?;
     warn_unenforced(&job);
-    println!("{}", job.id);
-    Ok(hermes_cron::exit::OK)
+    print_job(ctx, &job, zone, json, || job.id.to_string())
 }
 
 pub(super) fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> {
@@ -334,18 +343,25 @@ pub(super) fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> 
     Ok(hermes_cron::exit::OK)
 }
 
-pub(super) fn pause(ctx: &mut Ctx, key: &str, reason: Option<String>) -> anyhow::Result<i32> {
+pub(super) fn pause(
+    ctx: &mut Ctx,
+    key: &str,
+    reason: Option<String>,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), key)?;
     refuse_managed(&job, "pause")?;
     job.state = JobState::Paused { reason };
     job.updated_at = ctx.now();
     store::update_job(db.conn(), &job)?;
-    println!("paused {} ({})", job.id, cell(&job.name, 64));
-    Ok(hermes_cron::exit::OK)
+    print_job(ctx, &job, zone, json, || {
+        format!("paused {} ({})", job.id, cell(&job.name, 64))
+    })
 }
 
-pub(super) fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
+pub(super) fn resume(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
     let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let mut job = store::resolve_job(db.conn(), key)?;
@@ -365,15 +381,18 @@ pub(super) fn resume(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
         .map(|f| f.at);
     job.updated_at = now;
     store::update_job(db.conn(), &job)?;
-    println!("resumed {} ({})", job.id, cell(&job.name, 64));
-    Ok(hermes_cron::exit::OK)
+    print_job(ctx, &job, zone, json, || {
+        format!("resumed {} ({})", job.id, cell(&job.name, 64))
+    })
 }
 
-pub(super) fn rm(ctx: &mut Ctx, key: &str) -> anyhow::Result<i32> {
+pub(super) fn rm(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> {
+    let zone = ctx.fallback_zone()?;
     let db = ctx.open_db()?;
     let job = store::resolve_job(db.conn(), key)?;
     refuse_managed(&job, "remove")?;
     store::delete_job(db.conn(), &job.id)?;
-    println!("removed {} ({})", job.id, cell(&job.name, 64));
-    Ok(hermes_cron::exit::OK)
+    print_job(ctx, &job, zone, json, || {
+        format!("removed {} ({})", job.id, cell(&job.name, 64))
+    })
 }

@@ -6,6 +6,7 @@ mod args;
 mod closed_stdout;
 mod config_cmd;
 mod context;
+mod error_json;
 mod execution_ref;
 mod fail;
 mod hermes_cmd;
@@ -22,5 +23,6 @@ mod wait_cmd;
 
 pub(crate) use args::{Cli, Command};
 pub(crate) use closed_stdout::exit_quietly_on_a_closed_stdout;
-pub(crate) use fail::exit_code_for;
+pub(crate) use error_json::{json_asked, parse_error_json};
+pub(crate) use fail::report;
 pub(crate) use router::run;

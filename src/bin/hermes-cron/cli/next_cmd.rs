@@ -75,7 +75,7 @@ pub(super) fn dst_text(f: &Fire) -> String {
     }
 }
 
-pub(super) fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
+pub(super) fn next(ctx: &mut Ctx, a: NextArgs, json: bool) -> anyhow::Result<i32> {
     let fallback = ctx.fallback_zone()?;
     let now = ctx.now();
     let count = a.count.clamp(1, MAX_COUNT);
@@ -124,7 +124,7 @@ pub(super) fn next(ctx: &mut Ctx, a: NextArgs) -> anyhow::Result<i32> {
         cursor = f.at;
         fires.push(f);
     }
-    if a.json {
+    if json {
         let items: Vec<_> = fires
             .iter()
             .map(|f| {

@@ -2,8 +2,8 @@
 
 use super::args::SpawnArgs;
 use super::context::Ctx;
-use super::fail::{Exit, failure, usage};
-use super::wait_cmd::{describe_end, follow, runtime};
+use super::fail::{failure, not_started, refused, usage};
+use super::wait_cmd::{describe_end, end_json, follow, runtime};
 use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
 use hermes_cron::dispatch::{SpawnError, SpawnRequest, spawn_worker};
 use hermes_cron::exit;
@@ -18,7 +18,13 @@ use std::time::Duration;
 /// How long `run` (without `--wait`) waits for its worker to adopt the row.
 const ADOPT_WAIT: Duration = Duration::from_secs(10);
 
-pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> anyhow::Result<i32> {
+pub(super) fn run(
+    ctx: &mut Ctx,
+    key: &str,
+    wait: bool,
+    foreground: bool,
+    json: bool,
+) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let zone = ctx.fallback_zone()?;
     let launcher = ctx.launcher()?;
@@ -28,7 +34,15 @@ pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> any
     super::jobs_cmd::warn_unenforced(&job);
     let report = claim_manual(&mut db, &ctx.claim_ctx(&config, zone), &job)?;
     if let Some(n) = report.not_run.first() {
-        println!("{} {}: {}", n.id, n.state, n.reason);
+        if json {
+            let object = serde_json::json!({
+                "execution": n.id, "job_id": n.job_id, "state": n.state,
+                "reason_code": n.reason_code, "reason": n.reason,
+            });
+            println!("{object}");
+        } else {
+            println!("{} {}: {}", n.id, n.state, n.reason);
+        }
         return Ok(exit::FAILURE);
     }
     let Some(claimed) = report.claimed.first() else {
@@ -50,7 +64,12 @@ pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> any
         Dispatched::Started {
             mode, unit, child, ..
         } => {
-            if !foreground {
+            if json && !(wait || foreground) {
+                let object = serde_json::json!({
+                    "execution": claimed.id, "job_id": job.id, "mode": mode, "unit": unit,
+                });
+                println!("{object}");
+            } else if !foreground && !json {
                 match &unit {
                     Some(u) => println!("{} started {mode} in {u}", claimed.id),
                     None => println!("{} started {mode}", claimed.id),
@@ -58,12 +77,8 @@ pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> any
             }
             child
         }
-        Dispatched::Refused { message, .. } => {
-            return Err(Exit {
-                code: exit::SCOPE_UNAVAILABLE,
-                message: format!("{}: {message}", claimed.id),
-            }
-            .into());
+        Dispatched::Refused { message, cause } => {
+            return Err(refused(claimed.id.as_str(), &message, &cause));
         }
         Dispatched::NotSpawned { message, .. } => return Err(failure(message)),
     };
@@ -86,7 +101,11 @@ pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> any
         }
     }
     let row = follow(ctx, &db, &claimed.id, ours, |r| r.state.is_terminal(), None)?;
-    eprintln!("{}", describe_end(&row));
+    if json {
+        println!("{}", end_json(&row));
+    } else {
+        eprintln!("{}", describe_end(&row));
+    }
     Ok(if row.state == ExecState::Succeeded {
         exit::OK
     } else {
@@ -94,7 +113,7 @@ pub(super) fn run(ctx: &mut Ctx, key: &str, wait: bool, foreground: bool) -> any
     })
 }
 
-pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
+pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs, json: bool) -> anyhow::Result<i32> {
     let config = ctx.config()?.clone();
     let launcher = ctx.launcher()?;
     let db = ctx.open_db()?;
@@ -138,7 +157,7 @@ pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
         &ctx.clock,
     )) {
         Ok(s) => {
-            if a.json {
+            if json {
                 println!(
                     "{}",
                     serde_json::json!({
@@ -161,37 +180,9 @@ pub(super) fn spawn(ctx: &mut Ctx, a: SpawnArgs) -> anyhow::Result<i32> {
             execution,
             message,
             cause,
-        }) => {
-            if a.json {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "execution": execution, "error": "refused", "cause": cause.code,
-                        "message": message, "exit_code": exit::SCOPE_UNAVAILABLE,
-                    })
-                );
-            }
-            Err(Exit {
-                code: exit::SCOPE_UNAVAILABLE,
-                message: format!("{execution}: {message}"),
-            }
-            .into())
-        }
+        }) => Err(refused(execution.as_str(), &message, &cause)),
         Err(SpawnError::NotStarted { execution, message }) => {
-            if a.json {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "execution": execution, "error": "not_started",
-                        "message": message, "exit_code": exit::FAILURE,
-                    })
-                );
-            }
-            Err(Exit {
-                code: exit::FAILURE,
-                message,
-            }
-            .into())
+            Err(not_started(execution.as_str(), message))
         }
         Err(SpawnError::Invalid(m)) => Err(usage(m)),
         Err(e) => Err(e.into()),

@@ -30,9 +30,9 @@ fn short_time(at: Option<Timestamp>) -> String {
     at.map_or("-".into(), |a| a.format("%m-%d %H:%M:%SZ").to_string())
 }
 
-pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
+pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs, json: bool) -> anyhow::Result<i32> {
     let Some(db) = ctx.open_existing_db()? else {
-        println!("{}", if a.json { "[]" } else { "no runs yet" });
+        println!("{}", if json { "[]" } else { "no runs yet" });
         return Ok(hermes_cron::exit::OK);
     };
     let job = match &a.job {
@@ -49,7 +49,7 @@ pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
                     Some(id) => ledger::get_execution(db.conn(), &id)?,
                     None => None,
                 } {
-                    return print_runs(db.conn(), &[row], a.json);
+                    return print_runs(db.conn(), &[row], json);
                 }
                 // Spawned runs and removed jobs are found by name.
                 Some((None, key.clone()))
@@ -100,7 +100,7 @@ pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs) -> anyhow::Result<i32> {
             "no job, execution or runs named {key:?}; `hermes-cron list --all` shows the jobs, `hermes-cron runs` the runs"
         )));
     }
-    print_runs(db.conn(), &rows, a.json)
+    print_runs(db.conn(), &rows, json)
 }
 
 /// The late outcome of a row a survivor recorded `host_lost`.

@@ -128,15 +128,17 @@ pub(super) fn follow(
     }
 }
 
+/// How a run ended, as `wait`, `stop` and `run --wait` print it under `--json`.
+pub(super) fn end_json(row: &Execution) -> serde_json::Value {
+    serde_json::json!({
+        "execution": row.id, "state": row.state, "exit_code": row.exit_code,
+        "signal": row.signal, "reason_code": row.reason_code, "reason": row.reason,
+    })
+}
+
 fn report(row: &Execution, json: bool) -> i32 {
     if json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "execution": row.id, "state": row.state, "exit_code": row.exit_code,
-                "signal": row.signal, "reason_code": row.reason_code, "reason": row.reason,
-            })
-        );
+        println!("{}", end_json(row));
     } else {
         println!("{}", describe_end(row));
     }
