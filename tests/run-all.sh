@@ -24,6 +24,14 @@ if ((${#missing[@]})); then
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}"
 fi
+# The documented alerting rules are checked and unit-tested with promtool
+# (tests/suite/operators.rs); Debian ships it in the prometheus package.
+if ! command -v promtool >/dev/null 2>&1; then
+    log "installing promtool (the documented Prometheus rules' tests run it)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends prometheus
+fi
 # The status page is loaded in a real headless browser (tests/suite/http_endpoint.rs).
 if ! command -v chromium >/dev/null 2>&1; then
     log "installing chromium (the status page's test loads it headless)"

@@ -295,6 +295,21 @@ CREATE TABLE late_outcomes (
 ALTER TABLE alert_attempts ADD COLUMN host TEXT;
 ";
 
+/// What retention deletes is folded into `pruned_run_totals` first, per job
+/// and final state: how many runs, the latest start and the latest success,
+/// so the per-job metrics (`hermes_cron_job_runs_total`, last start, last
+/// success) are over every run a job ever had, not only the retained rows.
+const PRUNED_TOTALS: &str = "
+CREATE TABLE pruned_run_totals (
+    job_id            TEXT NOT NULL,
+    state             TEXT NOT NULL,
+    runs              INTEGER NOT NULL,
+    last_started_at   INTEGER,
+    last_succeeded_at INTEGER,
+    PRIMARY KEY (job_id, state)
+);
+";
+
 /// One statement list of a migration, and which dialects run it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Step {
@@ -338,6 +353,7 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
         Step::Both(STAGING),
     ],
     &[Step::Both(HOSTS)],
+    &[Step::Both(PRUNED_TOTALS)],
 ];
 
 /// The schema version this build writes.

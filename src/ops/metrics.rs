@@ -2,9 +2,11 @@
 //! textfile collector (`state/metrics.prom`, rewritten atomically by the
 //! gateway) and `hermes-cron metrics`.
 //!
-//! Counts are over the rows the ledger retains (retention prunes old ones),
-//! so they are gauges, not counters; the lateness histogram is over the same
-//! rows.
+//! The ledger-wide counts are over the rows the ledger retains (retention
+//! prunes old ones), so they are gauges, not counters; the lateness
+//! histogram is over the same rows. The per-job series (`per_job`) are over
+//! every run: retention folds what it deletes into `pruned_run_totals` first
+//! (`ledger::retention`), so `hermes_cron_job_runs_total` is a counter.
 
 use crate::db::{Conn, SqlResult};
 use crate::params;
@@ -21,6 +23,26 @@ fn label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+/// One sample line: `name{k="v",...} value`, each value escaped.
+fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+    let labels: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", label(v)))
+        .collect();
+    let _ = writeln!(out, "{name}{{{}}} {value}", labels.join(","));
+}
+
+/// Rows of `N` text labels and a count (the last column).
+fn labelled_counts<const N: usize>(conn: &Conn, sql: &str) -> SqlResult<Vec<([String; N], i64)>> {
+    conn.query_map(sql, params![], |r| {
+        let mut labels: [String; N] = std::array::from_fn(|_| String::new());
+        for (i, l) in labels.iter_mut().enumerate() {
+            *l = r.get::<_, String>(i)?;
+        }
+        Ok((labels, r.get::<_, i64>(N)?))
+    })
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -42,27 +64,14 @@ pub fn render(
         "gauge",
         "Ledger rows by state and dispatch mode (over retained rows).",
     );
-    let rows = conn.query_map(
+    let rows = labelled_counts::<3>(
+        conn,
         "SELECT state, COALESCE(dispatch_mode, 'none'), COALESCE(host, ''), COUNT(*)
          FROM executions GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-        params![],
-        |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        },
     )?;
-    for (state, mode, host, n) in rows {
-        let _ = writeln!(
-            out,
-            "hermes_cron_runs{{state=\"{}\",mode=\"{}\",host=\"{}\"}} {n}",
-            label(&state),
-            label(&mode),
-            label(&host)
-        );
+    for ([state, mode, host], n) in rows {
+        let labels = [("state", &*state), ("mode", &mode), ("host", &host)];
+        sample(&mut out, "hermes_cron_runs", &labels, n);
     }
 
     header(
@@ -71,25 +80,14 @@ pub fn render(
         "gauge",
         "Runs that could not get a scope, by cause (they ran degraded or were refused).",
     );
-    let rows = conn.query_map(
+    let rows = labelled_counts::<2>(
+        conn,
         "SELECT dispatch_cause, COALESCE(host, ''), COUNT(*) FROM executions
          WHERE dispatch_cause IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
-        params![],
-        |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        },
     )?;
-    for (cause, host, n) in rows {
-        let _ = writeln!(
-            out,
-            "hermes_cron_dispatch_failures{{cause=\"{}\",host=\"{}\"}} {n}",
-            label(&cause),
-            label(&host)
-        );
+    for ([cause, host], n) in rows {
+        let labels = [("cause", &*cause), ("host", &host)];
+        sample(&mut out, "hermes_cron_dispatch_failures", &labels, n);
     }
 
     header(
@@ -129,14 +127,15 @@ pub fn render(
     let _ = writeln!(out, "hermes_cron_start_lateness_seconds_count {count}");
 
     header(&mut out, "hermes_cron_jobs", "gauge", "Jobs by state.");
-    let rows = conn.query_map(
+    let rows = labelled_counts::<1>(
+        conn,
         "SELECT state, COUNT(*) FROM jobs GROUP BY 1 ORDER BY 1",
-        params![],
-        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
     )?;
-    for (state, n) in rows {
-        let _ = writeln!(out, "hermes_cron_jobs{{state=\"{}\"}} {n}", label(&state));
+    for ([state], n) in rows {
+        sample(&mut out, "hermes_cron_jobs", &[("state", &state)], n);
     }
+
+    per_job(conn, &mut out)?;
 
     header(
         &mut out,
@@ -191,6 +190,87 @@ pub fn render(
         now.timestamp_millis() as f64 / 1000.0
     );
     Ok(out)
+}
+
+/// Unix seconds of a stored instant (milliseconds).
+fn seconds(ms: i64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+/// Every finished run of a job, one row each (`runs` 1) for the retained
+/// rows and one per job and state for what retention folded away.
+const EVERY_RUN: &str = "(
+        SELECT job_id, state, 1 AS runs, started_at,
+               CASE WHEN state = 'succeeded' THEN finished_at END AS succeeded_at
+        FROM executions
+        WHERE job_id IS NOT NULL AND state NOT IN ('claimed', 'staged', 'running')
+        UNION ALL
+        SELECT job_id, state, runs, last_started_at, last_succeeded_at FROM pruned_run_totals
+    ) AS r";
+
+/// The per-job series, over every run each job has had (retained rows and
+/// what retention folded into `pruned_run_totals`), for the jobs that exist;
+/// spawned runs have no job (and a name each) and are not among them.
+fn per_job(conn: &Conn, out: &mut String) -> SqlResult<()> {
+    header(
+        out,
+        "hermes_cron_job_runs_total",
+        "counter",
+        "Finished runs of each job by final state, since the job was made (retention does not lower it).",
+    );
+    let rows = labelled_counts::<3>(
+        conn,
+        &format!(
+            "SELECT j.name, j.id, r.state, CAST(SUM(r.runs) AS BIGINT)
+             FROM {EVERY_RUN} JOIN jobs j ON j.id = r.job_id
+             GROUP BY j.id, j.name, r.state ORDER BY j.name, j.id, r.state"
+        ),
+    )?;
+    for ([job, id, state], n) in rows {
+        let labels = [("job", &*job), ("job_id", &id), ("state", &state)];
+        sample(out, "hermes_cron_job_runs_total", &labels, n);
+    }
+    let lasts = conn.query_map(
+        &format!(
+            "SELECT j.id, j.name, j.created_at, MAX(r.started_at), MAX(r.succeeded_at)
+             FROM jobs j LEFT JOIN {EVERY_RUN} ON r.job_id = j.id
+             GROUP BY j.id, j.name, j.created_at ORDER BY j.name, j.id"
+        ),
+        params![],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                [
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                ],
+            ))
+        },
+    )?;
+    let series = [
+        (
+            "hermes_cron_job_created_timestamp_seconds",
+            "When each job was made (Unix time).",
+        ),
+        (
+            "hermes_cron_job_last_start_timestamp_seconds",
+            "When each job's latest run started (Unix time; 0: never).",
+        ),
+        (
+            "hermes_cron_job_last_success_timestamp_seconds",
+            "When each job's latest successful run ended (Unix time; 0: never).",
+        ),
+    ];
+    for (i, (name, help)) in series.iter().enumerate() {
+        header(out, name, "gauge", help);
+        for (id, job, at) in &lasts {
+            let at = at[i].map_or(0.0, seconds);
+            sample(out, name, &[("job", job), ("job_id", id)], at);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

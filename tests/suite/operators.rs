@@ -318,20 +318,7 @@ fn metrics_parse_as_prometheus_text() {
         "{text}"
     );
     drop(gw);
-    let value = |name: &str, label: Option<(&str, &str)>| -> f64 {
-        scrape
-            .samples
-            .iter()
-            .filter(|s| s.metric == name)
-            .filter(|s| label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
-            .map(|s| match s.value {
-                prometheus_parse::Value::Gauge(v)
-                | prometheus_parse::Value::Counter(v)
-                | prometheus_parse::Value::Untyped(v) => v,
-                _ => 0.0,
-            })
-            .sum()
-    };
+    let value = |name: &str, label: Option<(&str, &str)>| sample(&scrape, name, label);
     assert_eq!(
         value("hermes_cron_runs", Some(("state", "failed"))),
         2.0,
@@ -357,6 +344,175 @@ fn metrics_parse_as_prometheus_text() {
             assert!(buckets.iter().any(|b| b.count == 2.0), "{buckets:?}")
         }
         other => panic!("lateness is not a histogram: {other:?}"),
+    }
+}
+
+/// The sum of the samples of `name` (with `label`, when given).
+fn sample(scrape: &prometheus_parse::Scrape, name: &str, label: Option<(&str, &str)>) -> f64 {
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == name)
+        .filter(|s| label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
+        .map(|s| match s.value {
+            prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            _ => 0.0,
+        })
+        .sum()
+}
+
+fn scrape(h: &TestHome) -> (prometheus_parse::Scrape, String) {
+    let out = h.run(&["metrics"]).ok();
+    let lines = out.stdout.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("metrics parse as Prometheus text");
+    (scrape, out.stdout)
+}
+
+fn instant_s(row: &Value, key: &str) -> f64 {
+    let at = chrono::DateTime::parse_from_rfc3339(row[key].as_str().unwrap()).unwrap();
+    at.timestamp_millis() as f64 / 1000.0
+}
+
+/// Per-job series count every run a job had, through retention (issue 24):
+/// 3 successes and 2 failures, 2 rows kept by prune, still 3 and 2; the
+/// last start and last success are those of the pruned-and-kept history;
+/// a job that never ran has 0 for both.
+#[test]
+fn per_job_metrics_count_every_run_through_prune() {
+    let h = TestHome::new();
+    h.run(&["config", "set", "cron.ledger_retention", "2"]).ok();
+    let flag = h.scratch().join("fail");
+    let script = format!("[ ! -e {} ]", flag.display());
+    let brief = h.add("brief", "daily at 8am", &[], &["sh", "-c", &script]);
+    let idle = h.add("idle", "daily at 9am", &[], &["true"]);
+    for _ in 0..3 {
+        h.run(&["run", "brief", "--wait"]).ok();
+    }
+    std::fs::write(&flag, "").unwrap();
+    for _ in 0..2 {
+        h.run(&["run", "brief", "--wait"]).fails_with(1);
+    }
+    let rows = h.runs(Some("brief"));
+    let last_success = rows
+        .iter()
+        .find(|r| r["state"] == "succeeded")
+        .map(|r| instant_s(r, "finished_at"))
+        .unwrap();
+    let last_start = instant_s(&rows[0], "started_at");
+    let before = scrape(&h).0;
+    let pruned = h.run(&["prune", "--json"]).ok().json();
+    assert_eq!(pruned["rows_deleted"], 3, "{pruned:#}");
+    assert_eq!(h.runs(Some("brief")).len(), 2, "retention kept two rows");
+
+    let (after, text) = scrape(&h);
+    for scrape in [&before, &after] {
+        let runs = |state| {
+            let by_state: Vec<_> = scrape
+                .samples
+                .iter()
+                .filter(|s| s.metric == "hermes_cron_job_runs_total")
+                .filter(|s| {
+                    s.labels.get("job") == Some("brief") && s.labels.get("state") == Some(state)
+                })
+                .collect();
+            assert_eq!(by_state.len(), 1, "one series for {state}: {text}");
+            assert_eq!(by_state[0].labels.get("job_id"), Some(brief.as_str()));
+            sample(scrape, "hermes_cron_job_runs_total", Some(("state", state)))
+        };
+        assert_eq!((runs("succeeded"), runs("failed")), (3.0, 2.0), "{text}");
+        let of = |name, job: &str| sample(scrape, name, Some(("job_id", job)));
+        assert_eq!(
+            of("hermes_cron_job_last_success_timestamp_seconds", &brief),
+            last_success,
+            "{text}"
+        );
+        assert_eq!(
+            of("hermes_cron_job_last_start_timestamp_seconds", &brief),
+            last_start,
+            "{text}"
+        );
+        assert_eq!(
+            of("hermes_cron_job_last_success_timestamp_seconds", &idle),
+            0.0,
+            "{text}"
+        );
+        assert_eq!(
+            of("hermes_cron_job_last_start_timestamp_seconds", &idle),
+            0.0,
+            "{text}"
+        );
+        assert!(
+            of("hermes_cron_job_created_timestamp_seconds", &idle) > 0.0,
+            "{text}"
+        );
+    }
+    // The retained-rows gauge is what it says: the two rows kept.
+    assert_eq!(sample(&after, "hermes_cron_runs", None), 2.0, "{text}");
+    // A second prune adds nothing twice.
+    h.run(&["prune"]).ok();
+    assert_eq!(
+        sample(
+            &scrape(&h).0,
+            "hermes_cron_job_runs_total",
+            Some(("job_id", brief.as_str()))
+        ),
+        5.0
+    );
+}
+
+/// The README's Prometheus rules (`docs/prometheus/hermes-cron.rules.yml`)
+/// are valid (`promtool check rules`), fire as their tests say (`promtool
+/// test rules tests/prometheus/rules_test.yml`), and every series they read
+/// is one hermes-cron exposes, with the labels they match on.
+#[test]
+fn the_documented_prometheus_rules_hold_and_read_real_series() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rules = root.join("docs/prometheus/hermes-cron.rules.yml");
+    let promtool = |args: &[&std::ffi::OsStr], dir: &std::path::Path| {
+        let out = std::process::Command::new("promtool")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("promtool is needed (apt-get install prometheus; tests/run-all.sh installs it): {e}")
+            });
+        assert!(
+            out.status.success(),
+            "promtool {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    promtool(
+        &["check".as_ref(), "rules".as_ref(), rules.as_os_str()],
+        root,
+    );
+    promtool(
+        &["test".as_ref(), "rules".as_ref(), "rules_test.yml".as_ref()],
+        &root.join("tests/prometheus"),
+    );
+    let h = TestHome::new();
+    h.add("brief", "daily at 8am", &[], &["false"]);
+    h.run(&["run", "brief", "--wait"]).fails_with(1);
+    let (scrape, text) = scrape(&h);
+    let yaml = std::fs::read_to_string(&rules).unwrap();
+    let used: std::collections::BTreeSet<&str> = yaml
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("hermes_cron_"))
+        .collect();
+    assert!(used.len() >= 3, "{used:?}");
+    for name in used {
+        let found = scrape.samples.iter().find(|s| s.metric == name);
+        let found =
+            found.unwrap_or_else(|| panic!("the rules read {name}, which is not exposed:\n{text}"));
+        for key in ["job", "job_id"] {
+            assert!(
+                found.labels.get(key).is_some(),
+                "{name} has no {key} label: {text}"
+            );
+        }
     }
 }
 
