@@ -46,6 +46,8 @@ pub(crate) struct ProviderSync {
     /// What the files looked like at the last sync that succeeded, and when.
     synced: Option<(Stamp, std::time::Instant)>,
     inactive: Option<Option<String>>,
+    /// Whether the home was a Hermes home when `inactive` was last said.
+    said_on_hermes_home: bool,
     notes: Vec<String>,
     /// Rows were written since the last sync.
     owed: bool,
@@ -85,12 +87,21 @@ impl ProviderSync {
         match provider::sync(db, home, host, config_env, when) {
             Ok(report) => {
                 self.synced = Some((seen, mono));
-                if self.inactive.as_ref() != Some(&report.inactive) {
+                let hermes_home = provider::is_hermes_home(home);
+                if self.inactive.as_ref() != Some(&report.inactive)
+                    || self.said_on_hermes_home != hermes_home
+                {
                     match &report.inactive {
                         None => tracing::info!("hermes-cron fires this home's Hermes jobs"),
-                        Some(why) => tracing::info!("Hermes fires its own jobs: {why}"),
+                        // Only news where Hermes is: a home of hermes-cron
+                        // alone has no Hermes jobs for anyone to fire.
+                        Some(why) if hermes_home => {
+                            tracing::info!("Hermes fires its own jobs: {why}")
+                        }
+                        Some(why) => tracing::debug!("no Hermes jobs to fire: {why}"),
                     }
                     self.inactive = Some(report.inactive.clone());
+                    self.said_on_hermes_home = hermes_home;
                 }
                 if report.changed() {
                     tracing::info!(

@@ -35,6 +35,15 @@ pub fn configured_provider(home: &Home) -> Option<String> {
     (!provider.is_empty()).then(|| provider.to_string())
 }
 
+/// Whether this home is a Hermes Agent's too (it has Hermes's cron jobs, a
+/// `cron.provider`, or our plugin): only there is "Hermes fires its own
+/// jobs" news; on a home of hermes-cron alone there are no Hermes jobs.
+pub fn is_hermes_home(home: &Home) -> bool {
+    home.hermes_jobs_file().exists()
+        || configured_provider(home).is_some()
+        || plugin::plugin_dir(home).exists()
+}
+
 /// Why the installed plugin would say it is unavailable, or None.
 fn plugin_problem(home: &Home, s: &PluginSettings) -> Option<String> {
     if !plugin::same_dir(&s.home, home.root()) {

@@ -11,6 +11,6 @@ pub mod limits;
 pub mod plugin;
 pub mod sync;
 
-pub use activation::{Activation, activation, configured_provider};
+pub use activation::{Activation, activation, configured_provider, is_hermes_home};
 pub use plugin::{NAME, PluginSettings};
 pub use sync::{SyncError, SyncReport, jobs_file_stamp, sync};

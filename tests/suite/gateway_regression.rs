@@ -189,3 +189,29 @@ fn a_change_from_a_connection_that_stays_open_wakes_the_gateway() {
     drop(conn);
     assert_eq!(gw.stop().code(), Some(0));
 }
+
+/// "Hermes fires its own jobs" was logged by every gateway, on a home with
+/// no Hermes at all (issue 24, "kinder messages"). Now it is said only on a
+/// Hermes home: here, once Hermes's `cron/jobs.json` appears.
+#[test]
+fn hermes_firing_its_own_jobs_is_said_only_on_a_hermes_home() {
+    const OWN_JOBS: &str = "Hermes fires its own jobs: Hermes's cron.provider is not set";
+    let h = TestHome::new().with_env(
+        "HERMES_CRON_LOG",
+        "info,hermes_cron::daemon::provider_sync=debug",
+    );
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    h.wait_until("the first provider sync", Duration::from_secs(30), || {
+        gw.log().contains("no Hermes jobs to fire").then_some(())
+    });
+    assert!(!gw.log().contains(OWN_JOBS), "{}", gw.log());
+    std::fs::create_dir_all(h.path().join("cron")).unwrap();
+    std::fs::write(h.path().join("cron/jobs.json"), "{\"jobs\": []}\n").unwrap();
+    h.wait_until(
+        "the gateway to see a Hermes home",
+        Duration::from_secs(30),
+        || gw.log().contains(OWN_JOBS).then_some(()),
+    );
+    assert_eq!(gw.stop().code(), Some(0));
+}
