@@ -1,5 +1,18 @@
 //! Text for terminals: names made safe for one line of a table or a log,
-//! and errors with their causes.
+//! instants as people read them, and errors with their causes.
+
+use crate::schedule::{Timestamp, Tz};
+
+/// An instant as every view for people shows it (`list`, `runs`, `show`,
+/// `status`, `doctor`, `alerts`, the status page): `2026-12-01 08:00:00 CET`,
+/// in `zone`: the job's where the instant is a job's run and the job has a
+/// zone, else the viewer's (config `timezone`, else the system zone). JSON
+/// output keeps RFC 3339 UTC.
+pub fn local_time(at: Timestamp, zone: Tz) -> String {
+    at.with_timezone(&zone)
+        .format("%Y-%m-%d %H:%M:%S %Z")
+        .to_string()
+}
 
 /// `text` on one line: control characters shown escaped (`\n`), cut to
 /// `max` characters with an ellipsis.

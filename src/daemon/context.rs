@@ -23,7 +23,7 @@ pub(crate) struct Ctx {
     /// The config zone, else the system zone.
     pub zone: Tz,
     /// The process's zone table (from the gateway's `Deps`).
-    pub zones: ZoneTable,
+    pub zones: std::sync::Arc<ZoneTable>,
     pub clock: Arc<dyn Clock>,
     pub owner: Owner,
     pub host: Host,

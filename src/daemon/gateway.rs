@@ -60,8 +60,9 @@ pub(crate) struct Deps {
     /// None: never create scopes.
     pub manager: Option<Arc<dyn UnitManager>>,
     pub host: Host,
-    /// Where zone names are read: the process's table.
-    pub zones: ZoneTable,
+    /// Where zone names are read: the process's table (the loop's and the
+    /// HTTP endpoint's).
+    pub zones: Arc<ZoneTable>,
     pub knobs: Knobs,
 }
 
@@ -74,7 +75,7 @@ impl Deps {
             clock: Arc::new(clock),
             manager: Some(crate::systemd::session_manager(knobs.dbus_timeout)),
             host: Host::from_env(),
-            zones,
+            zones: Arc::new(zones),
             knobs,
         })
     }
@@ -276,6 +277,7 @@ fn start_threads(
             clock,
             shared,
             zone: loaded.zone,
+            zones: deps.zones.clone(),
             host: deps.host.clone(),
         };
         http::start(plan, ctx).map_err(thread("http endpoint thread"))?;

@@ -114,7 +114,7 @@ fn scene_with(
         home,
         config,
         zone: Tz::UTC,
-        zones: crate::schedule::ZoneTable::compiled_in_only(),
+        zones: crate::schedule::ZoneTable::compiled_in_only().into(),
         clock: clock.clone(),
         owner: crate::process::owner(OwnerRole::Gateway),
         host: crate::cluster::Host::from_env(),

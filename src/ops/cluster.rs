@@ -134,7 +134,7 @@ pub fn status(
 }
 
 /// The text form, appended to `status`.
-pub fn render(c: &ClusterStatus) -> String {
+pub fn render(c: &ClusterStatus, viewer: crate::schedule::Tz) -> String {
     let mut out = format!(
         "cluster:    this host {}{} on {}\n",
         c.host,
@@ -149,7 +149,7 @@ pub fn render(c: &ClusterStatus) -> String {
         out.push_str(&format!(
             "            CUT OFF: this host's gateway cannot reach the database{}: it claims nothing; its running workers keep running and record their outcomes when it returns ({})\n",
             v.unreachable_since
-                .map(|s| format!(" since {}", s.format("%Y-%m-%d %H:%M:%S UTC")))
+                .map(|s| format!(" since {}", crate::text::local_time(s, viewer)))
                 .unwrap_or_default(),
             v.error.as_deref().unwrap_or("-")
         ));

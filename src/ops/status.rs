@@ -6,7 +6,8 @@ use crate::db::from_ms;
 use crate::db::{Conn, SqlResult};
 use crate::params;
 use crate::process::ProcessIdentity;
-use crate::schedule::Timestamp;
+use crate::schedule::{Timestamp, Tz, ZoneTable};
+use crate::text::local_time;
 use hermes_cron_core::health::{Capability, CapabilityMode, Heartbeat, STALL_PERIODS, TickSummary};
 
 /// The gateway's health as `status` sees it.
@@ -60,6 +61,8 @@ pub struct NextFire {
     pub job_id: String,
     pub job_name: String,
     pub at: Timestamp,
+    /// The job's zone (`render` shows `at` in it), when it has one.
+    pub tz: Option<String>,
 }
 
 /// Judge the gateway from its heartbeat file and whether its process lives.
@@ -137,7 +140,7 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
         }
     }
     report.next_fire = conn.query_opt(
-        "SELECT id, name, next_run_at FROM jobs
+        "SELECT id, name, next_run_at, tz FROM jobs
          WHERE state = 'active' AND next_run_at IS NOT NULL
          ORDER BY next_run_at, id LIMIT 1",
         params![],
@@ -146,6 +149,7 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
                 job_id: r.get("id")?,
                 job_name: r.get("name")?,
                 at: from_ms(r.get("next_run_at")?),
+                tz: r.get("tz")?,
             })
         },
     )?;
@@ -177,7 +181,7 @@ fn human_ms(ms: i64) -> String {
 }
 
 /// The text form.
-pub fn render(r: &StatusReport) -> String {
+pub fn render(r: &StatusReport, zones: &ZoneTable, viewer: Tz) -> String {
     let mut out = String::new();
     let gw = match r.gateway {
         GatewayHealth::Running => format!(
@@ -217,7 +221,7 @@ pub fn render(r: &StatusReport) -> String {
         Some((t, at)) => out.push_str(&format!(
             "last tick:  {} at {} (claimed {}, skipped {}, missed {})\n",
             t.result,
-            at.format("%Y-%m-%d %H:%M:%S UTC"),
+            local_time(at, viewer),
             t.claimed,
             t.skipped,
             t.missed
@@ -256,7 +260,7 @@ pub fn render(r: &StatusReport) -> String {
             "next fire:  {} ({}) at {}\n",
             crate::text::one_line(&n.job_name, 48),
             n.job_id,
-            n.at.format("%Y-%m-%d %H:%M:%S UTC")
+            local_time(n.at, zones.zone_or(n.tz.as_deref(), viewer))
         )),
         None => out.push_str("next fire:  none\n"),
     }
@@ -267,7 +271,7 @@ pub fn render(r: &StatusReport) -> String {
         ));
     }
     if let Some(c) = &r.cluster {
-        out.push_str(&super::cluster::render(c));
+        out.push_str(&super::cluster::render(c, viewer));
     }
     out
 }

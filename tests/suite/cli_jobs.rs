@@ -1365,3 +1365,62 @@ fn add_and_list_warn_once_when_no_gateway_runs_and_not_while_one_does() {
     assert_eq!(warned(&added), 0, "{added}");
     assert_eq!(warned(&home.run(&["list", "--json"]).ok()), 0);
 }
+
+/// One time format (issue 24): `list`, `show`, `runs`, `status`, `alerts`
+/// and `logs` show a job's instants as `2026-12-01 08:00:00 JST`, in the
+/// job's zone; a job without one (and a spawned run) in the viewer's, the
+/// config's `timezone`. (Before: `runs` and `status` in UTC, each in a
+/// format of its own.)
+#[test]
+fn every_view_shows_a_job_s_times_in_its_zone_in_one_format() {
+    let home = TestHome::new();
+    home.run(&["config", "set", "timezone", "America/New_York"])
+        .ok();
+    home.add(
+        "tokyo",
+        "daily at 8am",
+        &["--tz", "Asia/Tokyo"],
+        &["echo", "hi"],
+    );
+    home.run(&["run", "tokyo", "--wait"]).ok();
+    let in_zone = |text: &str, abbreviation: &str| -> usize {
+        text.split_whitespace()
+            .collect::<Vec<_>>()
+            .windows(3)
+            .filter(|w| {
+                let date =
+                    w[0].len() == 10 && w[0].as_bytes()[4] == b'-' && w[0].as_bytes()[7] == b'-';
+                let time =
+                    w[1].len() == 8 && w[1].as_bytes()[2] == b':' && w[1].as_bytes()[5] == b':';
+                date && time && w[2].trim_end_matches([')', ',']) == abbreviation
+            })
+            .count()
+    };
+    let list = home.run(&["list"]).ok().stdout;
+    assert_eq!(
+        in_zone(&list, "JST"),
+        1,
+        "next run in the job's zone: {list}"
+    );
+    let runs = home.run(&["runs", "tokyo"]).ok().stdout;
+    assert_eq!(
+        in_zone(&runs, "JST"),
+        1,
+        "started, in the job's zone: {runs}"
+    );
+    let status = home.run(&["status"]).stdout;
+    let next = status
+        .lines()
+        .find(|l| l.starts_with("next fire:"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert_eq!(in_zone(next, "JST"), 1, "{status}");
+    let logs = home.run(&["logs", "tokyo"]).ok();
+    assert_eq!(in_zone(&logs.stderr, "JST"), 1, "{logs}");
+
+    // Without a zone of its own: the viewer's (config `timezone`).
+    home.add("local", "daily at 9am", &[], &["true"]);
+    home.run(&["run", "local", "--wait"]).ok();
+    let runs = home.run(&["runs", "local"]).ok().stdout;
+    let eastern = in_zone(&runs, "EST") + in_zone(&runs, "EDT");
+    assert_eq!(eastern, 1, "{runs}");
+}

@@ -58,7 +58,7 @@ pub fn render(data: &PageData) -> String {
         out,
         "<section id=\"jobs\"><h2>Jobs <span class=\"muted\">({})</span></h2>{}",
         data.jobs_total,
-        jobs_table::render(&data.jobs, data.now, data.zone)
+        jobs_table::render(&data.jobs, data.now)
     );
     if data.jobs_total > data.jobs.len() {
         let _ = write!(

@@ -6,7 +6,7 @@ use super::escape::escape;
 use super::model::{JobView, PageJob};
 use super::palette;
 use super::timeline::LATE_MARK_MS;
-use crate::schedule::{Timestamp, Tz};
+use crate::schedule::Timestamp;
 use std::fmt::Write as _;
 
 /// A span of time, short: `45s`, `12m`, `3h05m`, `2d04h`.
@@ -20,7 +20,7 @@ pub fn short_span(ms: i64) -> String {
     }
 }
 
-fn next_fire(job: &PageJob, now: Timestamp, zone: Tz) -> String {
+fn next_fire(job: &PageJob, now: Timestamp) -> String {
     match &job.view {
         JobView::Paused { reason } => {
             let why = reason
@@ -32,7 +32,7 @@ fn next_fire(job: &PageJob, now: Timestamp, zone: Tz) -> String {
         JobView::Completed => "<span class=\"muted\">completed</span>".into(),
         JobView::Active => match job.next_fire {
             Some(at) => {
-                let when = at.with_timezone(&zone).format("%Y-%m-%d %H:%M:%S %Z");
+                let when = crate::text::local_time(at, job.zone);
                 let rel = if at >= now {
                     format!("in {}", short_span((at - now).num_milliseconds()))
                 } else {
@@ -71,7 +71,7 @@ fn last_run(job: &PageJob, now: Timestamp) -> (String, String) {
 }
 
 /// The table of `jobs`.
-pub fn render(jobs: &[PageJob], now: Timestamp, zone: Tz) -> String {
+pub fn render(jobs: &[PageJob], now: Timestamp) -> String {
     let mut out = String::from(
         "<table class=\"jobs\"><thead><tr><th>job</th><th>schedule</th><th>next fire</th>\
          <th>last run</th><th>mode</th></tr></thead><tbody>",
@@ -96,7 +96,7 @@ pub fn render(jobs: &[PageJob], now: Timestamp, zone: Tz) -> String {
             escape(&job.id),
             escape(&job.name),
             escape(&job.schedule),
-            next_fire(job, now, zone),
+            next_fire(job, now),
         );
     }
     out.push_str("</tbody></table>");
@@ -121,13 +121,16 @@ mod tests {
     #[test]
     fn rows_show_next_fire_last_outcome_and_mode() {
         let now = chrono::Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap();
-        let zone = crate::schedule::Tz::UTC;
+        let paris = crate::schedule::ZoneTable::compiled_in_only()
+            .parse("Europe/Paris")
+            .unwrap();
         let slot = now - chrono::TimeDelta::minutes(10);
         let job = PageJob {
             id: "j1".into(),
             name: "brief".into(),
             schedule: "daily at 8am".into(),
             tz: Some("Europe/Paris".into()),
+            zone: paris,
             view: JobView::Active,
             managed: false,
             next_fire: Some(now + chrono::TimeDelta::hours(2)),
@@ -151,9 +154,10 @@ mod tests {
             reason: Some("<b>".into()),
         };
         paused.last = None;
-        let html = render(&[job, paused], now, zone);
+        let html = render(&[job, paused], now);
+        // In the job's zone, not the page's.
         assert!(
-            html.contains("2026-06-01 14:00:00 UTC <span class=\"muted\">(in 2h00m)</span>"),
+            html.contains("2026-06-01 16:00:00 CEST <span class=\"muted\">(in 2h00m)</span>"),
             "{html}"
         );
         assert!(

@@ -18,6 +18,8 @@ pub struct PageJob {
     pub schedule: String,
     /// The job's own zone, when it has one.
     pub tz: Option<String>,
+    /// The zone its times are shown in: `tz`, else the page's.
+    pub zone: crate::schedule::Tz,
     /// Active, paused or completed.
     pub view: JobView,
     /// Kept by the Hermes provider sync.

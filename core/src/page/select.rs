@@ -30,6 +30,7 @@ mod tests {
             name: name.into(),
             schedule: "every 1m".into(),
             tz: None,
+            zone: crate::schedule::Tz::UTC,
             view: JobView::Active,
             managed: false,
             next_fire: None,

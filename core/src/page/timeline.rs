@@ -14,6 +14,7 @@ use super::model::{PageJob, PageRun};
 use super::palette;
 use crate::run::ExecState;
 use crate::schedule::{Timestamp, Tz, format_duration};
+use crate::text::local_time;
 use chrono::Timelike;
 use std::fmt::Write as _;
 
@@ -41,6 +42,8 @@ pub struct Lane {
     pub job_id: Option<String>,
     /// The label: the job's name (or the other lane's).
     pub label: String,
+    /// The zone its bars' times are told in: the job's, else the page's.
+    pub zone: Tz,
     /// Its bars, one per row.
     pub bars: Vec<Bar>,
 }
@@ -92,10 +95,6 @@ fn x_of(t: Timestamp, start: Timestamp) -> f64 {
     PLOT_X + frac.clamp(0.0, 1.0) * PLOT_W
 }
 
-fn local(t: Timestamp, zone: Tz) -> String {
-    t.with_timezone(&zone).format("%m-%d %H:%M:%S").to_string()
-}
-
 fn secs(ms: i64) -> String {
     if ms < 60_000 {
         format!("{:.1} s", ms as f64 / 1000.0)
@@ -108,10 +107,10 @@ fn secs(ms: i64) -> String {
 fn title(run: &PageRun, zone: Tz, now: Timestamp) -> String {
     let mut t = format!("{} · {}", run.job_name, run.state.as_str());
     if let Some(slot) = run.scheduled_for {
-        let _ = write!(t, " · slot {}", local(slot, zone));
+        let _ = write!(t, " · slot {}", local_time(slot, zone));
     }
     if let Some(started) = run.started_at {
-        let _ = write!(t, " · started {}", local(started, zone));
+        let _ = write!(t, " · started {}", local_time(started, zone));
         if let Some(late) = run.lateness_ms() {
             let _ = write!(t, " ({} late)", secs(late));
         }
@@ -186,12 +185,14 @@ pub fn layout(jobs: &[PageJob], runs: &[PageRun], now: Timestamp, zone: Tz) -> L
         .map(|j| Lane {
             job_id: Some(j.id.clone()),
             label: j.name.clone(),
+            zone: j.zone,
             bars: Vec::new(),
         })
         .collect();
     let mut other = Lane {
         job_id: None,
         label: "other (spawned, removed jobs)".into(),
+        zone,
         bars: Vec::new(),
     };
     // Oldest first, so a later bar is drawn over an earlier one.
@@ -200,7 +201,9 @@ pub fn layout(jobs: &[PageJob], runs: &[PageRun], now: Timestamp, zone: Tz) -> L
             Some(id) if !run.orphan => lanes.iter_mut().find(|l| l.job_id.as_ref() == Some(id)),
             _ => Some(&mut other),
         };
-        if let (Some(lane), Some(bar)) = (lane, bar(run, start, now, zone)) {
+        if let Some(lane) = lane
+            && let Some(bar) = bar(run, start, now, lane.zone)
+        {
             lane.bars.push(bar);
         }
     }
@@ -336,6 +339,7 @@ mod tests {
             name: format!("job {id}"),
             schedule: "every 1h".into(),
             tz: None,
+            zone: crate::schedule::Tz::UTC,
             view: JobView::Active,
             managed: false,
             next_fire: None,

@@ -37,8 +37,10 @@ pub(crate) struct Context {
     pub home: Home,
     pub clock: Arc<dyn Clock>,
     pub shared: Arc<Shared>,
-    /// The zone the page shows times in (the gateway's).
+    /// The zone the page shows times in where a job has none (the gateway's).
     pub zone: Tz,
+    /// Where the jobs' zone names are read (the process's table).
+    pub zones: Arc<crate::schedule::ZoneTable>,
     /// This host.
     pub host: crate::cluster::Host,
 }
@@ -186,14 +188,15 @@ impl App {
             host: self.host.clone(),
             healthy: report.healthy,
             // The same words as `hermes-cron status`.
-            facts: status::render(&report)
+            facts: status::render(&report, &self.ctx.zones, self.ctx.zone)
                 .lines()
                 .filter_map(|l| l.split_once(':'))
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
                 .collect(),
         };
         let now = self.ctx.clock.now();
-        match self.with_db(|c| page_reads::read(c, now, MAX_JOBS)) {
+        let zones = (&*self.ctx.zones, self.ctx.zone);
+        match self.with_db(|c| page_reads::read(c, now, MAX_JOBS, &zones)) {
             Ok(rows) => {
                 let data = PageData {
                     header,

@@ -6,7 +6,7 @@
 
 use crate::db::{Conn, Row, SqlResult, from_ms, to_ms};
 use crate::params;
-use crate::schedule::Timestamp;
+use crate::schedule::{Timestamp, Tz, ZoneTable};
 use hermes_cron_core::page::select::by_name;
 use hermes_cron_core::page::timeline::WINDOW;
 use hermes_cron_core::page::{JobView, PageJob, PageRun};
@@ -55,7 +55,12 @@ fn run_from_row(r: &Row) -> SqlResult<PageRun> {
 /// in the window or an active one first, then the others by name, up to
 /// `cap` (the rule of `hermes_cron_core::page::select`, applied in SQL so a
 /// home with many jobs never holds them all in memory here).
-fn chosen_jobs(conn: &Conn, since: Timestamp, cap: usize) -> SqlResult<Vec<PageJob>> {
+fn chosen_jobs(
+    conn: &Conn,
+    since: Timestamp,
+    cap: usize,
+    zones: &Zones,
+) -> SqlResult<Vec<PageJob>> {
     conn.query_map(
         "SELECT id, name, schedule_text, tz, state, pause_reason, next_run_at, managed FROM jobs
          ORDER BY id IN (SELECT job_id FROM executions
@@ -72,11 +77,13 @@ fn chosen_jobs(conn: &Conn, since: Timestamp, cap: usize) -> SqlResult<Vec<PageJ
                 "completed" => JobView::Completed,
                 _ => JobView::Active,
             };
+            let tz: Option<String> = r.get("tz")?;
             Ok(PageJob {
                 id: r.get("id")?,
                 name: r.get("name")?,
                 schedule: r.get("schedule_text")?,
-                tz: r.get("tz")?,
+                zone: zones.0.zone_or(tz.as_deref(), zones.1),
+                tz,
                 view,
                 next_fire: r.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
                 managed: r.get("managed")?,
@@ -117,8 +124,12 @@ fn newest_run(conn: &Conn, job_id: &str) -> SqlResult<Option<PageRun>> {
     )
 }
 
+/// The table the jobs' zone names are read in, and the page's zone for a
+/// job without one.
+pub(super) type Zones<'a> = (&'a ZoneTable, Tz);
+
 /// Everything the page shows, as of `now`, with at most `cap` jobs.
-pub(super) fn read(conn: &Conn, now: Timestamp, cap: usize) -> SqlResult<Rows> {
+pub(super) fn read(conn: &Conn, now: Timestamp, cap: usize, zones: &Zones) -> SqlResult<Rows> {
     conn.snapshot(|conn| {
         let jobs_total = conn
             .query_row("SELECT COUNT(*) AS n FROM jobs", params![], |r| {
@@ -126,7 +137,7 @@ pub(super) fn read(conn: &Conn, now: Timestamp, cap: usize) -> SqlResult<Rows> {
             })?
             .max(0) as usize;
         let (runs, runs_capped) = window_runs(conn, now)?;
-        let mut jobs = chosen_jobs(conn, now - WINDOW, cap)?;
+        let mut jobs = chosen_jobs(conn, now - WINDOW, cap, zones)?;
         jobs.sort_by(by_name);
         for job in &mut jobs {
             job.last = newest_run(conn, &job.id)?;
@@ -176,7 +187,7 @@ mod tests {
         row(c, "r1", Some("4"), now - chrono::TimeDelta::hours(1));
         row(c, "r2", Some("5"), now - chrono::TimeDelta::hours(30));
         row(c, "r3", None, now - chrono::TimeDelta::hours(2));
-        let rows = read(c, now, 3).unwrap();
+        let rows = read(c, now, 3, &(&ZoneTable::compiled_in_only(), Tz::UTC)).unwrap();
         let names: Vec<_> = rows.jobs.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names, ["a", "B", "d"]);
         assert_eq!(rows.jobs_total, 5);
@@ -191,7 +202,7 @@ mod tests {
             rows.jobs[2].last.as_ref().map(|r| r.id.as_str()),
             Some("r1")
         );
-        let all = read(c, now, 10).unwrap();
+        let all = read(c, now, 10, &(&ZoneTable::compiled_in_only(), Tz::UTC)).unwrap();
         assert_eq!(all.jobs.len(), 5);
     }
 }

@@ -3,7 +3,7 @@
 //! shown with their host only.
 
 use super::context::Ctx;
-use super::render::{Table, cell, utc};
+use super::render::{Table, cell, local, utc};
 use hermes_cron::alert::redacted_url;
 use hermes_cron::ledger::{self, DeliveryView};
 use serde_json::{Value, json};
@@ -70,6 +70,7 @@ pub(super) fn alerts(
         println!("no alerts yet");
         return Ok(hermes_cron::exit::OK);
     }
+    let zones = ctx.job_zones(db.conn())?;
     let mut t = Table::new(&[
         "CREATED",
         "JOB",
@@ -86,7 +87,7 @@ pub(super) fn alerts(
             .map(|a| a.result.clone().unwrap_or_else(|| "(in progress)".into()))
             .unwrap_or_else(|| "-".into());
         t.row(vec![
-            d.created_at.format("%m-%d %H:%M:%SZ").to_string(),
+            local(d.created_at, zones.of(d.job_id.as_deref())),
             cell(&d.job_name, 32),
             d.kind.clone(),
             format!("{} {}", d.destination, cell(&target(d), 48)),

@@ -16,6 +16,22 @@ use hermes_cron::schedule::{Timestamp, Tz, ZoneTable};
 use hermes_cron::tick::ClaimContext;
 use hermes_cron_core::health::Heartbeat;
 
+/// Each job's zone by id, and the viewer's for the rest (spawned runs, the
+/// runs of a removed job).
+pub(super) struct JobZones {
+    by_id: std::collections::HashMap<String, Tz>,
+    viewer: Tz,
+}
+
+impl JobZones {
+    /// The zone a run of `job_id` is shown in.
+    pub(super) fn of(&self, job_id: Option<&str>) -> Tz {
+        job_id
+            .and_then(|id| self.by_id.get(id).copied())
+            .unwrap_or(self.viewer)
+    }
+}
+
 /// The resolved environment of one command.
 pub(super) struct Ctx {
     pub home: Home,
@@ -114,6 +130,20 @@ impl Ctx {
             ),
             None => FallbackZone::System(hermes_cron::host_zone::system_zone(&self.zones)),
         })
+    }
+
+    /// Each job's zone (its own, else the viewer's), for the views of runs
+    /// and alerts: every instant of a job's run is shown in its zone.
+    pub(super) fn job_zones(&mut self, conn: &hermes_cron::db::Conn) -> anyhow::Result<JobZones> {
+        let viewer = self.fallback_zone()?;
+        let mut by_id = std::collections::HashMap::new();
+        for job in hermes_cron::store::list_jobs(conn, true)? {
+            by_id.insert(
+                job.id.to_string(),
+                self.zones.zone_or(job.tz.as_deref(), viewer),
+            );
+        }
+        Ok(JobZones { by_id, viewer })
     }
 
     /// Create the home if needed and open the database.

@@ -43,7 +43,8 @@ pub(super) fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", status::render(&report));
+        let viewer = ctx.fallback_zone()?;
+        print!("{}", status::render(&report, &ctx.zones, viewer));
     }
     Ok(if report.healthy {
         hermes_cron::exit::OK

@@ -57,12 +57,8 @@ pub(super) fn cell(text: &str, max: usize) -> String {
     hermes_cron::text::one_line(text, max)
 }
 
-/// `2026-12-01 08:00:00 CET` in `zone`.
-pub(super) fn local(at: Timestamp, zone: Tz) -> String {
-    at.with_timezone(&zone)
-        .format("%Y-%m-%d %H:%M:%S %Z")
-        .to_string()
-}
+/// `2026-12-01 08:00:00 CET` in `zone` (the one format of every view).
+pub(super) use hermes_cron::text::local_time as local;
 
 /// RFC 3339 UTC with millisecond precision, e.g. `2026-12-01T07:00:00.000Z`.
 pub(super) fn utc(at: Timestamp) -> String {

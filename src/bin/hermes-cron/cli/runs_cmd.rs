@@ -1,13 +1,13 @@
 //! `runs` and `logs`.
 
 use super::args::RunsArgs;
-use super::context::Ctx;
+use super::context::{Ctx, JobZones};
 use super::execution_ref;
 use super::fail::{failure, usage};
-use super::render::{Table, cell, execution_json, exit_cell, short_duration, utc};
+use super::render::{Table, cell, execution_json, exit_cell, local, short_duration};
 use hermes_cron::ids::ExecutionId;
 use hermes_cron::ledger::{self, ExecState, Execution, RunFilter};
-use hermes_cron::schedule::{self, Timestamp};
+use hermes_cron::schedule::{self, Timestamp, Tz};
 use hermes_cron::store::{self, JobLookupError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::time::Duration;
@@ -26,8 +26,8 @@ fn parse_since(text: &str, now: Timestamp) -> anyhow::Result<Timestamp> {
     Ok(now - chrono::Duration::from_std(ago).unwrap_or_default())
 }
 
-fn short_time(at: Option<Timestamp>) -> String {
-    at.map_or("-".into(), |a| a.format("%m-%d %H:%M:%SZ").to_string())
+fn when(at: Option<Timestamp>, zone: Tz) -> String {
+    at.map_or("-".into(), |a| local(a, zone))
 }
 
 pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs, json: bool) -> anyhow::Result<i32> {
@@ -49,7 +49,8 @@ pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs, json: bool) -> anyhow::Result<i32
                     Some(id) => ledger::get_execution(db.conn(), &id)?,
                     None => None,
                 } {
-                    return print_runs(db.conn(), &[row], json);
+                    let zones = ctx.job_zones(db.conn())?;
+                    return print_runs(db.conn(), &[row], &zones, json);
                 }
                 // Spawned runs and removed jobs are found by name.
                 Some((None, key.clone()))
@@ -100,7 +101,8 @@ pub(super) fn runs(ctx: &mut Ctx, a: RunsArgs, json: bool) -> anyhow::Result<i32
             "no job, execution or runs named {key:?}; `hermes-cron list --all` shows the jobs, `hermes-cron runs` the runs"
         )));
     }
-    print_runs(db.conn(), &rows, json)
+    let zones = ctx.job_zones(db.conn())?;
+    print_runs(db.conn(), &rows, &zones, json)
 }
 
 /// The late outcome of a row a survivor recorded `host_lost`.
@@ -118,6 +120,7 @@ fn late(
 fn print_runs(
     conn: &hermes_cron::db::Conn,
     rows: &[hermes_cron::ledger::Execution],
+    zones: &JobZones,
     json: bool,
 ) -> anyhow::Result<i32> {
     if json {
@@ -150,11 +153,12 @@ fn print_runs(
             Some(l) => format!("{} (late: {})", r.state, l.state),
             None => r.state.to_string(),
         };
+        let zone = zones.of(r.job_id.as_ref().map(|j| j.as_str()));
         t.row(vec![
             r.id.to_string(),
             cell(&r.job_name, 24),
-            short_time(r.scheduled_for),
-            short_time(r.started_at),
+            when(r.scheduled_for, zone),
+            when(r.started_at, zone),
             r.duration_ms.map_or("-".into(), short_duration),
             state,
             r.dispatch_mode.map_or("-".into(), |m| m.to_string()),
@@ -244,7 +248,11 @@ pub(super) fn logs(
             cell(&row.job_name, 64),
             row.id,
             row.state,
-            utc(row.claimed_at)
+            local(
+                row.claimed_at,
+                ctx.job_zones(db.conn())?
+                    .of(row.job_id.as_ref().map(|j| j.as_str()))
+            )
         );
     }
     let Some(path) = row.output_path.clone() else {
