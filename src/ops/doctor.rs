@@ -389,7 +389,10 @@ pub(crate) fn check_zone_rules(g: &Gathered<'_>) -> Vec<Finding> {
         } else {
             // In UTC: in the zone itself the two rule sets disagree on
             // what the instant reads.
-            format!("from {}", crate::text::local_time(d.at, crate::schedule::Tz::UTC))
+            format!(
+                "from {}",
+                crate::text::local_time(d.at, crate::schedule::Tz::UTC)
+            )
         };
         out.push(finding(
             "zone_rules_differ",

@@ -175,12 +175,14 @@ fn errors_under_json_are_objects_naming_the_field_and_the_fix() {
     let e = error_object(&h.run(&["wait", "0000-not-a-run", "--json"]), 2);
     assert_eq!(e["error"], "usage");
 
-    // A failure (exit 1) is one too: a home without a ledger.
-    let empty = TestHome::new();
-    let e = error_object(&empty.run(&["wait", "0000-not-a-run", "--json"]), 1);
+    // A failure (exit 1) is one too: a file that cannot be read.
+    let e = error_object(&h.run(&["import", "/nonexistent/crontab", "--json"]), 1);
     assert_eq!(e["error"], "failure");
     assert!(
-        e["message"].as_str().unwrap().contains("no ledger"),
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot read /nonexistent/crontab"),
         "{e:#}"
     );
 }

@@ -463,3 +463,97 @@ fn a_job_inherits_no_socket_of_the_endpoint() {
         "the job holds a socket"
     );
 }
+
+/// The text between `start` and the next `end` after it, from `dom`.
+fn between<'a>(dom: &'a str, start: &str, end: &str) -> &'a str {
+    let at = dom
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?} in\n{dom}"));
+    let rest = &dom[at..];
+    &rest[..rest.find(end).map_or(rest.len(), |e| e + end.len())]
+}
+
+/// The page answers "did my briefing run?" (issue 24): each job's newest
+/// runs with their state, start, duration and a link to their output (the
+/// failed one marked), its failures of 24 h and 7 d, and a timeline that
+/// zooms (1 h, 24 h, 7 d), loaded in the real headless Chromium; the output
+/// link serves the run's output, behind the token when there is one.
+#[test]
+fn the_page_shows_each_job_s_recent_runs_failures_output_and_zooms() {
+    let h = home_with_endpoint("");
+    let brief = h.add("brief", "daily at 8am", &[], &["echo", "brief-says-hello"]);
+    let bad = h.add(
+        "bad",
+        "daily at 9am",
+        &[],
+        &["sh", "-c", "echo oops; exit 1"],
+    );
+    h.run(&["run", "brief", "--wait"]).ok();
+    h.run(&["run", "bad", "--wait"]).fails_with(1);
+    let failed = h.runs_of("bad")[0]["id"].as_str().unwrap().to_string();
+    let (_gw, addr) = started(&h);
+
+    let dom = chromium_dom(&format!("http://{addr}/?window=1h"), h.scratch());
+    assert!(dom.contains("<h2>Last hour"), "{dom}");
+    assert!(dom.contains("<strong>1h</strong>"), "{dom}");
+    assert!(dom.contains("<a href=\"?window=7d\">7d</a>"), "{dom}");
+    let recent = between(&dom, "<section id=\"recent\">", "</section>");
+    let bad_runs = between(recent, &format!("<h3 data-job=\"{bad}\">"), "</ol>");
+    assert!(
+        bad_runs.contains("1 failed in 24 h, 1 in 7 d"),
+        "{bad_runs}"
+    );
+    assert_eq!(
+        bad_runs.matches("<li class=\"failure\">").count(),
+        1,
+        "{bad_runs}"
+    );
+    let link = format!("runs/{failed}/output");
+    assert!(
+        bad_runs.contains(&format!("<a href=\"{link}\">output</a>")),
+        "{bad_runs}"
+    );
+    let brief_runs = between(recent, &format!("<h3 data-job=\"{brief}\">"), "</ol>");
+    assert!(brief_runs.contains("no failures in 7 d"), "{brief_runs}");
+    assert!(!brief_runs.contains("class=\"failure\""), "{brief_runs}");
+    let row = between(&dom, &format!("<tr data-job=\"{bad}\""), "</tr>");
+    assert!(
+        row.contains("<span class=\"failures\">1 · 1</span>"),
+        "{row}"
+    );
+    // The link is relative to the page: it resolves under the endpoint.
+    let output = get(addr, &format!("/{link}"));
+    assert_eq!(
+        (output.status, output.body.as_str()),
+        (200, "oops\n"),
+        "{output:?}"
+    );
+    assert_eq!(get(addr, "/runs/0000/output").status, 404);
+    // At a phone's width (390 px) nothing makes the page scroll sideways:
+    // the timeline scales, the jobs table scrolls inside its box.
+    for window in ["1h", "24h", "7d"] {
+        let url = format!("http://{addr}/?window={window}");
+        let seen = crate::support::cdp::view_at(&url, 390, 844, h.scratch());
+        assert!(
+            seen.scroll_width <= seen.viewport_width,
+            "{window}: the page is {} px wide in a {} px viewport (see {})",
+            seen.scroll_width,
+            seen.viewport_width,
+            seen.screenshot.display()
+        );
+        let png = std::fs::read(&seen.screenshot).unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "{}", seen.screenshot.display());
+    }
+
+    // Behind a token, the output is too.
+    let t = home_with_endpoint(&format!("  http_token: {TOKEN}\n"));
+    t.add("brief", "daily at 8am", &[], &["echo", "secret-ish"]);
+    t.run(&["run", "brief", "--wait"]).ok();
+    let id = t.runs_of("brief")[0]["id"].as_str().unwrap().to_string();
+    let (_tgw, taddr) = started(&t);
+    let path = format!("/runs/{id}/output");
+    assert_eq!(get(taddr, &path).status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let served = request(taddr, "GET", &path, &[("Authorization", &bearer)]);
+    assert_eq!((served.status, served.body.as_str()), (200, "secret-ish\n"));
+}

@@ -3,10 +3,13 @@
 //! there is no resource that changes anything.
 
 /// What a request is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Route {
     /// `/`: the status page.
     Page,
+    /// `/runs/ID/output`: a run's captured output, as text (ID: an
+    /// execution id's characters only).
+    Output(String),
     /// `/metrics`: the Prometheus scrape.
     Metrics,
     /// `/healthz`: 200 or 503 with the `status --json` body.
@@ -27,8 +30,16 @@ pub fn route(method: &str, target: &str) -> Route {
         "/" | "/index.html" => Route::Page,
         "/metrics" => Route::Metrics,
         "/healthz" => Route::Healthz,
-        _ => Route::NotFound,
+        _ => output_of(path).map_or(Route::NotFound, Route::Output),
     }
+}
+
+/// The execution id of `/runs/ID/output`.
+fn output_of(path: &str) -> Option<String> {
+    let id = path.strip_prefix("/runs/")?.strip_suffix("/output")?;
+    let plain =
+        (1..=64).contains(&id.len()) && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    plain.then(|| id.to_string())
 }
 
 #[cfg(test)]
@@ -43,6 +54,18 @@ mod tests {
         assert_eq!(route("GET", "/healthz?full"), Route::Healthz);
         assert_eq!(route("GET", "/metrics/"), Route::NotFound);
         assert_eq!(route("GET", "/../etc/passwd"), Route::NotFound);
+        assert_eq!(
+            route("GET", "/runs/01a2-bc/output?x"),
+            Route::Output("01a2-bc".into())
+        );
+        for bad in [
+            "/runs//output",
+            "/runs/../x/output",
+            "/runs/a/b/output",
+            "/runs/zz/output",
+        ] {
+            assert_eq!(route("GET", bad), Route::NotFound, "{bad}");
+        }
         for method in ["POST", "PUT", "DELETE", "PATCH", "get", "OPTIONS"] {
             assert_eq!(route(method, "/"), Route::MethodNotAllowed, "{method}");
         }

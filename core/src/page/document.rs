@@ -7,8 +7,24 @@ use super::escape::escape;
 use super::jobs_table;
 use super::model::PageData;
 use super::palette;
+use super::recent;
 use super::timeline;
+use super::window::Window;
 use std::fmt::Write as _;
+
+/// The zoom links: each window, relative to the page, the shown one marked.
+fn zoom(shown: Window) -> String {
+    let mut out = String::from("<p class=\"zoom\">zoom:");
+    for w in Window::ALL {
+        if w == shown {
+            let _ = write!(out, " <strong>{}</strong>", w.key());
+        } else {
+            let _ = write!(out, " <a href=\"?window={0}\">{0}</a>", w.key());
+        }
+    }
+    out.push_str("</p>");
+    out
+}
 
 /// The page, as HTML text.
 pub fn render(data: &PageData) -> String {
@@ -36,11 +52,13 @@ pub fn render(data: &PageData) -> String {
     }
     out.push_str("</dl></header><main>");
 
-    let layout = timeline::layout(&data.jobs, &data.runs, data.now, data.zone);
+    let layout = timeline::layout(&data.jobs, &data.runs, data.now, data.zone, data.window);
     let _ = write!(
         out,
-        "<section id=\"timeline\"><h2>Last 24 hours <span class=\"muted\">({})</span></h2>{}{}",
+        "<section id=\"timeline\"><h2>{} <span class=\"muted\">({})</span></h2>{}{}{}",
+        data.window.heading(),
         escape(data.zone.name()),
+        zoom(data.window),
         timeline::svg(&layout, data.zone),
         palette::legend()
     );
@@ -56,7 +74,8 @@ pub fn render(data: &PageData) -> String {
 
     let _ = write!(
         out,
-        "<section id=\"jobs\"><h2>Jobs <span class=\"muted\">({})</span></h2>{}",
+        "<section id=\"jobs\"><h2>Jobs <span class=\"muted\">({})</span></h2>\
+         <div class=\"scroll\">{}</div>",
         data.jobs_total,
         jobs_table::render(&data.jobs, data.now)
     );
@@ -68,14 +87,14 @@ pub fn render(data: &PageData) -> String {
             data.jobs_total - data.jobs.len()
         );
     }
+    out.push_str("</section>");
+    out.push_str(&recent::render(&data.jobs, data.now));
     let _ = writeln!(
         out,
-        "</section></main><footer><p class=\"muted\">Read-only. Generated {} · \
+        "</main><footer><p class=\"muted\">Read-only. Generated {} · \
          <a href=\"metrics\">metrics</a> · <a href=\"healthz\">healthz</a></p></footer>\
          </body></html>",
-        data.now
-            .with_timezone(&data.zone)
-            .format("%Y-%m-%d %H:%M:%S %Z")
+        crate::text::local_time(data.now, data.zone)
     );
     out
 }
@@ -99,6 +118,7 @@ mod tests {
             runs: Vec::new(),
             runs_capped: false,
             zone: crate::schedule::Tz::UTC,
+            window: Window::Week,
             now: chrono::Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap(),
         };
         let html = render(&data);
@@ -114,5 +134,13 @@ mod tests {
         }
         assert!(html.contains("box&lt;1&gt;") && html.contains("NOT HEALTHY"));
         assert!(html.contains("<svg class=\"timeline\""));
+        // The zoom: the shown window marked, the others linked relatively.
+        assert!(html.contains("<h2>Last 7 days"), "{html}");
+        assert!(
+            html.contains(
+                "<a href=\"?window=1h\">1h</a> <a href=\"?window=24h\">24h</a> <strong>7d</strong>"
+            ),
+            "{html}"
+        );
     }
 }

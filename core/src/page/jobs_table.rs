@@ -46,7 +46,7 @@ fn next_fire(job: &PageJob, now: Timestamp) -> String {
 }
 
 fn last_run(job: &PageJob, now: Timestamp) -> (String, String) {
-    let Some(run) = &job.last else {
+    let Some(run) = job.last() else {
         return ("<span class=\"muted\">never ran</span>".into(), "—".into());
     };
     let at = run.finished_at.or(run.started_at).unwrap_or(run.claimed_at);
@@ -70,11 +70,22 @@ fn last_run(job: &PageJob, now: Timestamp) -> (String, String) {
     (cell, mode)
 }
 
+/// The job's failure counts, marked when there are any.
+fn failures(job: &PageJob) -> String {
+    let f = job.failures;
+    let text = format!("{} · {}", f.day, f.week);
+    if f.week > 0 {
+        format!("<span class=\"failures\">{text}</span>")
+    } else {
+        format!("<span class=\"muted\">{text}</span>")
+    }
+}
+
 /// The table of `jobs`.
 pub fn render(jobs: &[PageJob], now: Timestamp) -> String {
     let mut out = String::from(
         "<table class=\"jobs\"><thead><tr><th>job</th><th>schedule</th><th>next fire</th>\
-         <th>last run</th><th>mode</th></tr></thead><tbody>",
+         <th>last run</th><th>mode</th><th>failures 24 h · 7 d</th></tr></thead><tbody>",
     );
     for job in jobs {
         let (last, mode) = last_run(job, now);
@@ -91,12 +102,13 @@ pub fn render(jobs: &[PageJob], now: Timestamp) -> String {
         let _ = write!(
             out,
             "<tr data-job=\"{}\"><td title=\"{}\">{}{managed}</td><td>{}{tz}</td><td>{}</td>\
-             <td>{last}</td><td>{mode}</td></tr>",
+             <td>{last}</td><td>{mode}</td><td>{}</td></tr>",
             escape(&job.id),
             escape(&job.id),
             escape(&job.name),
             escape(&job.schedule),
             next_fire(job, now),
+            failures(job),
         );
     }
     out.push_str("</tbody></table>");
@@ -134,7 +146,8 @@ mod tests {
             view: JobView::Active,
             managed: false,
             next_fire: Some(now + chrono::TimeDelta::hours(2)),
-            last: Some(PageRun {
+            failures: crate::page::model::Failures { day: 1, week: 3 },
+            recent: vec![PageRun {
                 id: "e1".into(),
                 job_id: Some("j1".into()),
                 job_name: "brief".into(),
@@ -147,13 +160,15 @@ mod tests {
                 finished_at: Some(now - chrono::TimeDelta::minutes(5)),
                 mode: Some(DispatchMode::Scoped),
                 reason_code: Some("idle".into()),
-            }),
+                has_output: true,
+            }],
         };
         let mut paused = job.clone();
         paused.view = JobView::Paused {
             reason: Some("<b>".into()),
         };
-        paused.last = None;
+        paused.recent.clear();
+        paused.failures = Default::default();
         let html = render(&[job, paused], now);
         // In the job's zone, not the page's.
         assert!(
@@ -169,6 +184,11 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<td>scoped</td>"), "{html}");
+        assert!(
+            html.contains("<span class=\"failures\">1 · 3</span>")
+                && html.contains("<span class=\"muted\">0 · 0</span>"),
+            "{html}"
+        );
         assert!(
             html.contains("paused: &lt;b&gt;") && html.contains("never ran"),
             "{html}"

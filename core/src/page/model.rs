@@ -26,8 +26,35 @@ pub struct PageJob {
     pub managed: bool,
     /// The job's `next_run_at` (None: no next slot).
     pub next_fire: Option<Timestamp>,
-    /// Its newest ledger row (any state, at any time).
-    pub last: Option<PageRun>,
+    /// Its newest ledger rows, newest first (any state, at any time; at
+    /// most [`RECENT`]).
+    pub recent: Vec<PageRun>,
+    /// Its runs that ended failed, timed out or unknown in the last 24 hours
+    /// and the last 7 days.
+    pub failures: Failures,
+}
+
+/// How many of a job's newest runs the page lists.
+pub const RECENT: usize = 5;
+
+/// The final states the page counts and marks as failures.
+pub const FAILURE_STATES: [ExecState; 3] =
+    [ExecState::Failed, ExecState::TimedOut, ExecState::Unknown];
+
+/// A job's failed runs ([`FAILURE_STATES`]) of two windows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Failures {
+    /// Ended in the last 24 hours.
+    pub day: u64,
+    /// Ended in the last 7 days.
+    pub week: u64,
+}
+
+impl PageJob {
+    /// Its newest row.
+    pub fn last(&self) -> Option<&PageRun> {
+        self.recent.first()
+    }
 }
 
 /// A ledger row, as the page shows it.
@@ -58,9 +85,16 @@ pub struct PageRun {
     pub mode: Option<DispatchMode>,
     /// Why it is in its state, as a code.
     pub reason_code: Option<String>,
+    /// Its output was captured in the home (`runs/ID/output` serves it).
+    pub has_output: bool,
 }
 
 impl PageRun {
+    /// It ended in one of the [`FAILURE_STATES`].
+    pub fn failed(&self) -> bool {
+        FAILURE_STATES.contains(&self.state)
+    }
+
     /// How late it started: the slot to the start, when it has both and
     /// started after its slot.
     pub fn lateness_ms(&self) -> Option<i64> {
@@ -89,12 +123,14 @@ pub struct PageData {
     pub jobs: Vec<PageJob>,
     /// How many jobs there are in all (more than `jobs` when capped).
     pub jobs_total: usize,
-    /// The rows of the last 24 hours (or still active), newest first.
+    /// The rows of the window (or still active), newest first.
     pub runs: Vec<PageRun>,
     /// More rows than `runs` fell inside the window (the oldest were left out).
     pub runs_capped: bool,
-    /// Times are shown in this zone.
+    /// Times are shown in this zone (a job's own in its row and lane).
     pub zone: Tz,
+    /// How much of the past the timeline shows.
+    pub window: super::window::Window,
     /// The instant the page is made at: the window's end.
     pub now: Timestamp,
 }

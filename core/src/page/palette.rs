@@ -59,7 +59,14 @@ pub fn style() -> String {
          .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-.1em}\
          svg.timeline{width:100%;height:auto;font:11px system-ui,sans-serif}\
          svg .lane-bg{fill:#f6f6f6}svg .grid{stroke:#ddd;stroke-width:1}\
-         svg .now{stroke:#222;stroke-width:1}svg text{fill:#333}\n",
+         svg .now{stroke:#222;stroke-width:1}svg text{fill:#333}\
+         .scroll{overflow-x:auto}h3{font-size:1em;margin:1em 0 .3em}\
+         ol.runs{margin:0;padding-left:1.4em}ol.runs li{margin:.15em 0}\
+         li.failure{background:#fdecea}.failures{color:#b3261e;font-weight:600}\
+         .zoom{margin:.2em 0}.zoom a,.zoom strong{margin-left:.4em}\
+         @media (max-width:600px){body{margin:.6em;font-size:13px}\
+         dl.facts{grid-template-columns:auto}dl.facts dd{margin-bottom:.3em;overflow-wrap:anywhere}\
+         th,td{padding:.2em .35em}}\n",
     );
     for (state, colour) in STATES {
         let c = class(*state);

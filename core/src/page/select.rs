@@ -34,7 +34,8 @@ mod tests {
             view: JobView::Active,
             managed: false,
             next_fire: None,
-            last: None,
+            recent: Vec::new(),
+            failures: Default::default(),
         }
     }
 

@@ -1,4 +1,5 @@
-//! The timeline of the last 24 hours: one lane per job (and one for rows no
+//! The timeline of the window (the last hour, 24 hours or 7 days, see
+//! `window.rs`): one lane per job (and one for rows no
 //! job of the table has: spawned workers, removed jobs), one bar per ledger
 //! row, coloured by its state, from its start (else its slot, else its
 //! claim) to its end (now while it runs; at least [`MIN_BAR`] wide, so an
@@ -12,14 +13,12 @@
 use super::escape::escape;
 use super::model::{PageJob, PageRun};
 use super::palette;
+use super::window::Window;
 use crate::run::ExecState;
 use crate::schedule::{Timestamp, Tz, format_duration};
 use crate::text::local_time;
-use chrono::Timelike;
 use std::fmt::Write as _;
 
-/// The window: the last 24 hours.
-pub const WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 /// Lateness from which a bar gets its ▼ mark.
 pub const LATE_MARK_MS: i64 = 1000;
 
@@ -27,7 +26,7 @@ pub const LATE_MARK_MS: i64 = 1000;
 pub const WIDTH: f64 = 1200.0;
 /// Where the plot starts (the lane labels are to its left).
 pub const PLOT_X: f64 = 210.0;
-/// The plot's width: 24 hours.
+/// The plot's width: the window.
 pub const PLOT_W: f64 = WIDTH - PLOT_X - 10.0;
 const AXIS_H: f64 = 26.0;
 const LANE_H: f64 = 22.0;
@@ -81,8 +80,10 @@ pub struct Late {
 /// The timeline's geometry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
-    /// The window's start: `now` less [`WINDOW`].
+    /// The window's start: `now` less its span.
     pub start: Timestamp,
+    /// The window shown.
+    pub window: Window,
     /// The window's end.
     pub now: Timestamp,
     /// The lanes, top to bottom.
@@ -90,8 +91,8 @@ pub struct Layout {
 }
 
 /// Where instant `t` is on the plot (clamped to the window).
-fn x_of(t: Timestamp, start: Timestamp) -> f64 {
-    let frac = (t - start).num_milliseconds() as f64 / WINDOW.num_milliseconds() as f64;
+fn x_of(t: Timestamp, start: Timestamp, window: Window) -> f64 {
+    let frac = (t - start).num_milliseconds() as f64 / window.span().num_milliseconds() as f64;
     PLOT_X + frac.clamp(0.0, 1.0) * PLOT_W
 }
 
@@ -136,7 +137,7 @@ fn title(run: &PageRun, zone: Tz, now: Timestamp) -> String {
 }
 
 /// The bar of `run`, or None when it lies wholly before the window.
-fn bar(run: &PageRun, start: Timestamp, now: Timestamp, zone: Tz) -> Option<Bar> {
+fn bar(run: &PageRun, window: Window, start: Timestamp, now: Timestamp, zone: Tz) -> Option<Bar> {
     let begin = run
         .started_at
         .or(run.scheduled_for)
@@ -149,16 +150,16 @@ fn bar(run: &PageRun, start: Timestamp, now: Timestamp, zone: Tz) -> Option<Bar>
     if end < start {
         return None;
     }
-    let x = x_of(begin, start);
-    let width = (x_of(end, start) - x).max(MIN_BAR);
+    let x = x_of(begin, start, window);
+    let width = (x_of(end, start, window) - x).max(MIN_BAR);
     let x = x.min(PLOT_X + PLOT_W - MIN_BAR);
     let late = match (run.lateness_ms(), run.scheduled_for, run.started_at) {
         (Some(ms), Some(slot), Some(started)) => {
-            let lx = x_of(slot, start);
+            let lx = x_of(slot, start, window);
             let marked = ms >= LATE_MARK_MS;
             Some(Late {
                 x: lx,
-                width: (x_of(started, start) - lx).max(if marked { 1.0 } else { 0.0 }),
+                width: (x_of(started, start, window) - lx).max(if marked { 1.0 } else { 0.0 }),
                 ms,
                 marked,
             })
@@ -178,8 +179,14 @@ fn bar(run: &PageRun, start: Timestamp, now: Timestamp, zone: Tz) -> Option<Bar>
 /// The lanes of `jobs` (in their order) and their rows' bars; a last lane
 /// holds the rows of no job in the table, when there are any. Rows of jobs
 /// not in `jobs` (left out by the cap) are not drawn.
-pub fn layout(jobs: &[PageJob], runs: &[PageRun], now: Timestamp, zone: Tz) -> Layout {
-    let start = now - WINDOW;
+pub fn layout(
+    jobs: &[PageJob],
+    runs: &[PageRun],
+    now: Timestamp,
+    zone: Tz,
+    window: Window,
+) -> Layout {
+    let start = now - window.span();
     let mut lanes: Vec<Lane> = jobs
         .iter()
         .map(|j| Lane {
@@ -202,7 +209,7 @@ pub fn layout(jobs: &[PageJob], runs: &[PageRun], now: Timestamp, zone: Tz) -> L
             _ => Some(&mut other),
         };
         if let Some(lane) = lane
-            && let Some(bar) = bar(run, start, now, lane.zone)
+            && let Some(bar) = bar(run, window, start, now, lane.zone)
         {
             lane.bars.push(bar);
         }
@@ -210,32 +217,30 @@ pub fn layout(jobs: &[PageJob], runs: &[PageRun], now: Timestamp, zone: Tz) -> L
     if !other.bars.is_empty() {
         lanes.push(other);
     }
-    Layout { start, now, lanes }
+    Layout {
+        start,
+        window,
+        now,
+        lanes,
+    }
 }
 
-/// The axis: a line each hour, a label every 3 hours of the zone's clock.
+/// The axis: the window's grid lines and labels, on the zone's clock.
 fn axis(out: &mut String, layout: &Layout, zone: Tz, bottom: f64) {
-    let local = layout.start.with_timezone(&zone);
-    let into_hour = i64::from(local.minute() * 60 + local.second());
-    let mut t = layout.start + chrono::TimeDelta::seconds(3600 - into_hour)
-        - chrono::TimeDelta::nanoseconds(i64::from(local.nanosecond() % 1_000_000_000));
-    while t < layout.now {
-        let x = x_of(t, layout.start);
+    for (t, label) in layout.window.ticks(layout.start, layout.now, zone) {
+        let x = x_of(t, layout.start, layout.window);
         let _ = write!(
             out,
             "<line class=\"grid\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom:.1}\"/>",
             AXIS_H - 6.0
         );
-        let wall = t.with_timezone(&zone);
-        if wall.hour().is_multiple_of(3) {
+        if let Some(label) = label {
             let _ = write!(
                 out,
-                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>",
                 AXIS_H - 10.0,
-                wall.format("%H:%M")
             );
         }
-        t += chrono::TimeDelta::hours(1);
     }
     let end = PLOT_X + PLOT_W;
     let _ = write!(
@@ -252,7 +257,8 @@ pub fn svg(layout: &Layout, zone: Tz) -> String {
     let height = AXIS_H + LANE_H * layout.lanes.len().max(1) as f64 + 4.0;
     let mut out = format!(
         "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height:.0}\" \
-         role=\"img\" aria-label=\"runs of the last 24 hours, one lane per job\">"
+         role=\"img\" aria-label=\"runs of the {}, one lane per job\">",
+        layout.window.heading().to_lowercase()
     );
     axis(&mut out, layout, zone, height - 4.0);
     if layout.lanes.is_empty() {
@@ -343,7 +349,8 @@ mod tests {
             view: JobView::Active,
             managed: false,
             next_fire: None,
-            last: None,
+            recent: Vec::new(),
+            failures: Default::default(),
         }
     }
 
@@ -369,6 +376,7 @@ mod tests {
             finished_at: took.map(|ms| started + chrono::TimeDelta::milliseconds(ms)),
             mode: None,
             reason_code: None,
+            has_output: false,
         }
     }
 
@@ -380,7 +388,7 @@ mod tests {
             run("2", "b", 3600, 5, Some(1000)),
             run("1", "a", 7200, 5, Some(1000)),
         ];
-        let l = layout(&jobs, &runs, now(), utc());
+        let l = layout(&jobs, &runs, now(), utc(), Window::Day);
         let counts: Vec<_> = l.lanes.iter().map(|lane| lane.bars.len()).collect();
         assert_eq!(counts, [2, 1, 0]);
         // Oldest first within a lane.
@@ -397,6 +405,7 @@ mod tests {
             &[run("1", "a", 12 * 3600, 0, Some(1))],
             now(),
             utc(),
+            Window::Day,
         );
         let bar = &l.lanes[0].bars[0];
         assert!((bar.x - (PLOT_X + PLOT_W / 2.0)).abs() < 0.01, "{}", bar.x);
@@ -407,6 +416,7 @@ mod tests {
             &[run("1", "a", 6 * 3600, 0, None)],
             now(),
             utc(),
+            Window::Day,
         );
         let bar = &l.lanes[0].bars[0];
         assert!((bar.width - PLOT_W / 4.0).abs() < 0.01, "{}", bar.width);
@@ -414,10 +424,24 @@ mod tests {
     }
 
     #[test]
+    fn a_zoomed_window_spreads_the_plot_over_its_span() {
+        let runs = [run("1", "a", 30 * 60, 0, Some(1))];
+        let hour = layout(&[job("a")], &runs, now(), utc(), Window::Hour);
+        let bar = &hour.lanes[0].bars[0];
+        assert!((bar.x - (PLOT_X + PLOT_W / 2.0)).abs() < 0.01, "{}", bar.x);
+        let week = layout(&[job("a")], &runs, now(), utc(), Window::Week);
+        let x = week.lanes[0].bars[0].x;
+        assert!(
+            x > PLOT_X + PLOT_W * 0.99,
+            "half an hour of a week is at the end: {x}"
+        );
+    }
+
+    #[test]
     fn rows_before_the_window_are_not_drawn_and_long_ones_are_clipped() {
         let old = run("1", "a", 30 * 3600, 0, Some(1000));
         let long = run("2", "a", 30 * 3600, 0, Some(10 * 3600 * 1000));
-        let l = layout(&[job("a")], &[old, long], now(), utc());
+        let l = layout(&[job("a")], &[old, long], now(), utc(), Window::Day);
         assert_eq!(l.lanes[0].bars.len(), 1);
         assert_eq!(l.lanes[0].bars[0].x, PLOT_X);
     }
@@ -432,6 +456,7 @@ mod tests {
             ],
             now(),
             utc(),
+            Window::Day,
         );
         let bars = &l.lanes[0].bars;
         let late = bars[1].late.as_ref().unwrap();
@@ -449,7 +474,7 @@ mod tests {
         let mut spawned = run("1", "gone", 60, 0, Some(1));
         spawned.orphan = true;
         let capped = run("2", "z", 60, 0, Some(1));
-        let l = layout(&[job("a")], &[spawned, capped], now(), utc());
+        let l = layout(&[job("a")], &[spawned, capped], now(), utc(), Window::Day);
         assert_eq!(l.lanes.len(), 2);
         assert_eq!(l.lanes[1].job_id, None);
         assert_eq!(l.lanes[1].bars.len(), 1);
@@ -462,7 +487,7 @@ mod tests {
         j.name = "<script>x</script>".into();
         let mut r = run("1", "a", 60, 0, Some(1));
         r.job_name = j.name.clone();
-        let text = svg(&layout(&[j], &[r], now(), utc()), utc());
+        let text = svg(&layout(&[j], &[r], now(), utc(), Window::Day), utc());
         assert!(!text.contains("<script>"), "{text}");
         assert!(text.contains("&lt;script&gt;"));
     }
@@ -470,7 +495,7 @@ mod tests {
     #[test]
     fn the_axis_labels_the_zone_s_hours() {
         let berlin = Tz::Europe__Berlin;
-        let text = svg(&layout(&[], &[], now(), berlin), berlin);
+        let text = svg(&layout(&[], &[], now(), berlin, Window::Day), berlin);
         // 12:00 UTC is 14:00 in Berlin in June: the last label is 12:00 local.
         assert!(text.contains(">12:00</text>"), "{text}");
         assert!(text.contains(">15:00</text>"), "{text}");

@@ -23,7 +23,7 @@ use hermes_cron_core::http::request::Head;
 use hermes_cron_core::http::response::{PAGE_POLICY, Response};
 use hermes_cron_core::http::route::{Route, route};
 use hermes_cron_core::page::select::MAX_JOBS;
-use hermes_cron_core::page::{self, PageData, PageHeader};
+use hermes_cron_core::page::{self, PageData, PageHeader, Window};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,6 +31,20 @@ use std::time::Duration;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 /// The connection's page cache, in KiB (SQLite's default is 2 MiB).
 const CACHE_KIB: i64 = 512;
+
+/// The most of a run's output one response carries (its end).
+const OUTPUT_SERVED: u64 = 4 << 20;
+
+/// The last `max` bytes of `path`.
+fn read_tail(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut bytes = Vec::with_capacity(len.min(max) as usize);
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
 
 /// What the handlers read from.
 pub(crate) struct Context {
@@ -97,10 +111,11 @@ impl App {
         match route(&head.method, &head.target) {
             Route::Metrics => self.metrics(),
             Route::Healthz => self.healthz(),
-            Route::Page => self.page(),
+            Route::Page => self.page(Window::of_target(&head.target)),
+            Route::Output(id) => self.output(&id),
             Route::NotFound => Response::text(
                 404,
-                "not found; this endpoint serves / (the status page), /metrics and /healthz",
+                "not found; this endpoint serves / (the status page), /runs/ID/output, /metrics and /healthz",
             ),
             Route::MethodNotAllowed => Response::text(405, "read-only: GET and HEAD only")
                 .with_header("Allow", "GET, HEAD"),
@@ -182,7 +197,43 @@ impl App {
         }
     }
 
-    fn page(&self) -> Response {
+    /// A run's captured output, as text: only a file under this home's
+    /// `cron/output/` (a spawned run's `--log-file` is the caller's, and
+    /// another host's output is on that host), at most its last
+    /// [`OUTPUT_SERVED`] bytes.
+    fn output(&self, id: &str) -> Response {
+        let id = crate::ids::ExecutionId::from_string(id.to_string());
+        let row = match self.with_db(|c| crate::ledger::get_execution(c, &id)) {
+            Ok(Some((row, _))) => row,
+            Ok(None) => return Response::text(404, format!("no run {id}")),
+            Err(e) => return Response::text(503, format!("cannot read the ledger: {}", Chain(&e))),
+        };
+        let Some(path) = row.output_path.as_deref().map(std::path::Path::new) else {
+            return Response::text(404, format!("run {id} has no captured output"));
+        };
+        let root = self.ctx.home.output_root();
+        let inside = match (path.canonicalize(), root.canonicalize()) {
+            (Ok(file), Ok(root)) => file.starts_with(root),
+            _ => false,
+        };
+        if !inside {
+            let host = row.host.as_deref().unwrap_or("this host");
+            return Response::text(
+                404,
+                format!(
+                    "the output of run {id} is not in this home's cron/output/ (pruned, kept by its caller, or on {host})"
+                ),
+            );
+        }
+        match read_tail(path, OUTPUT_SERVED) {
+            Ok(bytes) => Response::new(200, "text/plain; charset=utf-8", bytes)
+                .with_header("X-Content-Type-Options", "nosniff")
+                .with_header("Content-Security-Policy", PAGE_POLICY),
+            Err(e) => Response::text(404, format!("cannot read the output of run {id}: {e}")),
+        }
+    }
+
+    fn page(&self, window: Window) -> Response {
         let report = self.report();
         let header = PageHeader {
             host: self.host.clone(),
@@ -196,7 +247,7 @@ impl App {
         };
         let now = self.ctx.clock.now();
         let zones = (&*self.ctx.zones, self.ctx.zone);
-        match self.with_db(|c| page_reads::read(c, now, MAX_JOBS, &zones)) {
+        match self.with_db(|c| page_reads::read(c, now, window, MAX_JOBS, &zones)) {
             Ok(rows) => {
                 let data = PageData {
                     header,
@@ -205,6 +256,7 @@ impl App {
                     runs: rows.runs,
                     runs_capped: rows.runs_capped,
                     zone: self.ctx.zone,
+                    window,
                     now,
                 };
                 Response::new(200, "text/html; charset=utf-8", page::render(&data))

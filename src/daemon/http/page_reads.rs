@@ -1,15 +1,16 @@
 //! The ledger reads behind the page, in one read transaction (a consistent
 //! snapshot): the shown jobs' light columns (never a command or an
-//! environment, and no schedule is parsed), the rows of the
-//! last 24 hours and the active ones (newest first, at most [`MAX_RUNS`]),
-//! and the newest row of each job shown. The same SQL on both backends.
+//! environment, and no schedule is parsed), the rows of the window (the
+//! last hour, 24 hours or 7 days) and the active ones (newest first, at most
+//! [`MAX_RUNS`]), and for each job shown its newest rows and its failures of
+//! the last 24 hours and 7 days. The same SQL on both backends.
 
 use crate::db::{Conn, Row, SqlResult, from_ms, to_ms};
 use crate::params;
 use crate::schedule::{Timestamp, Tz, ZoneTable};
+use hermes_cron_core::page::model::{FAILURE_STATES, Failures, RECENT};
 use hermes_cron_core::page::select::by_name;
-use hermes_cron_core::page::timeline::WINDOW;
-use hermes_cron_core::page::{JobView, PageJob, PageRun};
+use hermes_cron_core::page::{JobView, PageJob, PageRun, Window};
 use hermes_cron_core::run::ExecState;
 
 /// The most rows drawn.
@@ -25,7 +26,8 @@ pub(super) struct Rows {
 
 const RUN_COLUMNS: &str = "e.id, e.job_id, e.job_name, e.state, e.attempt, e.scheduled_for,
     e.claimed_at, e.started_at, e.finished_at, e.dispatch_mode, e.reason_code,
-    j.id IS NULL AS orphan";
+    j.id IS NULL AS orphan,
+    (e.output_path IS NOT NULL AND COALESCE(e.output_bytes, 0) > 0) AS has_output";
 
 fn run_from_row(r: &Row) -> SqlResult<PageRun> {
     let ms = |col: &str| -> SqlResult<Option<Timestamp>> {
@@ -48,6 +50,7 @@ fn run_from_row(r: &Row) -> SqlResult<PageRun> {
             .and_then(|m| m.parse().ok()),
         reason_code: r.get("reason_code")?,
         orphan: r.get("orphan")?,
+        has_output: r.get("has_output")?,
     })
 }
 
@@ -87,7 +90,8 @@ fn chosen_jobs(
                 view,
                 next_fire: r.get::<_, Option<i64>>("next_run_at")?.map(from_ms),
                 managed: r.get("managed")?,
-                last: None,
+                recent: Vec::new(),
+                failures: Failures::default(),
             })
         },
     )
@@ -98,14 +102,14 @@ fn chosen_jobs(
 /// ledger in key order; sorting by an expression of it, the finish and active
 /// indexes find the window's rows, then they are sorted. SQLite's idiom is
 /// `+e.id`, which PostgreSQL does not read for text.)
-fn window_runs(conn: &Conn, now: Timestamp) -> SqlResult<(Vec<PageRun>, bool)> {
+fn window_runs(conn: &Conn, since: Timestamp) -> SqlResult<(Vec<PageRun>, bool)> {
     let mut runs = conn.query_map(
         &format!(
             "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
              WHERE e.finished_at >= ?1 OR e.state IN ('claimed', 'staged', 'running')
              ORDER BY e.id || '' DESC LIMIT ?2"
         ),
-        params![to_ms(now - WINDOW), MAX_RUNS as i64 + 1],
+        params![to_ms(since), MAX_RUNS as i64 + 1],
         run_from_row,
     )?;
     let capped = runs.len() > MAX_RUNS;
@@ -113,14 +117,44 @@ fn window_runs(conn: &Conn, now: Timestamp) -> SqlResult<(Vec<PageRun>, bool)> {
     Ok((runs, capped))
 }
 
-fn newest_run(conn: &Conn, job_id: &str) -> SqlResult<Option<PageRun>> {
-    conn.query_opt(
+/// The job's newest [`RECENT`] rows, newest first.
+fn newest_runs(conn: &Conn, job_id: &str) -> SqlResult<Vec<PageRun>> {
+    conn.query_map(
         &format!(
             "SELECT {RUN_COLUMNS} FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
-             WHERE e.job_id = ?1 ORDER BY e.id DESC LIMIT 1"
+             WHERE e.job_id = ?1 ORDER BY e.id DESC LIMIT ?2"
         ),
-        params![job_id],
+        params![job_id, RECENT as i64],
         run_from_row,
+    )
+}
+
+/// The job's runs that ended in a [`FAILURE_STATES`] state in the last 24
+/// hours and the last 7 days (the finish index finds them).
+fn failures(conn: &Conn, job_id: &str, now: Timestamp) -> SqlResult<Failures> {
+    let states: Vec<String> = FAILURE_STATES
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    conn.query_row(
+        &format!(
+            "SELECT COALESCE(SUM(CASE WHEN finished_at >= ?2 THEN 1 ELSE 0 END), 0) AS day,
+                    COUNT(*) AS week
+             FROM executions
+             WHERE job_id = ?1 AND finished_at >= ?3 AND state IN ({})",
+            states.join(", ")
+        ),
+        params![
+            job_id,
+            to_ms(now - Window::Day.span()),
+            to_ms(now - Window::Week.span())
+        ],
+        |r| {
+            Ok(Failures {
+                day: r.get::<_, i64>("day")?.max(0) as u64,
+                week: r.get::<_, i64>("week")?.max(0) as u64,
+            })
+        },
     )
 }
 
@@ -129,18 +163,26 @@ fn newest_run(conn: &Conn, job_id: &str) -> SqlResult<Option<PageRun>> {
 pub(super) type Zones<'a> = (&'a ZoneTable, Tz);
 
 /// Everything the page shows, as of `now`, with at most `cap` jobs.
-pub(super) fn read(conn: &Conn, now: Timestamp, cap: usize, zones: &Zones) -> SqlResult<Rows> {
+pub(super) fn read(
+    conn: &Conn,
+    now: Timestamp,
+    window: Window,
+    cap: usize,
+    zones: &Zones,
+) -> SqlResult<Rows> {
     conn.snapshot(|conn| {
         let jobs_total = conn
             .query_row("SELECT COUNT(*) AS n FROM jobs", params![], |r| {
                 r.get::<_, i64>("n")
             })?
             .max(0) as usize;
-        let (runs, runs_capped) = window_runs(conn, now)?;
-        let mut jobs = chosen_jobs(conn, now - WINDOW, cap, zones)?;
+        let since = now - window.span();
+        let (runs, runs_capped) = window_runs(conn, since)?;
+        let mut jobs = chosen_jobs(conn, since, cap, zones)?;
         jobs.sort_by(by_name);
         for job in &mut jobs {
-            job.last = newest_run(conn, &job.id)?;
+            job.recent = newest_runs(conn, &job.id)?;
+            job.failures = failures(conn, &job.id, now)?;
         }
         Ok(Rows {
             jobs,
@@ -187,7 +229,14 @@ mod tests {
         row(c, "r1", Some("4"), now - chrono::TimeDelta::hours(1));
         row(c, "r2", Some("5"), now - chrono::TimeDelta::hours(30));
         row(c, "r3", None, now - chrono::TimeDelta::hours(2));
-        let rows = read(c, now, 3, &(&ZoneTable::compiled_in_only(), Tz::UTC)).unwrap();
+        let rows = read(
+            c,
+            now,
+            Window::Day,
+            3,
+            &(&ZoneTable::compiled_in_only(), Tz::UTC),
+        )
+        .unwrap();
         let names: Vec<_> = rows.jobs.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names, ["a", "B", "d"]);
         assert_eq!(rows.jobs_total, 5);
@@ -198,11 +247,15 @@ mod tests {
             .map(|r| (r.id.as_str(), r.orphan))
             .collect();
         assert_eq!(ids, [("r3", true), ("r1", false)]);
-        assert_eq!(
-            rows.jobs[2].last.as_ref().map(|r| r.id.as_str()),
-            Some("r1")
-        );
-        let all = read(c, now, 10, &(&ZoneTable::compiled_in_only(), Tz::UTC)).unwrap();
+        assert_eq!(rows.jobs[2].last().map(|r| r.id.as_str()), Some("r1"));
+        let all = read(
+            c,
+            now,
+            Window::Day,
+            10,
+            &(&ZoneTable::compiled_in_only(), Tz::UTC),
+        )
+        .unwrap();
         assert_eq!(all.jobs.len(), 5);
     }
 }

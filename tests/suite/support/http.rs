@@ -46,6 +46,31 @@ impl Gateway {
     }
 }
 
+/// Debian's Chromium, headless, with its profile (`profile`) and `HOME` under
+/// `scratch` and no stdin; panics naming the package when it is missing.
+#[track_caller]
+pub(crate) fn headless_chromium(scratch: &Path, profile: &str) -> Command {
+    let chromium = which::which("chromium").unwrap_or_else(|_| {
+        panic!("Debian's chromium is not installed: `apt-get install -y chromium` (tests/run-all.sh does)")
+    });
+    let mut command = Command::new(chromium);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            scratch.join(profile).display()
+        ))
+        .env("HOME", scratch)
+        .stdin(Stdio::null());
+    command
+}
+
 /// `method path` on `addr` with `headers`; panics when the exchange fails.
 #[track_caller]
 pub(crate) fn request(
@@ -111,25 +136,11 @@ pub(crate) fn try_request(
 /// with a profile under `scratch`.
 #[track_caller]
 pub(crate) fn chromium_dom(url: &str, scratch: &Path) -> String {
-    let chromium = which::which("chromium").unwrap_or_else(|_| {
-        panic!("Debian's chromium is not installed: `apt-get install -y chromium` (tests/run-all.sh does)")
-    });
-    let profile = scratch.join("chromium-profile");
     let out = scratch.join("chromium-dom.html");
     let err = scratch.join("chromium-stderr.txt");
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--virtual-time-budget=2000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
+    let mut child = headless_chromium(scratch, "chromium-profile")
+        .arg("--virtual-time-budget=2000")
         .args(["--dump-dom", url])
-        .env("HOME", scratch)
-        .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).expect("dom file"))
         .stderr(std::fs::File::create(&err).expect("stderr file"))
         .spawn()

@@ -19,6 +19,9 @@
 //! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
 //! - `http`: the gateway's HTTP endpoint from a test: its address, a small
 //!   client, and a real headless Chromium to load its page;
+//! - `cdp`: the page in that Chromium at a given viewport (a phone's), driven
+//!   over the DevTools protocol on a pipe: whether it scrolls sideways, and a
+//!   screenshot;
 //! - `hermes`: the real Hermes Agent (`hermes-agent` from PyPI, in a venv
 //!   `tests/run-all.sh` caches) on a test home; `fake_model`: an
 //!   OpenAI-compatible stand-in for an LLM on 127.0.0.1;
@@ -26,6 +29,7 @@
 //!   `tests/support/user-manager.sh`, which stays there: `tests/run-all.sh` and
 //!   the benchmark run it).
 
+pub(crate) mod cdp;
 pub(crate) mod cli;
 pub(crate) mod cluster;
 pub(crate) mod dbus_daemon;
