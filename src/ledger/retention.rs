@@ -4,6 +4,15 @@
 //! given up; their attempts go with them); owed ones are never touched.
 
 use crate::db::{Db, SqlResult};
+use std::collections::BTreeMap;
+
+/// What one job's deleted rows of one state add to its totals.
+#[derive(Default)]
+struct Folded {
+    runs: i64,
+    started: Option<i64>,
+    succeeded: Option<i64>,
+}
 
 /// The ids of the terminal rows beyond the newest `?1` of each job.
 const DOOMED: &str = "SELECT id FROM (
@@ -21,31 +30,56 @@ fn later(a: &str, b: &str) -> String {
 }
 
 /// Delete the terminal rows beyond the newest `keep` of each job; returns how
-/// many. A job's deleted rows are first added to its `pruned_run_totals`
-/// (spawned runs, which have no job, are not: their names are one per run).
+/// many. A job's deleted rows are added to its `pruned_run_totals` in the
+/// same transaction (spawned runs, which have no job, are not: their names
+/// are one per run). The rows are deleted and read back by one statement
+/// (`RETURNING`): on PostgreSQL a run that ends meanwhile on another
+/// connection would change the ranking between two statements, and a row
+/// deleted but never counted.
 pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
     let tx = db.immediate()?;
     let keep = i64::from(keep);
-    tx.execute(
+    let mut deleted = 0u64;
+    let mut totals: BTreeMap<(String, String), Folded> = BTreeMap::new();
+    tx.for_each(
         &format!(
-            "INSERT INTO pruned_run_totals (job_id, state, runs, last_started_at, last_succeeded_at)
-             SELECT job_id, state, COUNT(*), MAX(started_at),
-                    MAX(CASE WHEN state = 'succeeded' THEN finished_at END)
-             FROM executions WHERE job_id IS NOT NULL AND id IN ({DOOMED})
-             GROUP BY job_id, state
-             ON CONFLICT (job_id, state) DO UPDATE SET
-                 runs = pruned_run_totals.runs + excluded.runs,
-                 last_started_at = {},
-                 last_succeeded_at = {}",
-            later("pruned_run_totals.last_started_at", "excluded.last_started_at"),
-            later("pruned_run_totals.last_succeeded_at", "excluded.last_succeeded_at"),
+            "DELETE FROM executions WHERE id IN ({DOOMED})
+             RETURNING job_id, state, started_at, finished_at"
         ),
         crate::params![keep],
+        |r| {
+            deleted += 1;
+            let Some(job) = r.get::<_, Option<String>>("job_id")? else {
+                return Ok(());
+            };
+            let state: String = r.get("state")?;
+            let succeeded = state == "succeeded";
+            let t = totals.entry((job, state)).or_default();
+            t.runs += 1;
+            t.started = t.started.max(r.get::<_, Option<i64>>("started_at")?);
+            if succeeded {
+                t.succeeded = t.succeeded.max(r.get::<_, Option<i64>>("finished_at")?);
+            }
+            Ok(())
+        },
     )?;
-    let deleted = tx.execute(
-        &format!("DELETE FROM executions WHERE id IN ({DOOMED})"),
-        crate::params![keep],
-    )? as u64;
+    let fold =
+        format!(
+        "INSERT INTO pruned_run_totals (job_id, state, runs, last_started_at, last_succeeded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (job_id, state) DO UPDATE SET
+             runs = pruned_run_totals.runs + excluded.runs,
+             last_started_at = {},
+             last_succeeded_at = {}",
+        later("pruned_run_totals.last_started_at", "excluded.last_started_at"),
+        later("pruned_run_totals.last_succeeded_at", "excluded.last_succeeded_at"),
+    );
+    for ((job, state), t) in &totals {
+        tx.execute(
+            &fold,
+            crate::params![job.as_str(), state.as_str(), t.runs, t.started, t.succeeded],
+        )?;
+    }
     tx.execute(
         "DELETE FROM alert_deliveries WHERE id IN (
              SELECT id FROM (
