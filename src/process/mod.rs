@@ -19,7 +19,7 @@ pub(crate) use identity::{current, pid_lives};
 pub use identity::{identity_of, is_alive, owner};
 pub(crate) use inherit::only_stdio_on_exec;
 pub use session::signal_session;
-pub(crate) use session::{group_members, has_live_child, session_members, session_of};
+pub(crate) use session::{group_members, has_live_child, is_stopped, session_members, session_of};
 pub use signal::signal_pid;
 pub(crate) use signal::{signal_group, unblock_all_signals, wait_for_signal};
 pub use workers::live_workers;

@@ -11,9 +11,19 @@ use nix::sys::signal::Signal;
 /// Field `n` (counted after the command: 0 is field 3, the state) of
 /// `/proc/<pid>/stat`: 2 is the process group (field 5), 3 the session (6).
 fn stat_field(pid: u32, n: usize) -> Option<u32> {
+    stat_word(pid, n)?.parse().ok()
+}
+
+fn stat_word(pid: u32, n: usize) -> Option<String> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(n)?.parse().ok()
+    rest.split_whitespace().nth(n).map(str::to_string)
+}
+
+/// Whether `pid` is stopped (SIGSTOP, or a tracer's stop: state `T`, `t`):
+/// it does nothing, recording included, until someone continues it.
+pub(crate) fn is_stopped(pid: u32) -> bool {
+    matches!(stat_word(pid, 0).as_deref(), Some("T" | "t"))
 }
 
 const PPID: usize = 1;

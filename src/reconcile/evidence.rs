@@ -27,12 +27,15 @@ impl Liveness for ProcLiveness {
 }
 
 /// Whether `row`'s worker lives with its command ended (no live child):
-/// it is recording the outcome, however long the ledger makes it wait.
+/// it is recording the outcome, however long the ledger makes it wait. A
+/// stopped worker (SIGSTOP) is not: it records nothing until continued, so
+/// its silence is judged as any other.
 pub(crate) fn command_ended(row: &Execution) -> bool {
-    row.owner
-        .as_ref()
-        .and_then(|o| o.owner())
-        .is_some_and(|w| process::is_alive(&w.process) && !process::has_live_child(&w.process))
+    row.owner.as_ref().and_then(|o| o.owner()).is_some_and(|w| {
+        process::is_alive(&w.process)
+            && !process::is_stopped(w.process.pid)
+            && !process::has_live_child(&w.process)
+    })
 }
 
 /// A wait status in words: `exit 3`, `SIGKILL`.

@@ -312,6 +312,52 @@ fn workers_kept_waiting_by_a_held_write_lock_are_not_stalled_and_their_runs_not_
     assert_eq!(gw.stop().code(), Some(0));
 }
 
+/// A worker whose command ended, stopped (SIGSTOP) before it could record
+/// the end (the ledger was held), records nothing until continued: its
+/// silence is a stall like any other, and the run is stopped and recorded
+/// `timed_out` (`stalled`). Before (issue 23, section 0): a live worker
+/// without a live child counted as "recording the outcome" forever, and the
+/// row stayed `running`.
+#[test]
+fn a_stopped_worker_whose_command_ended_is_judged_stalled() {
+    let h = TestHome::new().with_env("HERMES_CRON_BUSY_TIMEOUT_MS", "300");
+    h.write_config("cron:\n  heartbeat_interval_s: 1\n");
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let go = h.scratch().join("go");
+    let script = format!("while [ ! -e {} ]; do sleep 0.05; done", go.display());
+    h.add("frozen", "in 1s", &[], &["sh", "-c", &script]);
+    let row = h.wait_until("the run to be adopted", Duration::from_secs(30), || {
+        h.runs_of("frozen")
+            .into_iter()
+            .find(|r| r["state"] == "running" && r["heartbeat_at"].is_string())
+    });
+    let (id, worker) = (s(&row, "id"), row["pid"].as_u64().unwrap() as u32);
+    let holder = rusqlite::Connection::open(h.db_file()).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::fs::write(&go, "").unwrap();
+    // The command ends; its worker, kept from recording it, is stopped.
+    h.wait_until("the command to end", Duration::from_secs(30), || {
+        let live = children_of(worker)
+            .into_iter()
+            .any(|(_, state)| state != 'Z');
+        (!live).then_some(())
+    });
+    let pid = nix::unistd::Pid::from_raw(worker as i32);
+    nix::sys::signal::kill(pid, Signal::SIGSTOP).unwrap();
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    let end = h.wait_terminal(&id, Duration::from_secs(60));
+    let _ = nix::sys::signal::kill(pid, Signal::SIGCONT);
+    assert_eq!(
+        (end["state"].as_str(), end["reason_code"].as_str()),
+        (Some("timed_out"), Some("stalled")),
+        "{end:#}\n{}",
+        gw.log()
+    );
+    assert_eq!(gw.stop().code(), Some(0));
+}
+
 /// Fails when a child of `pid` stays a zombie: a zombie seen twice, 1.5 s
 /// apart, is one the gateway did not reap.
 fn assert_no_lingering_zombies(h: &TestHome, pid: u32) {
