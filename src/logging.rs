@@ -3,8 +3,10 @@
 //! interactive command ([`init_interactive`]: `warning: ...`).
 //!
 //! `HERMES_CRON_LOG` sets the filter (default `info`). Under journald
-//! (`JOURNAL_STREAM` set) lines carry no timestamp or colour; journald adds
-//! its own. The worker's stderr is a file (`logs/hermes-cron-worker.log`), so its lines
+//! (`JOURNAL_STREAM` set) a line carries no timestamp or level word but
+//! its priority as sd-daemon(3)'s `<N>` prefix (`<3>` error, `<4>` warning,
+//! `<6>` info, `<7>` debug), which journald stores as the entry's priority
+//! (`journalctl -p warning` finds the warnings). The worker's stderr is a file (`logs/hermes-cron-worker.log`), so its lines
 //! always carry a timestamp ([`init_worker`]).
 //!
 //! Events about one run happen inside its [`run_span`], so every line says
@@ -17,24 +19,38 @@ use tracing_subscriber::EnvFilter;
 /// The environment variable holding the log filter.
 pub(crate) const LOG_ENV: &str = "HERMES_CRON_LOG";
 
-fn install(timestamps: bool) {
-    let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .with_ansi(false);
-    let _ = if timestamps {
-        builder.try_init()
-    } else {
-        builder.without_time().try_init()
-    };
+/// `HERMES_CRON_LOG`'s filter, else `info`.
+fn filter() -> EnvFilter {
+    EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"))
 }
 
-/// Install the global subscriber once (the gateway's: log records); later
-/// calls do nothing.
+/// Timestamped log records (`2026-12-01T08:00:00Z  INFO message`).
+fn install_records() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter())
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// One [`Line`] per event.
+fn install_lines(line: Line) {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter())
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .event_format(line)
+        .try_init();
+}
+
+/// Install the global subscriber once (the gateway's: log records, or
+/// journald's lines under systemd); later calls do nothing.
 pub fn init() {
-    install(std::env::var_os("JOURNAL_STREAM").is_none());
+    match std::env::var_os("JOURNAL_STREAM") {
+        Some(_) => install_lines(Line::Journal),
+        None => install_records(),
+    }
 }
 
 /// The subscriber of an interactive command: each event is one line for a
@@ -43,22 +59,30 @@ pub fn init() {
 /// column, which are for the gateway's log.
 pub fn init_interactive() {
     use std::io::IsTerminal;
-    let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .event_format(HumanLine { colour })
-        .try_init();
+    install_lines(Line::Human { colour });
 }
 
-/// One event as one line for a person (see [`init_interactive`]).
-struct HumanLine {
-    colour: bool,
+/// One event as one line: for a person ([`init_interactive`]) or for
+/// journald ([`init`] under systemd). Only the start differs.
+enum Line {
+    /// `warning: ` / `error: ` before the message, none for other levels.
+    Human { colour: bool },
+    /// sd-daemon(3)'s priority prefix before every line.
+    Journal,
 }
 
-impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for HumanLine
+/// sd-daemon(3)'s priority prefix of a level.
+fn journal_priority(level: tracing::Level) -> &'static str {
+    match level {
+        tracing::Level::ERROR => "<3>",
+        tracing::Level::WARN => "<4>",
+        tracing::Level::INFO => "<6>",
+        _ => "<7>",
+    }
+}
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Line
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
@@ -69,15 +93,21 @@ where
         mut writer: tracing_subscriber::fmt::format::Writer<'_>,
         event: &tracing::Event<'_>,
     ) -> std::fmt::Result {
-        let (word, ansi) = match *event.metadata().level() {
-            tracing::Level::ERROR => ("error", "31"),
-            tracing::Level::WARN => ("warning", "33"),
-            _ => ("", ""),
-        };
-        match (word.is_empty(), self.colour) {
-            (true, _) => {}
-            (false, true) => write!(writer, "\x1b[1;{ansi}m{word}:\x1b[0m ")?,
-            (false, false) => write!(writer, "{word}: ")?,
+        let level = *event.metadata().level();
+        match *self {
+            Line::Journal => writer.write_str(journal_priority(level))?,
+            Line::Human { colour } => {
+                let (word, ansi) = match level {
+                    tracing::Level::ERROR => ("error", "31"),
+                    tracing::Level::WARN => ("warning", "33"),
+                    _ => ("", ""),
+                };
+                match (word.is_empty(), colour) {
+                    (true, _) => {}
+                    (false, true) => write!(writer, "\x1b[1;{ansi}m{word}:\x1b[0m ")?,
+                    (false, false) => write!(writer, "{word}: ")?,
+                }
+            }
         }
         // What the event is about (`run{job=brief execution=…}`), as the log says it.
         if let Some(scope) = ctx.event_scope() {
@@ -99,7 +129,7 @@ where
 /// The worker's subscriber: always timestamped (its stderr is a file, even
 /// when the gateway that started it logs to journald).
 pub fn init_worker() {
-    install(true);
+    install_records();
 }
 
 /// The span of one run: the job and execution every event in it is about.

@@ -387,3 +387,31 @@ fn mock_job_removed_before_the_reply_proceeds_scoped() {
     assert_eq!(row["pid"].as_u64(), Some(u64::from(pids[0])), "{row:#}");
     assert_eq!(runs_of(&count), 1);
 }
+
+#[test]
+fn under_journald_the_gateway_prefixes_each_line_with_its_priority() {
+    let h = TestHome::new();
+    h.add("tick-tock", "every 1s", &[], &["true"]);
+    // Set by systemd for a unit's stdio connected to journald.
+    let mut gw = h.gateway(&[("JOURNAL_STREAM", "8:12345")]);
+    gw.wait_ready();
+    gw.wait_log("scopes are unavailable", PATIENCE);
+    gw.stop();
+    let log = gw.log();
+    let warning = log.lines().find(|l| l.contains("scopes are unavailable"));
+    assert!(warning.unwrap().starts_with("<4>"), "{log}");
+    let ready = log.lines().find(|l| l.contains("gateway ready")).unwrap();
+    assert!(ready.starts_with("<6>"), "{log}");
+    // Every line carries its priority, none a timestamp or level word of its own.
+    for line in log.lines() {
+        let priority = line.get(..3).unwrap_or(line);
+        assert!(
+            ["<3>", "<4>", "<6>", "<7>"].contains(&priority),
+            "{line:?} in\n{log}"
+        );
+        assert!(
+            !line.contains(" INFO ") && !line.contains(" WARN "),
+            "{line:?}"
+        );
+    }
+}
