@@ -86,6 +86,10 @@ impl Home {
     pub fn hermes_jobs_file(&self) -> PathBuf {
         self.cron_dir().join(HERMES_JOBS_FILE)
     }
+    /// `cron/executions.db`, Hermes's own ledger of its fires (read only).
+    pub fn hermes_executions_file(&self) -> PathBuf {
+        self.cron_dir().join("executions.db")
+    }
     /// `cron/.hermes-cron.tick.lock` (Hermes's own ticker locks `cron/.tick.lock`).
     pub(crate) fn tick_lock(&self) -> PathBuf {
         self.cron_dir().join(".hermes-cron.tick.lock")

@@ -22,7 +22,7 @@ use hermes_cron_core::provider::SyncAt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-type Stamp = [Option<SystemTime>; 5];
+type Stamp = [Option<SystemTime>; 7];
 
 /// The longest time between two syncs.
 pub(crate) const RESYNC_EVERY: Duration = Duration::from_secs(60);
@@ -38,6 +38,8 @@ fn stamp(home: &Home) -> Stamp {
         modified(&provider::limits::dotenv_file(home)),
         modified(&provider::plugin::plugin_dir(home).join("plugin.json")),
         modified(&home.cron_dir().join("ticker_heartbeat")),
+        modified(&home.hermes_executions_file()),
+        modified(&provider::outside::wal_of(&home.hermes_executions_file())),
     ]
 }
 
@@ -49,6 +51,8 @@ pub(crate) struct ProviderSync {
     /// Whether the home was a Hermes home when `inactive` was last said.
     said_on_hermes_home: bool,
     notes: Vec<String>,
+    /// Why Hermes's own runs could not be recorded, as last said.
+    outside_error: Option<String>,
     /// Rows were written since the last sync.
     owed: bool,
 }
@@ -110,6 +114,18 @@ impl ProviderSync {
                         removed = ?report.removed,
                         "Hermes jobs synced"
                     );
+                }
+                if !report.ran_outside.is_empty() {
+                    tracing::info!(
+                        jobs = ?report.ran_outside,
+                        "recorded runs Hermes made by itself, outside hermes-cron"
+                    );
+                }
+                if report.outside_error != self.outside_error {
+                    if let Some(e) = &report.outside_error {
+                        tracing::warn!("runs Hermes made by itself are not recorded yet: {e}");
+                    }
+                    self.outside_error = report.outside_error.clone();
                 }
                 if report.notes != self.notes {
                     for note in &report.notes {

@@ -310,6 +310,32 @@ CREATE TABLE pruned_run_totals (
 );
 ";
 
+/// Migration 10: runs Hermes made by itself. A Hermes job that Hermes ran
+/// outside hermes-cron (`hermes cron run`, its built-in ticker) is recorded
+/// from Hermes's `cron/executions.db` with the new source `hermes`: the
+/// source CHECK is widened in place as migration 7 widened the state CHECK
+/// (existing rows satisfy the wider constraint), and the index the import
+/// reads its own earlier rows by (its DDL also bumps SQLite's schema cookie).
+const HERMES_SOURCE_SQLITE: &str = "
+PRAGMA writable_schema = ON;
+UPDATE sqlite_schema
+   SET sql = replace(sql, '''spawn'', ''reboot'')', '''spawn'', ''reboot'', ''hermes'')')
+ WHERE type = 'table' AND name = 'executions';
+PRAGMA writable_schema = RESET;
+";
+
+/// Migration 10, PostgreSQL: the named CHECK constraint replaced.
+const HERMES_SOURCE_POSTGRES: &str = "
+ALTER TABLE executions DROP CONSTRAINT executions_source_check;
+ALTER TABLE executions ADD CONSTRAINT executions_source_check
+    CHECK (source IN ('schedule', 'catch_up', 'manual', 'retry', 'spawn', 'reboot', 'hermes'));
+";
+
+/// Migration 10, both.
+const HERMES_SOURCE: &str = "
+CREATE INDEX executions_from_hermes ON executions(claimed_at) WHERE source = 'hermes';
+";
+
 /// One statement list of a migration, and which dialects run it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Step {
@@ -354,6 +380,11 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
     ],
     &[Step::Both(HOSTS)],
     &[Step::Both(PRUNED_TOTALS)],
+    &[
+        Step::Sqlite(HERMES_SOURCE_SQLITE),
+        Step::Postgres(HERMES_SOURCE_POSTGRES),
+        Step::Both(HERMES_SOURCE),
+    ],
 ];
 
 /// The schema version this build writes.

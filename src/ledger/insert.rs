@@ -1,8 +1,10 @@
 //! Inserting a row: a claim ([`claim`]; [`claim_in`] inside a caller's
-//! transaction), and the INSERT a slot recorded as not run uses too
-//! (`terminal::not_run`). `UNIQUE(job_id, scheduled_for, attempt)` makes a
-//! second row for the same occurrence a no-op: both return false when the
-//! occurrence already has one.
+//! transaction), and the INSERT the rows inserted terminal use too
+//! (`terminal::not_run`, `terminal::ran_outside`). `UNIQUE(job_id,
+//! scheduled_for, attempt)` makes a second row for the same occurrence a
+//! no-op, as the primary key does a second row with the same id (a run
+//! Hermes made by itself has an id made from Hermes's): each returns false
+//! when the occurrence already has its row.
 
 use super::error::check;
 use super::error::{LedgerError, sql_err};
@@ -72,11 +74,30 @@ pub struct NewNotRun<'a> {
     pub reason: String,
 }
 
+/// A run Hermes made by itself, outside hermes-cron, as Hermes recorded it
+/// (the occurrence's `at` is when Hermes claimed it).
+#[derive(Clone, Debug)]
+pub struct NewRanOutside<'a> {
+    pub occurrence: Occurrence<'a>,
+    /// `succeeded`, `failed` or `unknown`.
+    pub state: ExecState,
+    pub reason: String,
+    pub ran: Ran,
+}
+
+/// When an inserted row's run started and ended (None: it never started;
+/// it ended, if terminal, when it was inserted).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ran {
+    pub started_at: Option<Timestamp>,
+    pub finished_at: Option<Timestamp>,
+}
+
 const INSERT: &str = "INSERT INTO executions (id, job_id, job_name, scheduled_for, attempt, source,
          state, reason_code, reason, spec, owner, claimed_by, claimed_at, finished_at, output_path,
-         host)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15)
-     ON CONFLICT (job_id, scheduled_for, attempt) DO NOTHING";
+         host, started_at, duration_ms)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+     ON CONFLICT DO NOTHING";
 
 /// One INSERT of an occurrence's row; 0 when it already had one.
 pub(super) fn insert(
@@ -86,8 +107,15 @@ pub(super) fn insert(
     reason: Option<(ReasonCode, &str)>,
     owner: Option<&Owner>,
     output_path: Option<&str>,
+    ran: Ran,
 ) -> SqlResult<usize> {
-    let finished = state.is_terminal().then(|| to_ms(o.at));
+    let finished = ran
+        .finished_at
+        .or_else(|| state.is_terminal().then_some(o.at));
+    let duration_ms = match (ran.started_at, finished) {
+        (Some(start), Some(end)) => Some((end - start).num_milliseconds().max(0)),
+        _ => None,
+    };
     conn.execute(
         INSERT,
         params![
@@ -103,9 +131,11 @@ pub(super) fn insert(
             o.spec.to_json(),
             owner.map(Owner::to_string),
             to_ms(o.at),
-            finished,
+            finished.map(to_ms),
             output_path,
             o.host,
+            ran.started_at.map(to_ms),
+            duration_ms,
         ],
     )
 }
@@ -128,6 +158,7 @@ pub(super) fn claim_in(conn: &Conn, c: &NewClaim<'_>) -> SqlResult<bool> {
         None,
         Some(&c.owner),
         c.output_path.as_deref(),
+        Ran::default(),
     )?;
     Ok(n == 1)
 }

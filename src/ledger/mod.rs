@@ -31,7 +31,7 @@ pub use hermes_cron_core::run::{
     ClaimedRun, DispatchMode, ExecState, Execution, Exit, Finished, Move, ReasonCode, RowOwner,
     RunEnd, RunSpec, Source,
 };
-pub use insert::{NewClaim, NewNotRun, Occurrence, claim};
+pub use insert::{NewClaim, NewNotRun, NewRanOutside, Occurrence, Ran, claim};
 pub use moves::{
     Taking, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled, take_over,
 };
@@ -46,9 +46,11 @@ pub use read::{
     MIN_ID_PART, RunFilter, active_runs, active_runs_on, executions_matching, get_execution,
     late_outcome_of, list_executions,
 };
-pub(crate) use read::{active_runs_claimed_on, active_runs_for_job, latest_slot_from};
+pub(crate) use read::{
+    active_runs_claimed_on, active_runs_for_job, hermes_run_ids_since, latest_slot_from,
+};
 pub(crate) use retention::prune_rows;
 pub use retry::take as take_retry;
 pub(crate) use retry::{due_retries, next_retry_at};
 pub use staging::{StagedClaim, claim_ahead, overlapped, stage, staged_claim, start, withdraw};
-pub use terminal::not_run;
+pub use terminal::{not_run, ran_outside};

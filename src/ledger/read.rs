@@ -226,6 +226,20 @@ pub(crate) fn latest_slot_from(
     Ok(ms.map(from_ms))
 }
 
+/// The ids of the rows recorded from Hermes's own runs (source `hermes`)
+/// claimed at or after `since`.
+pub(crate) fn hermes_run_ids_since(
+    conn: &Conn,
+    since: Timestamp,
+) -> SqlResult<std::collections::HashSet<String>> {
+    let ids = conn.query_map(
+        "SELECT id FROM executions WHERE source = 'hermes' AND claimed_at >= ?1",
+        params![to_ms(since)],
+        |r| r.get::<_, String>(0),
+    )?;
+    Ok(ids.into_iter().collect())
+}
+
 /// The late outcome of row `id` (see `moves::late_outcome`), if one was
 /// reported.
 pub fn late_outcome_of(

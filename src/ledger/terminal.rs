@@ -1,6 +1,7 @@
 //! The one way into a terminal state. Every move that ends a row (the
 //! worker's `finish`, and `refuse`, `spawn_failed`, `unadopted`, `orphaned`,
-//! `stalled`, `abandoned`) and every row inserted terminal (`not_run`) passes
+//! `stalled`, `abandoned`) and every row inserted terminal (`not_run`,
+//! `ran_outside`) passes
 //! through here, inside the transaction that makes it terminal:
 //!
 //! 1. the move is checked against its allowed states ([`Move::allows`]);
@@ -18,7 +19,7 @@
 //! Terminal rows are also frozen by a trigger (see `db::migrations`).
 
 use super::error::{LedgerError, check, sql_err};
-use super::insert::{NewNotRun, insert};
+use super::insert::{NewNotRun, NewRanOutside, Occurrence, Ran, insert};
 use super::outbox;
 use super::retry;
 use crate::db::to_ms;
@@ -145,11 +146,6 @@ pub(super) fn conclude(conn: &Conn, c: &Conclusion<'_>) -> Result<bool, LedgerEr
     .map_err(sql_err(c.id))
 }
 
-/// A row inserted terminal (`not_run`) passes the observation point too.
-pub(super) fn inserted(tx: &Conn, event: &Entered<'_>) -> SqlResult<()> {
-    entered(tx, event)
-}
-
 fn update(tx: &Conn, c: &Conclusion<'_>) -> SqlResult<bool> {
     let f = c.finished;
     let (exit_code, signal) = match f.and_then(|f| f.exit) {
@@ -187,20 +183,52 @@ fn update(tx: &Conn, c: &Conclusion<'_>) -> SqlResult<bool> {
 
 /// Insert a row that will not run. False: the occurrence already has a row.
 pub fn not_run(conn: &Conn, r: &NewNotRun<'_>) -> Result<bool, LedgerError> {
-    let o = &r.occurrence;
-    check(o.id, Move::NotRun, None, r.state)?;
+    let reason = (r.reason_code, r.reason.as_str());
+    insert_terminal(
+        conn,
+        &r.occurrence,
+        Move::NotRun,
+        r.state,
+        reason,
+        Ran::default(),
+    )
+}
+
+/// Record a run Hermes made by itself. False: it is recorded already.
+pub fn ran_outside(conn: &Conn, r: &NewRanOutside<'_>) -> Result<bool, LedgerError> {
+    let reason = (ReasonCode::RanOutside, r.reason.as_str());
+    insert_terminal(
+        conn,
+        &r.occurrence,
+        Move::RanOutside,
+        r.state,
+        reason,
+        r.ran,
+    )
+}
+
+/// Insert the occurrence's row terminal by `mv`, through the observation
+/// point. False: the occurrence (or the id) already has a row.
+fn insert_terminal(
+    conn: &Conn,
+    o: &Occurrence<'_>,
+    mv: Move,
+    state: ExecState,
+    reason: (ReasonCode, &str),
+    ran: Ran,
+) -> Result<bool, LedgerError> {
+    check(o.id, mv, None, state)?;
     conn.savepoint(|tx| {
-        let reason = Some((r.reason_code, r.reason.as_str()));
-        let n = insert(tx, o, r.state, reason, None, None)?;
+        let n = insert(tx, o, state, Some(reason), None, None, ran)?;
         if n == 1 {
-            inserted(
+            entered(
                 tx,
                 &Entered {
                     id: o.id,
-                    mv: Move::NotRun,
-                    state: r.state,
-                    reason_code: Some(r.reason_code),
-                    at: o.at,
+                    mv,
+                    state,
+                    reason_code: Some(reason.0),
+                    at: ran.finished_at.unwrap_or(o.at),
                     retry_owed: false,
                 },
             )?;

@@ -3,7 +3,8 @@
 //! apply the plan in one transaction. The gateway calls [`sync`] when it
 //! starts, when `cron/` says `jobs.json` or the plugin's poke file changed,
 //! and when Hermes's files changed (see the daemon's `provider_sync.rs`).
-//! Hermes's limits on a fire are read afresh at each sync ([`super::limits`]).
+//! Hermes's limits on a fire are read afresh at each sync ([`super::limits`]),
+//! and the runs Hermes made by itself are recorded ([`super::outside`]).
 
 use super::activation::{Activation, activation};
 use super::limits::hermes_limits;
@@ -28,6 +29,10 @@ pub struct SyncReport {
     pub removed: Vec<String>,
     /// Records of `jobs.json` left out, each named.
     pub notes: Vec<String>,
+    /// The jobs of the runs Hermes made by itself that this sync recorded.
+    pub ran_outside: Vec<String>,
+    /// Why those runs could not be read or recorded this time.
+    pub outside_error: Option<String>,
 }
 
 impl SyncReport {
@@ -129,6 +134,12 @@ pub fn sync(
             })
             .collect(),
     };
+    if fire.is_some() {
+        match super::outside::record_outside_runs(&tx, home, host, &managed) {
+            Ok(names) => report.ran_outside = names,
+            Err(e) => report.outside_error = Some(crate::text::Chain(&e).to_string()),
+        }
+    }
     for change in changes {
         match change {
             SyncChange::Add(want) => {

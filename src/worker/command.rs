@@ -9,7 +9,7 @@ use super::args::WorkerArgs;
 use super::capture::{Activity, spawn_capture};
 use super::environment::{EnvFileUnusable, job_environment};
 use super::go::tell_command_pid;
-use super::leftovers::end_the_rest;
+use super::leftovers::{end_the_rest, left_running};
 use super::patience;
 use super::supervise::{Knobs, handled_signals, supervise};
 use crate::clock::{Clock, SystemClock};
@@ -227,6 +227,9 @@ pub(super) fn supervise_and_record(
             "the command was killed from outside hermes-cron; the {} other process(es) of the run were killed with it",
             done.rest_killed
         ));
+    } else if let Some(left) = left_running(a.unit.as_deref(), pid) {
+        say(&left);
+        notes.push(left);
     }
     if captured.write_failed {
         notes.push("writing the output file failed (disk full?); output truncated".into());

@@ -6,6 +6,10 @@
 //! worker's session (the command and its children share it), else of the
 //! command's process group (a foreground `run`: the session is the
 //! caller's terminal's).
+//!
+//! A command that ended by itself may leave processes behind (a daemon it
+//! started): they are not killed, but the row says which still run
+//! ([`left_running`]), and that its scope lasts as long as they do.
 
 use crate::process::{
     group_members, own_unit_members, pid_lives, session_members, session_of, signal_pid,
@@ -29,6 +33,42 @@ fn the_rest(unit: Option<&str>, command: u32) -> Vec<u32> {
     all.into_iter()
         .filter(|pid| *pid != me && *pid != command && pid_lives(*pid))
         .collect()
+}
+
+/// What the run's command, ended by itself, left running (in scope `unit`,
+/// if it has one): nothing is killed; a note for the row, or None when
+/// nothing is left.
+pub(super) fn left_running(unit: Option<&str>, command: u32) -> Option<String> {
+    let left = the_rest(unit, command);
+    if left.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = left
+        .iter()
+        .take(5)
+        .map(
+            |pid| match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+                Ok(name) => format!("{pid} ({})", crate::text::one_line(name.trim(), 32)),
+                Err(_) => pid.to_string(),
+            },
+        )
+        .collect();
+    let more = if left.len() > named.len() {
+        ", ..."
+    } else {
+        ""
+    };
+    let where_ = match unit {
+        Some(unit) => format!(
+            "its scope {unit} stays until they end (`systemctl --user stop {unit}` ends them)"
+        ),
+        None => "they run on outside any scope".to_string(),
+    };
+    Some(format!(
+        "{} process(es) the command started still run after it ended: {}{more}; {where_}",
+        left.len(),
+        named.join(", ")
+    ))
 }
 
 /// SIGKILL what is left of the run (in scope `unit`, if it has one) whose

@@ -303,3 +303,39 @@ fn regression_detached_workers_do_not_hold_the_callers_pipes() {
         assert_eq!(row["dispatch_mode"], "scoped", "{row:#}");
     }
 }
+
+#[test]
+fn a_process_left_behind_in_a_finished_runs_scope_is_reported_on_its_row() {
+    let h = TestHome::scoped();
+    // The job starts a daemon of its own (detached from its output) and ends.
+    h.add(
+        "leaves-one",
+        "every 1h",
+        &[],
+        &["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo started"],
+    );
+    let out = h.run(&["run", "leaves-one", "--wait"]).ok();
+    let row = h.row(&execution_id_in(&out.stdout)).expect("row");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    let unit = str_of(&row, "unit");
+    let reason = str_of(&row, "reason");
+    assert!(
+        reason.starts_with("1 process(es) the command started still run after it ended: ")
+            && reason.contains(" (sleep)")
+            && reason.contains(&format!("`systemctl --user stop {unit}`")),
+        "{row:#}"
+    );
+    // The scope stays for it, as the row says; stopping it ends the daemon.
+    assert_eq!(systemctl(&["is-active", unit]).trim(), "active");
+    systemctl(&["stop", unit]);
+    // A job that leaves nothing says nothing.
+    h.add(
+        "leaves-none",
+        "every 1h",
+        &[],
+        &["sh", "-c", "sleep 0.1 & wait"],
+    );
+    let out = h.run(&["run", "leaves-none", "--wait"]).ok();
+    let row = h.row(&execution_id_in(&out.stdout)).expect("row");
+    assert_eq!(row["reason"], Value::Null, "{row:#}");
+}

@@ -831,3 +831,87 @@ fn a_hermes_job_whose_answer_was_not_delivered_is_recorded_alerted_and_reported(
     );
     gw.stop();
 }
+
+/// hermes-cron's row of the one run of `name` Hermes made by itself.
+fn ran_outside(h: &HermesHome, name: &str) -> Value {
+    let rows = settled(h, name, 1);
+    let row = rows[0].clone();
+    assert_eq!(row["source"], "hermes", "{row:#}");
+    assert_eq!(row["reason_code"], "ran_outside", "{row:#}");
+    assert_eq!(row["scheduled_for"], Value::Null, "{row:#}");
+    assert_eq!(row["dispatch_mode"], Value::Null, "{row:#}");
+    row
+}
+
+#[test]
+fn runs_hermes_makes_by_itself_are_recorded_once_as_run_outside_hermes_cron() {
+    let h = HermesHome::scoped();
+    h.home.require_scopes();
+    // A run of a job Hermes made before hermes-cron took the home over is its history, not ours.
+    let early = h.script_job("early", "echo early\n", "local", "0 3 * * *");
+    assert_eq!(h.hermes(&["cron", "run", &early]).code, 0);
+    assert_eq!(hermes_executions(&h, &early, 1)[0]["source"], "direct");
+    let (h, mut gw) = {
+        h.install_provider();
+        let mut gw = h.home.gateway(&[]);
+        gw.wait_ready();
+        (h, gw)
+    };
+    let ok = h.script_job("by-hand", "echo by-hand\n", "local", "0 3 * * *");
+    let bad = h.script_job(
+        "by-hand-bad",
+        "echo broken >&2\nexit 3\n",
+        "local",
+        "0 3 * * *",
+    );
+    managed(&h, &ok);
+    managed(&h, &bad);
+    // What `hermes cron run` does in Hermes 0.19.0: it runs the job in its own process.
+    for id in [&ok, &bad] {
+        let out = h.hermes(&["cron", "run", id]);
+        assert_eq!(out.code, 0, "{out:#?}");
+    }
+    let execs = hermes_executions(&h, &ok, 1);
+    assert_eq!(execs[0]["source"], "direct", "{execs:#?}");
+    assert_eq!(execs[0]["status"], "completed", "{execs:#?}");
+    let row = ran_outside(&h, "by-hand");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(reason.contains("`hermes cron run`"), "{reason}");
+    assert!(
+        reason.contains(execs[0]["id"].as_str().unwrap()),
+        "{reason}"
+    );
+    let failed = hermes_executions(&h, &bad, 1);
+    assert_eq!(failed[0]["status"], "failed", "{failed:#?}");
+    let row = ran_outside(&h, "by-hand-bad");
+    assert_eq!(row["state"], "failed", "{row:#}");
+    let error = failed[0]["error"].as_str().unwrap_or_default().trim();
+    assert!(
+        !error.is_empty() && row["reason"].as_str().unwrap().contains(error),
+        "{row:#}\n{failed:#?}"
+    );
+    // Once each, whatever syncs after: a poke, another gateway.
+    gw.stop();
+    let mut gw = h.home.gateway(&[]);
+    gw.wait_ready();
+    h.hermes(&["cron", "pause", &ok]);
+    h.home
+        .wait_until("the pause to reach hermes-cron", PATIENCE, || {
+            let job = h.home.run(&["show", &ok, "--json"]).json();
+            (job["state"] == "paused").then_some(())
+        });
+    assert_eq!(h.home.runs_of("by-hand").len(), 1);
+    assert_eq!(h.home.runs_of("by-hand-bad").len(), 1);
+    assert!(
+        h.home.runs_of("early").is_empty(),
+        "{:#?}",
+        h.home.runs(None)
+    );
+    gw.stop();
+    // Reading Hermes's ledger left nothing beside it (no -wal or -shm of ours).
+    for leftover in ["executions.db-wal", "executions.db-shm"] {
+        let path = h.home.path().join("cron").join(leftover);
+        assert!(!path.exists(), "{} was left", path.display());
+    }
+}

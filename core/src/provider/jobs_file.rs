@@ -63,7 +63,7 @@ fn flag(record: &Value, key: &str, default: bool) -> bool {
 
 /// An ISO 8601 instant with an offset, to the millisecond (the ledger's
 /// resolution, so a slot compares equal to its row).
-fn instant(value: &str) -> Option<Timestamp> {
+pub(super) fn instant(value: &str) -> Option<Timestamp> {
     use chrono::SubsecRound;
     chrono::DateTime::parse_from_rfc3339(value.trim())
         .ok()

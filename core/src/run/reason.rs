@@ -52,6 +52,9 @@ pub enum ReasonCode {
     /// Failed: the job ran, but what it was to deliver was not delivered (a
     /// Hermes job whose answer Hermes could not send to its chat).
     DeliveryFailed,
+    /// Any end: Hermes ran the job by itself, outside hermes-cron (`hermes
+    /// cron run`, its built-in ticker); the row says what Hermes recorded.
+    RanOutside,
 }
 
 crate::text_enum_impls!(ReasonCode, "reason code", {
@@ -62,6 +65,7 @@ crate::text_enum_impls!(ReasonCode, "reason code", {
     ClaimerDied => "claimer_died", WorkerDied => "worker_died", GatewayRestart => "gateway_restart",
     GatewayStopped => "gateway_stopped", WorkerExited => "worker_exited", NoOwner => "no_owner",
     Declined => "declined", HostLost => "host_lost", DeliveryFailed => "delivery_failed",
+    RanOutside => "ran_outside",
 });
 
 crate::text_enum_serde!(ReasonCode);

@@ -69,9 +69,13 @@ pub enum Source {
     Spawn,
     /// An `@reboot` job's run, once per gateway start.
     Reboot,
+    /// A Hermes job's run that Hermes made by itself, outside hermes-cron
+    /// (`hermes cron run`, Hermes's built-in ticker): recorded from Hermes's
+    /// own `cron/executions.db`, with no slot, scope or output of ours.
+    Hermes,
 }
 
-crate::text_enum_impls!(Source, "source", { Schedule => "schedule", CatchUp => "catch_up", Manual => "manual", Retry => "retry", Spawn => "spawn", Reboot => "reboot" });
+crate::text_enum_impls!(Source, "source", { Schedule => "schedule", CatchUp => "catch_up", Manual => "manual", Retry => "retry", Spawn => "spawn", Reboot => "reboot", Hermes => "hermes" });
 
 /// How a worker was started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
