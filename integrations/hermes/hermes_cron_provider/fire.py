@@ -31,7 +31,9 @@ Exit status (read by hermes-cron):
        the job's `last_delivery_error`); hermes-cron records `failed`
        (`delivery_failed`)
   100  Hermes declined the fire: the job is being fired already, is paused
-       or disabled, or is gone. Nothing ran; hermes-cron records `skipped`.
+       or disabled, or is gone, or Hermes's built-in ticker is running and
+       fires this home's jobs itself. Nothing ran; hermes-cron records
+       `skipped`.
   2    usage
 Whatever the job delivered is printed on stdout, so it is in the run's output.
 """
@@ -50,6 +52,9 @@ SOURCE = "hermes-cron"
 # hermes-cron's idle backstop for agent jobs counts on this (see the core's
 # provider/limits.rs).
 ACTIVITY_EVERY = 30.0
+# A built-in ticker that stamped its heartbeat this recently is running; the
+# gateway's `provider/activation.rs` (TICKER_FRESH) uses the same bound.
+TICKER_FRESH = 150.0
 
 
 class Stopped(Exception):
@@ -193,6 +198,18 @@ def _release_dead_claim(job_id):
     return False
 
 
+def _builtin_ticker_age():
+    """Seconds since Hermes's built-in ticker stamped its heartbeat, or None."""
+    try:
+        from cron.jobs import get_ticker_heartbeat_age
+    except ImportError:
+        return None
+    try:
+        return get_ticker_heartbeat_age()
+    except Exception:
+        return None
+
+
 def _declined_reason(job_id):
     from cron.jobs import get_job
 
@@ -237,6 +254,16 @@ def fire(job_id):
     from cron.scheduler import run_one_job
 
     _recover()
+    # The hand-over is exact: a Hermes gateway that fell back to its built-in
+    # ticker (the plugin gone, or a gateway started before the switch) stamps
+    # its heartbeat before its first tick, and that tick advances the job
+    # without a fire claim, so a claim here would run the slot twice.
+    age = _builtin_ticker_age()
+    if age is not None and age < TICKER_FRESH:
+        print(f"hermes-cron: not run: Hermes's built-in ticker ran {age:.0f}s ago "
+              "(cron/ticker_heartbeat) and fires this home's jobs itself",
+              file=sys.stderr)
+        return DECLINED
     claimed = claim_job_for_fire(job_id)
     if not claimed and _release_dead_claim(job_id):
         print(f"hermes-cron: released the fire claim of a fire of {job_id} that was killed",

@@ -212,6 +212,22 @@ class FireTests(unittest.TestCase):
         self.assertEqual(out.returncode, 100, out)
         self.assertIn("being fired already", out.stderr)
 
+    def test_while_hermes_builtin_ticker_runs_the_fire_is_declined(self):
+        h = self.home()
+        job_id = h.script_job("t", "echo ran\n")
+        # What a Hermes gateway that fell back to its ticker does before its first tick.
+        h.python("from cron.jobs import record_ticker_heartbeat\nrecord_ticker_heartbeat()")
+        out = h.fire(job_id)
+        self.assertEqual(out.returncode, 100, out)
+        self.assertIn("built-in ticker", out.stderr)
+        self.assertEqual(h.executions(job_id), [])
+        self.assertIsNone(h.job(job_id).get("fire_claim"))
+        # A heartbeat gone stale: the ticker stopped, hermes-cron fires.
+        (h.dir / "cron" / "ticker_heartbeat").write_text("1000000000.0")
+        out = h.fire(job_id)
+        self.assertEqual(out.returncode, 0, out)
+        self.assertEqual([r["status"] for r in h.executions(job_id)], ["completed"])
+
     def test_usage(self):
         h = self.home()
         out = subprocess.run([sys.executable, str(FIRE)], env=h.env(),
