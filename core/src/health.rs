@@ -168,6 +168,33 @@ pub struct Heartbeat {
     /// `timezone`, else its system zone); absent from an earlier version's file.
     #[serde(default)]
     pub zone: Option<String>,
+    /// What its last sync saw going wrong on the Hermes side, while it fires
+    /// this home's Hermes jobs (None: it does not, or an earlier version's file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hermes: Option<HermesSide>,
+}
+
+/// What the provider sync last saw going wrong on the Hermes side: no Hermes
+/// ticker runs under hermes-cron to repair any of it, so `status` says it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HermesSide {
+    /// Why `cron/jobs.json` could not be read: no Hermes job is followed
+    /// until it can (None: it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs_unreadable: Option<String>,
+    /// The records of `jobs.json` left out, each named with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+    /// Why the runs Hermes made by itself could not be recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_unrecorded: Option<String>,
+}
+
+impl HermesSide {
+    /// Whether nothing is wrong.
+    pub fn is_clear(&self) -> bool {
+        self == &HermesSide::default()
+    }
 }
 
 impl Heartbeat {

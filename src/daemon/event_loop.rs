@@ -501,6 +501,7 @@ impl EventLoop {
             when,
             forced,
         );
+        cx.shared.set_hermes(self.provider.side());
     }
 
     /// On the way out: what is queued or in flight is settled

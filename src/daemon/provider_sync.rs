@@ -17,6 +17,7 @@ use crate::db::Db;
 use crate::home::Home;
 use crate::provider::{self, jobs_file_stamp};
 use crate::text::Chain;
+use hermes_cron_core::health::HermesSide;
 use hermes_cron_core::job::Env;
 use hermes_cron_core::provider::SyncAt;
 use std::path::Path;
@@ -53,6 +54,8 @@ pub(crate) struct ProviderSync {
     notes: Vec<String>,
     /// Why Hermes's own runs could not be recorded, as last said.
     outside_error: Option<String>,
+    /// Why `jobs.json` could not be read at the last sync (None: it was).
+    unreadable: Option<String>,
     /// Rows were written since the last sync.
     owed: bool,
 }
@@ -91,6 +94,7 @@ impl ProviderSync {
         match provider::sync(db, home, host, config_env, when) {
             Ok(report) => {
                 self.synced = Some((seen, mono));
+                self.unreadable = None;
                 let hermes_home = provider::is_hermes_home(home);
                 if self.inactive.as_ref() != Some(&report.inactive)
                     || self.said_on_hermes_home != hermes_home
@@ -134,10 +138,27 @@ impl ProviderSync {
                     self.notes = report.notes;
                 }
             }
-            Err(e) => tracing::warn!(
-                "cannot sync Hermes's jobs (the managed jobs stay as they were; retried on the next change): {}",
-                Chain(&e)
-            ),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot sync Hermes's jobs (the managed jobs stay as they were; retried on the next change): {}",
+                    Chain(&e)
+                );
+                if e.is_hermes_file() {
+                    self.unreadable = Some(Chain(&e).to_string());
+                }
+            }
         }
+    }
+
+    /// What the last syncs saw going wrong on the Hermes side, while
+    /// hermes-cron fires this home's Hermes jobs (for `status`).
+    pub(super) fn side(&self) -> Option<HermesSide> {
+        // A jobs.json that cannot be read is only read while hermes-cron fires.
+        let active = self.inactive == Some(None) || self.unreadable.is_some();
+        active.then(|| HermesSide {
+            jobs_unreadable: self.unreadable.clone(),
+            left_out: self.notes.clone(),
+            outside_unrecorded: self.outside_error.clone(),
+        })
     }
 }

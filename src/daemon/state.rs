@@ -7,7 +7,7 @@
 //! an await. The watchdog only ever `try_lock`s, so a loop wedged at any point
 //! cannot wedge the watchdog too.
 
-use hermes_cron_core::health::{Capability, TickSummary};
+use hermes_cron_core::health::{Capability, HermesSide, TickSummary};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -21,6 +21,8 @@ pub(crate) struct Shared {
     pub active_runs: AtomicU64,
     pub last_tick: Mutex<TickSummary>,
     pub capability: Mutex<Capability>,
+    /// What the provider sync last saw going wrong on the Hermes side.
+    pub hermes: Mutex<Option<HermesSide>>,
     /// What the loop last started doing, for the forensic dump.
     pub doing: Mutex<String>,
     /// Set by the first thread that ends the process (the main thread after
@@ -94,5 +96,15 @@ impl Shared {
             .lock()
             .map(|l| l.clone())
             .unwrap_or_default()
+    }
+
+    pub(crate) fn set_hermes(&self, side: Option<HermesSide>) {
+        if let Ok(mut l) = self.hermes.lock() {
+            *l = side;
+        }
+    }
+
+    pub(crate) fn hermes(&self) -> Option<HermesSide> {
+        self.hermes.lock().map(|l| l.clone()).unwrap_or_default()
     }
 }

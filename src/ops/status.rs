@@ -8,7 +8,9 @@ use crate::params;
 use crate::process::ProcessIdentity;
 use crate::schedule::{Timestamp, Tz, ZoneTable};
 use crate::text::local_time;
-use hermes_cron_core::health::{Capability, CapabilityMode, Heartbeat, STALL_PERIODS, TickSummary};
+use hermes_cron_core::health::{
+    Capability, CapabilityMode, Heartbeat, HermesSide, STALL_PERIODS, TickSummary,
+};
 
 /// The gateway's health as `status` sees it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -48,6 +50,10 @@ pub struct StatusReport {
     /// Active Hermes jobs (managed) with no next run: they will not fire
     /// again (`doctor`'s `hermes_job_no_next_run` names each).
     pub hermes_jobs_without_next_run: u64,
+    /// What the gateway's last sync saw going wrong on the Hermes side
+    /// (None: nothing, or it does not fire this home's Hermes jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hermes: Option<HermesSide>,
     pub running: u64,
     pub next_fire: Option<NextFire>,
     /// On a shared (PostgreSQL) ledger: every host and its lease.
@@ -110,6 +116,9 @@ pub fn from_heartbeat(
         jobs_paused: 0,
         jobs_completed: 0,
         hermes_jobs_without_next_run: 0,
+        hermes: beat
+            .and_then(|b| b.hermes.clone())
+            .filter(|side| alive && !side.is_clear()),
         running: beat.map_or(0, |b| b.active_runs),
         next_fire: None,
         cluster: None,
@@ -270,8 +279,36 @@ pub fn render(r: &StatusReport, zones: &ZoneTable, viewer: Tz) -> String {
             r.hermes_jobs_without_next_run
         ));
     }
+    if let Some(side) = &r.hermes {
+        out.push_str(&render_hermes_side(side));
+    }
     if let Some(c) = &r.cluster {
         out.push_str(&super::cluster::render(c, viewer));
+    }
+    out
+}
+
+/// The `hermes:` lines of what the gateway saw going wrong on the Hermes side.
+fn render_hermes_side(side: &HermesSide) -> String {
+    let mut out = String::new();
+    if let Some(why) = &side.jobs_unreadable {
+        out.push_str(&format!(
+            "hermes:     cron/jobs.json cannot be read, so no change to Hermes's jobs is followed: {}\n",
+            crate::text::one_line(why, 200)
+        ));
+    }
+    if let Some(first) = side.left_out.first() {
+        out.push_str(&format!(
+            "hermes:     {} record(s) of cron/jobs.json left out (never fired), first: {}; `hermes-cron doctor` names each and the fix\n",
+            side.left_out.len(),
+            crate::text::one_line(first, 160)
+        ));
+    }
+    if let Some(why) = &side.outside_unrecorded {
+        out.push_str(&format!(
+            "hermes:     runs Hermes made by itself are not recorded yet: {}\n",
+            crate::text::one_line(why, 200)
+        ));
     }
     out
 }
@@ -295,7 +332,23 @@ mod tests {
             active_runs: 0,
             version: "x".into(),
             zone: None,
+            hermes: None,
         }
+    }
+
+    #[test]
+    fn what_went_wrong_on_the_hermes_side_is_a_line_each() {
+        let side = HermesSide {
+            jobs_unreadable: Some("cannot read cron/jobs.json: EOF while parsing".into()),
+            left_out: vec!["job #2 has no \"id\"".into(), "job #3 ...".into()],
+            outside_unrecorded: None,
+        };
+        let text = render_hermes_side(&side);
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("cannot be read") && lines[0].contains("EOF"));
+        assert!(lines[1].contains("2 record(s)") && lines[1].contains("job #2"));
+        assert!(HermesSide::default().is_clear() && !side.is_clear());
     }
 
     #[test]

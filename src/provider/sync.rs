@@ -58,6 +58,13 @@ pub enum SyncError {
     Store(#[from] StoreError),
 }
 
+impl SyncError {
+    /// Whether Hermes's `jobs.json` is what could not be read (not the ledger).
+    pub fn is_hermes_file(&self) -> bool {
+        matches!(self, SyncError::Read { .. } | SyncError::File(_))
+    }
+}
+
 /// `jobs.json`'s modification time, to notice a change without reading it.
 pub fn jobs_file_stamp(home: &Home) -> Option<SystemTime> {
     std::fs::metadata(home.hermes_jobs_file())

@@ -733,6 +733,22 @@ fn doctor_reports_what_goes_wrong_on_the_hermes_side() {
         left_out["problem"].as_str().unwrap().contains("job #2"),
         "{left_out:#}"
     );
+    // status says what the gateway saw, as it does for the job with no next run.
+    let report = status_with(&h, |r| r["hermes"]["left_out"].is_array());
+    assert!(
+        report["hermes"]["left_out"][0]
+            .as_str()
+            .unwrap()
+            .contains("job #2"),
+        "{report:#}"
+    );
+    assert!(
+        h.home
+            .run(&["status"])
+            .stdout
+            .contains("1 record(s) of cron/jobs.json left out"),
+        "{report:#}"
+    );
     std::fs::write(h.home.path().join("cron/jobs.json"), "{\"jobs\": [").unwrap();
     let found = doctor_finds(&h, "hermes_jobs_unreadable");
     let unreadable = found
@@ -746,6 +762,24 @@ fn doctor_reports_what_goes_wrong_on_the_hermes_side() {
             .contains("jobs.json"),
         "{unreadable:#}"
     );
+    let report = status_with(&h, |r| r["hermes"]["jobs_unreadable"].is_string());
+    assert!(
+        report["hermes"]["jobs_unreadable"]
+            .as_str()
+            .unwrap()
+            .contains("jobs.json"),
+        "{report:#}"
+    );
+    let text = h.home.run(&["status"]).stdout;
+    assert!(text.contains("cron/jobs.json cannot be read"), "{text}");
+}
+
+/// `status --json` once `ready` holds of it (the heartbeat is rewritten every few seconds).
+fn status_with(h: &HermesHome, ready: impl Fn(&Value) -> bool) -> Value {
+    h.home.wait_until("status to say it", PATIENCE, || {
+        let report = h.home.run(&["status", "--json"]).json();
+        ready(&report).then_some(report)
+    })
 }
 
 #[test]

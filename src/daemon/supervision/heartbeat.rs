@@ -49,6 +49,7 @@ pub(crate) fn spawn(
                     active_runs: shared.active_runs.load(Ordering::Relaxed),
                     version: env!("CARGO_PKG_VERSION").into(),
                     zone: Some(zone.clone()),
+                    hermes: shared.hermes(),
                 };
                 // A full disk leaves the old file (its age tells the truth).
                 let _ = state_files::write_heartbeat(&home, &beat);
