@@ -16,12 +16,20 @@
 //!    list decides when it can (adopt, or `worker_died`).
 //! 4. An owner that cannot be read: `no_owner`.
 //! 5. A live owner: the row is left to it (a `running` row is watched), unless
-//!    it has been silent for [`STALL_INTERVALS`] heartbeat intervals: `stalled`.
+//!    it has been silent for [`STALL_INTERVALS`] heartbeat intervals: `stalled`;
+//!    or it is a `claimed` row of the judging gateway itself that it no longer
+//!    tracks (a launch or a reaped worker it could not record while the ledger
+//!    was out of reach) with no worker alive for it: retaken, as in 6.
 //! 6. A dead claimer of a `claimed` row: left alone while a worker started
 //!    for the row lives (it will adopt it, or exit on EOF); else a claim made
 //!    ahead of its instant for staging is withdrawn (no worker ever held it,
 //!    so its command never started: the slot is claimed again), any other
-//!    `claimer_died`.
+//!    is retaken ([`Judgement::Retake`]): a worker adopts its row before it
+//!    starts the command, so a `claimed` row's command never started, and
+//!    the occurrence is owed a run. The judging gateway takes the claim over
+//!    and runs it, or records it `missed` (`claimer_died`) when its catch-up
+//!    policy says so ([`retake_fate`]). Until a gateway (or a `tick`) judges
+//!    it, it stays claimed.
 //! 7. A dead worker of a `staged` row: `worker_died` (its launcher may have
 //!    released it, and it may have forked the command before recording it;
 //!    a worker whose launcher went away first withdraws its row itself).
@@ -104,6 +112,9 @@ pub struct Evidence {
     /// live child): the worker is recording how it ended, however long the
     /// ledger keeps it waiting. Silence is then no stall.
     pub command_ended: bool,
+    /// The row is a claim of the judging gateway itself that it no longer
+    /// tracks: queued, in flight, staged or watched, it would know it.
+    pub untracked: bool,
 }
 
 /// What to do with a row.
@@ -140,6 +151,13 @@ pub enum Judgement {
         /// Why, for the log.
         reason: String,
     },
+    /// A claim whose command never started and nobody will start: the
+    /// judging gateway takes it over and runs it (`take_over`), or records it
+    /// `missed` by its catch-up policy ([`retake_fate`]).
+    Retake {
+        /// Why, as recorded when it is missed.
+        reason: String,
+    },
 }
 
 impl Judgement {
@@ -147,7 +165,10 @@ impl Judgement {
     /// for one that moves nothing).
     pub fn recorded(&self) -> Option<(ExecState, ReasonCode, &str)> {
         match self {
-            Judgement::Ended | Judgement::Alive { .. } | Judgement::Withdraw { .. } => None,
+            Judgement::Ended
+            | Judgement::Alive { .. }
+            | Judgement::Withdraw { .. }
+            | Judgement::Retake { .. } => None,
             Judgement::Unadopted { reason } => {
                 Some((ExecState::Failed, ReasonCode::WorkerExited, reason))
             }
@@ -157,6 +178,98 @@ impl Judgement {
             }
         }
     }
+}
+
+/// What becomes of a retaken claim ([`Judgement::Retake`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetakeFate {
+    /// Taken over and run now.
+    Run,
+    /// Recorded `missed` (`claimer_died`): it never ran and will not.
+    Missed {
+        /// Why, as recorded.
+        reason: String,
+    },
+}
+
+/// What the job still wants of a retaken claim: whether it is paused, its
+/// catch-up policy runs missed slots (`once`/`all`, not `skip`), and the
+/// misfire grace of its schedule at the slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetakeJob {
+    /// The job is paused (a one-shot the claim completed is not: its one
+    /// occurrence is this one).
+    pub paused: bool,
+    /// Its catch-up policy runs a late slot (`once` or `all`).
+    pub catches_up: bool,
+    /// How late a slot may start (`plan::misfire_grace`).
+    pub grace: Duration,
+}
+
+impl RetakeJob {
+    /// What `job` wants of its claim for `slot` (its slot, else when it
+    /// was claimed), read in `zone`; `catch_up_missed` is the config's
+    /// default policy (`cron.catch_up_missed`).
+    pub fn of(
+        job: &crate::job::Job,
+        catch_up_missed: bool,
+        zone: crate::schedule::Tz,
+        slot: Timestamp,
+    ) -> RetakeJob {
+        use crate::job::{CatchUp, JobState};
+        use crate::schedule::Schedule;
+        let policy = match job.schedule {
+            Schedule::External => CatchUp::All,
+            _ => job
+                .catch_up
+                .unwrap_or(CatchUp::default_for(catch_up_missed)),
+        };
+        RetakeJob {
+            paused: matches!(job.state, JobState::Paused { .. }),
+            catches_up: policy != CatchUp::Skip,
+            grace: crate::plan::misfire_grace(job.schedule.period_at(slot, zone, job.anchor)),
+        }
+    }
+}
+
+/// Whether a claim that never started (`row`, judged [`Judgement::Retake`]
+/// for `why`) runs now or is `missed`, as the job's catch-up policy says of a
+/// slot the gateway was down for: a scheduled occurrence (a slot, a retry, an
+/// `@reboot` run) runs when its job is active, catches up, and it is within
+/// the misfire grace of when it was claimed; a manual or spawned run never
+/// runs again (whoever asked has been told it did not start), nor does the
+/// run of a job that is gone.
+pub fn retake_fate(
+    row: &Execution,
+    job: Option<RetakeJob>,
+    why: &str,
+    now: Timestamp,
+) -> RetakeFate {
+    use crate::run::Source;
+    let missed = |because: String| RetakeFate::Missed {
+        reason: format!("{why}; {because}"),
+    };
+    if matches!(row.source, Source::Manual | Source::Spawn | Source::Hermes) {
+        return missed(format!("a {} run is not started again", row.source));
+    }
+    let Some(job) = job else {
+        return missed("its job is gone".into());
+    };
+    if job.paused {
+        return missed("its job is paused".into());
+    }
+    if !job.catches_up {
+        return missed("its catch-up policy is skip".into());
+    }
+    let late = (now - row.claimed_at).to_std().unwrap_or_default();
+    if late > job.grace {
+        return missed(format!(
+            "it was claimed {} ago, past its misfire grace of {}",
+            format_duration(late),
+            format_duration(job.grace)
+        ));
+    }
+    RetakeFate::Run
 }
 
 /// What a surviving gateway does with an active row of a host whose lease
@@ -270,6 +383,17 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
         };
     };
     if live.alive(&owner) {
+        if row.state == ExecState::Claimed
+            && ev.untracked
+            && live.worker_for(row.id.as_str()).is_none()
+        {
+            return Judgement::Retake {
+                reason: format!(
+                    "the gateway that claimed it (pid {}) lost track of it while the ledger was out of reach, and no worker adopted it; the command never started",
+                    owner.process.pid
+                ),
+            };
+        }
         if let Some(silence) = &ev.silence
             && row.state == ExecState::Running
             && is_stalled(row, silence)
@@ -304,10 +428,9 @@ pub fn judge(row: &Execution, live: &dyn Liveness, ev: &Evidence) -> Judgement {
                     owner.process.pid
                 ),
             },
-            None => Judgement::Orphaned {
-                code: ReasonCode::ClaimerDied,
+            None => Judgement::Retake {
                 reason: format!(
-                    "the {} that claimed it (pid {}) ended before a worker adopted the row; checked pid {} with start time {}: gone",
+                    "the {} that claimed it (pid {}) ended before a worker adopted the row (checked pid {} with start time {}: gone); the command never started",
                     owner.role.describe(),
                     owner.process.pid,
                     owner.process.pid,
@@ -564,15 +687,89 @@ mod tests {
         assert!(matches!(j, Judgement::Alive { .. }), "{j:?}");
     }
 
+    /// A claim of the judging gateway that it no longer tracks (its launch
+    /// or its worker's end could not be recorded) is retaken, unless a
+    /// worker started for it lives.
+    #[test]
+    fn a_claim_the_live_gateway_lost_track_of_is_retaken() {
+        let gw = owner(OwnerRole::Gateway, 10);
+        let claimed = row(ExecState::Claimed, gw, gw, None);
+        let untracked = Evidence {
+            untracked: true,
+            ..Evidence::default()
+        };
+        let j = judge(&claimed, &Alive, &untracked);
+        assert!(matches!(j, Judgement::Retake { .. }), "{j:?}");
+        let j = judge(&claimed, &Released, &untracked);
+        assert!(matches!(j, Judgement::Alive { .. }), "{j:?}");
+    }
+
+    #[test]
+    fn a_retaken_claim_runs_within_its_catch_up_policy_and_grace_only() {
+        use crate::run::Source;
+        let gw = owner(OwnerRole::Gateway, 10);
+        let claimed = row(ExecState::Claimed, gw, gw, None);
+        let at = claimed.claimed_at;
+        let job = RetakeJob {
+            paused: false,
+            catches_up: true,
+            grace: Duration::from_secs(120),
+        };
+        let fate = |row: &Execution, job: Option<RetakeJob>, late_s: i64| {
+            retake_fate(
+                row,
+                job,
+                "claimer gone",
+                at + chrono::Duration::seconds(late_s),
+            )
+        };
+        let scheduled = Execution {
+            source: Source::Schedule,
+            ..claimed.clone()
+        };
+        assert_eq!(fate(&scheduled, Some(job), 60), RetakeFate::Run);
+        let missed = |f: RetakeFate| match f {
+            RetakeFate::Missed { reason } => reason,
+            RetakeFate::Run => panic!("ran"),
+        };
+        assert!(missed(fate(&scheduled, Some(job), 121)).contains("past its misfire grace of 2m"));
+        assert!(missed(fate(&scheduled, None, 1)).contains("job is gone"));
+        let paused = RetakeJob {
+            paused: true,
+            ..job
+        };
+        assert!(missed(fate(&scheduled, Some(paused), 1)).contains("paused"));
+        let skip = RetakeJob {
+            catches_up: false,
+            ..job
+        };
+        assert!(missed(fate(&scheduled, Some(skip), 1)).contains("catch-up policy is skip"));
+        for source in [Source::Manual, Source::Spawn] {
+            let r = Execution {
+                source,
+                ..claimed.clone()
+            };
+            let why = missed(fate(&r, Some(job), 1));
+            assert!(why.starts_with("claimer gone; a ") && why.contains("not started again"));
+        }
+        for source in [Source::Retry, Source::CatchUp, Source::Reboot] {
+            let r = Execution {
+                source,
+                ..claimed.clone()
+            };
+            assert_eq!(fate(&r, Some(job), 1), RetakeFate::Run, "{source:?}");
+        }
+    }
+
     #[test]
     fn dead_claimer_and_dead_worker_are_named() {
         let gw = owner(OwnerRole::Gateway, 10);
         let w = owner(OwnerRole::Worker, 11);
         let none = Evidence::default();
         match judge(&row(ExecState::Claimed, gw, gw, None), &Dead, &none) {
-            Judgement::Orphaned { code, reason } => {
-                assert_eq!(code, ReasonCode::ClaimerDied);
+            Judgement::Retake { reason } => {
                 assert!(reason.contains("pid 10"), "{reason}");
+                assert!(reason.contains("never started"), "{reason}");
             }
             j => panic!("{j:?}"),
         }
@@ -670,10 +867,10 @@ mod tests {
             judge(&claimed, &Released, &staging),
             Judgement::Alive { .. }
         ));
-        assert_eq!(
-            code(judge(&claimed, &Dead, &Evidence::default())),
-            ReasonCode::ClaimerDied
-        );
+        assert!(matches!(
+            judge(&claimed, &Dead, &Evidence::default()),
+            Judgement::Retake { .. }
+        ));
     }
 
     #[test]

@@ -36,8 +36,9 @@ use crate::alerts::{AlertDriver, Launch};
 use crate::clock::loop_now;
 use crate::db::Db;
 use crate::dispatch::{Dispatched, Launched, Launcher};
+use crate::ids::ExecutionId;
 use crate::ledger;
-use crate::ledger::ClaimedRun;
+use crate::ledger::{ClaimedRun, Execution, RunSpec};
 use crate::logging::run_span;
 use crate::reconcile::{self, ReapedWorker};
 use crate::schedule::Timestamp;
@@ -166,9 +167,10 @@ impl EventLoop {
         &self.cx.knobs
     }
 
-    /// Runs that may still start under `cron.max_parallel_jobs`.
+    /// Runs that may still start under `cron.max_parallel_jobs` (bounded by
+    /// default on a shared ledger: `CronConfig::parallel_bound`).
     fn capacity_left(&self) -> usize {
-        match self.cx.config.cron.max_parallel_jobs {
+        match self.cx.config.cron.parallel_bound(self.db.caps().shared) {
             Some(max) => (max as usize).saturating_sub(self.runs.len() + self.launches.counted()),
             None => usize::MAX,
         }
@@ -326,7 +328,19 @@ impl EventLoop {
     /// The monitor's period: watch runs, then the chores that share its pace.
     fn monitor_round(&mut self) {
         self.cx.shared.set_doing("monitoring running work");
-        self.monitor.round(&self.db, &self.cx, &mut self.runs);
+        let tracked: std::collections::HashSet<ExecutionId> = self
+            .launches
+            .ids()
+            .chain(self.stager.ids())
+            .chain(self.runs.ids())
+            .cloned()
+            .collect();
+        let retake = self
+            .monitor
+            .round(&self.db, &self.cx, &mut self.runs, &|id| {
+                tracked.contains(id)
+            });
+        self.retake(retake);
         self.take_over_lost_hosts();
         let now = self.cx.clock.now();
         let cx = &self.cx;
@@ -469,21 +483,49 @@ impl EventLoop {
         for (row, spec) in report.taken {
             run_span(&row.job_name, &row.id)
                 .in_scope(|| tracing::info!("taken over from a lost host; dispatching here"));
-            self.launches.now(
-                ClaimedRun {
-                    id: row.id,
-                    job_id: row.job_id,
-                    job_name: row.job_name,
-                    scheduled_for: row.scheduled_for,
-                    attempt: row.attempt,
-                    source: row.source,
-                    spec,
-                    owner: self.cx.owner,
-                    replace: Vec::new(),
-                },
-                true,
-            );
+            self.launch_taken(row, spec);
         }
+    }
+
+    /// Retake the claims of this host whose command never started and that
+    /// nobody will start (`reconcile::retake`): launched now, or `missed`.
+    pub(super) fn retake(&mut self, rows: Vec<(Execution, String)>) {
+        if rows.is_empty() {
+            return;
+        }
+        let now = self.cx.clock.now();
+        let cx = &self.cx;
+        let retaker = reconcile::Retaker {
+            home: &cx.home,
+            owner: cx.owner,
+            host: &cx.host.name,
+            catch_up_missed: cx.config.cron.catch_up_missed,
+            zones: &cx.zones,
+            fallback: cx.zone,
+        };
+        let mut taken = Vec::new();
+        for (row, why) in rows {
+            match reconcile::retake(&self.db, &retaker, &row, &why, now) {
+                Ok(retaken) => {
+                    retaken.announce();
+                    if let reconcile::Retaken::Run(found) = retaken {
+                        taken.push(*found);
+                    }
+                }
+                Err(e) => run_span(&row.job_name, &row.id).in_scope(|| {
+                    tracing::error!("cannot retake a claim that never started (tried again on the next round): {}", Chain(&e))
+                }),
+            }
+        }
+        for (row, spec) in taken {
+            self.launch_taken(row, spec);
+        }
+    }
+
+    /// Launch a claim this gateway took over, as its own.
+    fn launch_taken(&mut self, row: Execution, spec: RunSpec) {
+        let run = ClaimedRun::taken_over(row, spec, self.cx.owner);
+        self.launches.now(run, true);
     }
 
     /// Follow Hermes's jobs (see `provider_sync.rs`).

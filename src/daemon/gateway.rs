@@ -42,7 +42,7 @@ use crate::dispatch::{Launcher, locate_worker, probe_capability};
 use crate::exit;
 use crate::home::Home;
 use crate::knobs::{Knobs, WEDGE_ENV};
-use crate::ledger::ExecState;
+use crate::ledger::{ExecState, Execution};
 use crate::process::OwnerRole;
 use crate::reconcile::{self, Judgement};
 use crate::schedule::{Tz, ZoneTable};
@@ -279,6 +279,7 @@ fn start_threads(
             zone: loaded.zone,
             zones: deps.zones.clone(),
             host: deps.host.clone(),
+            runs_at_once: loaded.config.cron.shared_parallel(),
         };
         http::start(plan, ctx).map_err(thread("http endpoint thread"))?;
     }
@@ -354,7 +355,7 @@ async fn serve(
         None
     };
     cx.shared.set_doing("startup sweep");
-    let (runs, unknown) = sweep(&db, manager.as_deref(), &cx).await?;
+    let (runs, unknown, retake) = sweep(&db, manager.as_deref(), &cx).await?;
     let launch_first = match claim_reboot(&mut db, &cx.claim_ctx(cx.clock.now())) {
         Ok(r) => r.claimed,
         Err(e) => {
@@ -368,6 +369,7 @@ async fn serve(
     let alerts = crate::alerts::AlertDriver::new(cx.clock.now());
     alerts.startup(&db, &cx.host.name, cx.clock.now());
     let stager = Stager::new(&cx.config.cron, staging_room(&cx, db.caps().staging));
+    say_connection_bound(&cx, db.caps().shared);
     let parts = Parts {
         runs,
         monitor,
@@ -378,6 +380,8 @@ async fn serve(
         launch_first,
     };
     let mut event_loop = EventLoop::new(cx, db, parts);
+    // Claims an earlier gateway made and never started: run now, or missed.
+    event_loop.retake(retake);
     wedge_if_asked(event_loop.knobs().wedge_loop_after);
     let exit = event_loop.run(signals).await;
     deadman_stop.store(true, Ordering::Relaxed);
@@ -386,25 +390,30 @@ async fn serve(
 }
 
 /// The startup sweep: every active row adopted, left alone or resolved;
-/// the runs it adopted, to watch, and how many it resolved `unknown`.
+/// the runs it adopted, to watch, how many it resolved `unknown`, and the
+/// claims to retake (never started: see `reconcile::retake`).
 async fn sweep(
     db: &Db,
     manager: Option<&dyn UnitManager>,
     cx: &Ctx,
-) -> Result<(Runs, usize), Fatal> {
+) -> Result<(Runs, usize, Vec<(Execution, String)>), Fatal> {
     let report = reconcile::startup_sweep(db, &cx.host.name, manager, cx.clock.now())
         .await
         .map_err(Fatal::Sweep)?;
     let mut runs = Runs::default();
+    let mut retake = Vec::new();
     for (row, judgement) in &report.rows {
-        if let Judgement::Alive { .. } = judgement
-            && row.state == ExecState::Running
-        {
-            runs.add_adopted(row);
+        match judgement {
+            Judgement::Alive { .. } if row.state == ExecState::Running => runs.add_adopted(row),
+            Judgement::Retake { reason } => {
+                retake.push((row.clone(), reason.clone()));
+                continue;
+            }
+            _ => {}
         }
         reconcile::announce(row, judgement);
     }
-    Ok((runs, report.unknown_count()))
+    Ok((runs, report.unknown_count(), retake))
 }
 
 /// Probe the scope capability and say we are ready (`READY=1`); the
@@ -462,6 +471,20 @@ fn watch(home: &Home) -> DbWatcher {
 /// How many staged workers fit: none where the backend allows no staging;
 /// else the configured bound, or fewer when the descriptor limit (raised as
 /// far as the hard limit allows) holds fewer gates.
+/// On a shared ledger, say how many database connections this host's
+/// gateway and its runs may hold at once.
+fn say_connection_bound(cx: &Ctx, shared: bool) {
+    if let Some(runs) = cx.config.cron.parallel_bound(shared).filter(|_| shared) {
+        let own = hermes_cron_core::config::GATEWAY_CONNECTIONS;
+        tracing::info!(
+            runs_at_once = runs,
+            connections = runs + own,
+            "on the shared ledger this host holds at most {} database connections: {runs} running workers (cron.max_parallel_jobs) and {own} of the gateway's; runs beyond wait for a slot",
+            runs + own
+        );
+    }
+}
+
 fn staging_room(cx: &Ctx, allowed: bool) -> usize {
     let configured = cx.config.cron.staging_max_workers;
     if !allowed {

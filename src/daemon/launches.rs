@@ -118,6 +118,12 @@ impl Launches {
         });
     }
 
+    /// The runs queued or in flight.
+    pub(super) fn ids(&self) -> impl Iterator<Item = &ExecutionId> {
+        let queued = self.due.iter().chain(self.other.iter()).map(|q| &q.run.id);
+        queued.chain(self.in_flight.values().map(|f| &f.id))
+    }
+
     /// Runs due now in flight (they count against `cron.max_parallel_jobs`).
     pub(super) fn counted(&self) -> usize {
         self.counted

@@ -12,6 +12,8 @@ use super::supervision::notify::Notifier;
 use crate::clock::monotonic;
 use crate::db::Db;
 use crate::dispatch::{probe_capability, stop_run};
+use crate::ids::ExecutionId;
+use crate::ledger::Execution;
 use crate::logging::run_span;
 use crate::reconcile::{self, STALL_INTERVALS, Watch};
 use crate::schedule::Timestamp;
@@ -64,7 +66,15 @@ impl Monitor {
         self.next_round
     }
 
-    pub(super) fn round(&mut self, db: &Db, cx: &Ctx, runs: &mut Runs) {
+    /// One round; returns the claims to retake (see `reconcile::retake`),
+    /// judged with `tracked`: the runs the gateway knows of.
+    pub(super) fn round(
+        &mut self,
+        db: &Db,
+        cx: &Ctx,
+        runs: &mut Runs,
+        tracked: &dyn Fn(&ExecutionId) -> bool,
+    ) -> Vec<(Execution, String)> {
         self.next_round = crate::clock::loop_now() + self.period;
         let now = cx.clock.now();
         cx.shared.bump();
@@ -72,10 +82,20 @@ impl Monitor {
         self.notice_own_gap(now);
         let manager = cx.launcher.manager();
         watch_adopted(db, manager, runs, now);
-        match reconcile::sweep(db, &cx.host.name, now) {
-            Ok(resolved) => resolved.iter().for_each(|r| r.announce()),
-            Err(e) => tracing::error!("failed to resolve rows of dead owners: {}", Chain(&e)),
-        }
+        let tracking = reconcile::Tracking {
+            owner: cx.owner,
+            tracked,
+        };
+        let retake = match reconcile::sweep(db, &cx.host.name, Some(&tracking), now) {
+            Ok(swept) => {
+                swept.resolved.iter().for_each(|r| r.announce());
+                swept.retake
+            }
+            Err(e) => {
+                tracing::error!("failed to resolve rows of dead owners: {}", Chain(&e));
+                Vec::new()
+            }
+        };
         match reconcile::stalled(db, &cx.host.name, now, self.watching_since) {
             Ok(stalls) => {
                 if let Some(waited) = stalls.ledger_held {
@@ -115,6 +135,7 @@ impl Monitor {
             runs.len(),
             cap.mode
         ));
+        retake
     }
 
     /// The ledger could not be written for a while: no worker could stamp

@@ -30,6 +30,11 @@ impl Runs {
         self.by_id.len()
     }
 
+    /// The runs watched.
+    pub(super) fn ids(&self) -> impl Iterator<Item = &ExecutionId> {
+        self.by_id.keys()
+    }
+
     /// A worker we spawned.
     pub(crate) fn add_child(
         &mut self,

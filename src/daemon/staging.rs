@@ -96,6 +96,11 @@ impl Stager {
         }
     }
 
+    /// The runs staged or being staged.
+    pub(super) fn ids(&self) -> impl Iterator<Item = &ExecutionId> {
+        self.gates.values().flatten().map(|s| &s.ahead.run.id)
+    }
+
     /// Staged or being staged.
     pub(super) fn count(&self) -> usize {
         self.gates.values().map(Vec::len).sum()

@@ -195,6 +195,18 @@ pub enum DbError {
     NoSchema(String),
 }
 
+impl DbError {
+    /// The database's own error under this one, if it is one.
+    pub(crate) fn sql(&self) -> Option<&SqlError> {
+        match self {
+            DbError::Open { source, .. }
+            | DbError::Configure { source, .. }
+            | DbError::Migrate { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// An open, migrated database.
 pub struct Db {
     conn: Conn,

@@ -35,7 +35,7 @@ pub use insert::{NewClaim, NewNotRun, NewRanOutside, Occurrence, Ran, claim};
 pub use moves::{
     Taking, abandoned, adopt, finish, heartbeat, late_outcome, orphaned, refuse, stalled, take_over,
 };
-pub(crate) use moves::{spawn_failed, unadopted};
+pub(crate) use moves::{never_started, spawn_failed, unadopted};
 pub use outbox::{Delivery, record_gateway_failed, record_late};
 pub(crate) use outbox::{
     Interrupted, begin_attempt, begin_command_attempt, due_deliveries, end_attempt,

@@ -273,6 +273,19 @@ pub fn stalled(
     conclude_row(conn, Move::Stalled, row, end, at)
 }
 
+/// `claimed -> missed`: the claimer of `row` died (or lost track of it)
+/// before a worker adopted it, so it never ran, and its catch-up policy
+/// does not run it now (`claimer_died`).
+pub(crate) fn never_started(
+    conn: &Conn,
+    row: &Execution,
+    message: String,
+    at: Timestamp,
+) -> Result<bool, LedgerError> {
+    let end = (ExecState::Missed, ReasonCode::ClaimerDied, message);
+    conclude_row(conn, Move::Abandoned, row, end, at)
+}
+
 /// `claimed -> missed`: the gateway is stopping and never dispatched it.
 pub fn abandoned(
     conn: &Conn,

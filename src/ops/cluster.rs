@@ -52,6 +52,31 @@ pub struct ClusterStatus {
     pub error: Option<String>,
     /// Every host that ever registered, by name (empty when unreachable).
     pub hosts: Vec<HostStatus>,
+    /// The database connections this host may hold, and the server's.
+    pub connections: Connections,
+}
+
+/// The database connections of a host, against what the server allows.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Connections {
+    /// The most this host holds at once: its running workers' (the runs
+    /// its gateway starts at once, `cron.max_parallel_jobs`) and the
+    /// gateway's own.
+    pub this_host_at_most: u32,
+    /// What the server allows other than superusers (`max_connections`
+    /// less `superuser_reserved_connections`); None when unreachable.
+    pub server_allows: Option<u32>,
+}
+
+/// What the server allows other than superusers.
+fn server_allows(conn: &Conn) -> SqlResult<u32> {
+    conn.query_row(
+        "SELECT CAST(current_setting('max_connections') AS INTEGER)
+              - CAST(current_setting('superuser_reserved_connections') AS INTEGER) AS n",
+        params![],
+        |r| r.get::<_, i64>("n"),
+    )
+    .map(|n| n.max(0) as u32)
 }
 
 impl ClusterStatus {
@@ -108,19 +133,25 @@ pub fn hosts(conn: &Conn, ours: Timestamp) -> SqlResult<Vec<HostStatus>> {
 }
 
 /// The status of the cluster: `conn` is None when this command could not
-/// reach the database (`error` says why).
+/// reach the database (`error` says why); `runs_at_once`: this host's bound
+/// (`CronConfig::parallel_bound`).
 pub fn status(
     me: &Host,
     conn: Option<&Conn>,
     error: Option<String>,
     database: String,
     gateway_view: Option<ClusterFile>,
+    runs_at_once: u32,
     now: Timestamp,
 ) -> ClusterStatus {
     let (hosts, error) = match conn.map(|c| hosts(c, now)) {
         Some(Ok(h)) => (h, error),
         Some(Err(e)) => (Vec::new(), Some(crate::text::Chain(&e).to_string())),
         None => (Vec::new(), error),
+    };
+    let connections = Connections {
+        this_host_at_most: runs_at_once + hermes_cron_core::config::GATEWAY_CONNECTIONS,
+        server_allows: conn.and_then(|c| server_allows(c).ok()),
     };
     ClusterStatus {
         host: me.name.clone(),
@@ -130,6 +161,7 @@ pub fn status(
         reachable: error.is_none(),
         error,
         hosts,
+        connections,
     }
 }
 
@@ -160,6 +192,15 @@ pub fn render(c: &ClusterStatus, viewer: crate::schedule::Tz) -> String {
             c.error.as_deref().unwrap_or("-")
         ));
     }
+    out.push_str(&format!(
+        "            this host holds at most {} database connections (cron.max_parallel_jobs running workers and the gateway's {}){}\n",
+        c.connections.this_host_at_most,
+        hermes_cron_core::config::GATEWAY_CONNECTIONS,
+        c.connections
+            .server_allows
+            .map(|n| format!("; the server allows {n}"))
+            .unwrap_or_default()
+    ));
     for h in &c.hosts {
         out.push_str(&format!(
             "  host {:<20} {:<8} {} ({} claimed, {} running){}\n",
@@ -181,6 +222,20 @@ pub fn render(c: &ClusterStatus, viewer: crate::schedule::Tz) -> String {
 /// `doctor`'s findings about the cluster.
 pub fn findings(c: &ClusterStatus, now: Timestamp) -> Vec<Finding> {
     let mut out = Vec::new();
+    let live = c.hosts.iter().filter(|h| h.lease == "live").count().max(1) as u32;
+    let wanted = live.saturating_mul(c.connections.this_host_at_most);
+    if let Some(allows) = c.connections.server_allows.filter(|n| wanted > *n) {
+        out.push(Finding {
+            code: "database_connections_short",
+            job_id: None,
+            job_name: None,
+            problem: format!(
+                "{live} live host(s) may hold up to {} database connections each ({wanted} in all), and the server allows {allows}: at the busiest, runs wait for a connection and start late (they are never lost)",
+                c.connections.this_host_at_most
+            ),
+            fix: "lower `cron.max_parallel_jobs` on the hosts, or raise `max_connections` on the server".into(),
+        });
+    }
     if c.gateway_cut_off() || !c.reachable {
         let who = if c.gateway_cut_off() {
             "this host's gateway"
@@ -232,4 +287,66 @@ pub fn findings(c: &ClusterStatus, now: Timestamp) -> Vec<Finding> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(name: &str, lease: &'static str) -> HostStatus {
+        let t = Timestamp::default();
+        HostStatus {
+            host: name.into(),
+            labels: Vec::new(),
+            lease,
+            lease_detail: String::new(),
+            lease_until: t,
+            renewed_at: t,
+            started_at: t,
+            lost_at: None,
+            lost_by: None,
+            gateway: None,
+            version: String::new(),
+            claimed: 0,
+            running: 0,
+        }
+    }
+
+    fn cluster(hosts: Vec<HostStatus>, at_most: u32, allows: Option<u32>) -> ClusterStatus {
+        ClusterStatus {
+            host: "a".into(),
+            labels: Vec::new(),
+            database: "db".into(),
+            gateway_view: None,
+            reachable: true,
+            error: None,
+            hosts,
+            connections: Connections {
+                this_host_at_most: at_most,
+                server_allows: allows,
+            },
+        }
+    }
+
+    /// Live hosts times what each may hold, against what the server allows.
+    #[test]
+    fn doctor_says_when_the_hosts_may_want_more_connections_than_the_server_allows() {
+        let codes = |c: &ClusterStatus| -> Vec<&str> {
+            findings(c, Timestamp::default())
+                .iter()
+                .map(|f| f.code)
+                .collect()
+        };
+        let three = vec![host("a", "live"), host("b", "live"), host("c", "stopped")];
+        let short = cluster(three.clone(), 68, Some(97));
+        assert_eq!(codes(&short), ["database_connections_short"]);
+        let f = &findings(&short, Timestamp::default())[0];
+        assert!(f.problem.contains("2 live host(s)") && f.problem.contains("136 in all"));
+        assert!(f.fix.contains("cron.max_parallel_jobs") && f.fix.contains("max_connections"));
+        assert!(codes(&cluster(three.clone(), 48, Some(97))).is_empty());
+        assert!(
+            codes(&cluster(three, 68, None)).is_empty(),
+            "unknown: nothing said"
+        );
+    }
 }

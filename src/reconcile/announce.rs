@@ -2,9 +2,10 @@
 //! says what it found in one line, inside the run's span, in the same words
 //! (`resolved unknown: ...`, `left alone: ...`), whoever ran it: the startup
 //! sweep, the monitor period, a reaped worker, a stalled one, the look at
-//! lost hosts.
+//! lost hosts, a retaken claim.
 
 use super::passes::{Resolved, Settled};
+use super::retake::Retaken;
 use crate::ledger::{ExecState, Execution};
 use crate::logging::run_span;
 use hermes_cron_core::reconcile::Judgement;
@@ -37,6 +38,23 @@ pub fn announce(row: &Execution, j: &Judgement) {
             reason = "worker_exited",
             "worker exited without an outcome: {reason}"
         ),
+        Judgement::Retake { reason } => {
+            tracing::info!("left for a gateway or a tick to retake: {reason}")
+        }
+    }
+}
+
+impl Retaken {
+    /// Say what became of a retaken claim.
+    pub fn announce(&self) {
+        match self {
+            Retaken::Run(taken) => run_span(&taken.0.job_name, &taken.0.id).in_scope(|| {
+                tracing::warn!("taken over: it was claimed but never started; starting it now")
+            }),
+            Retaken::Missed(row, reason) => run_span(&row.job_name, &row.id)
+                .in_scope(|| tracing::warn!(reason = "claimer_died", "recorded missed: {reason}")),
+            Retaken::Lost => {}
+        }
     }
 }
 

@@ -9,12 +9,14 @@
 //! (`unadopted`, `orphaned`, `stalled`); `announce.rs` says what each
 //! verdict did, in the same words whoever ran the pass. `lost.rs` resolves the rows of
 //! another host whose lease expired (`take_over`, `orphaned` with
-//! `host_lost`).
+//! `host_lost`); `retake.rs` takes over (or records `missed`) a claim of this
+//! host whose command never started and that nobody will start.
 
 mod announce;
 mod evidence;
 mod lost;
 mod passes;
+mod retake;
 
 pub use announce::announce;
 pub use hermes_cron_core::reconcile::{
@@ -22,6 +24,8 @@ pub use hermes_cron_core::reconcile::{
 };
 pub use lost::{LostReport, lost_hosts};
 pub use passes::{
-    LEDGER_HELD, ReapedWorker, Resolved, Settled, Stalls, Watch, reaped, stalled, sweep,
+    LEDGER_HELD, ReapedWorker, Resolved, Settled, Stalls, Swept, Tracking, Watch, reaped, stalled,
+    sweep,
 };
 pub(crate) use passes::{startup_sweep, watched};
+pub use retake::{Retaken, Retaker, retake};

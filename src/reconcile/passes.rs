@@ -39,7 +39,8 @@ pub(crate) fn apply(
 ) -> Result<bool, LedgerError> {
     let conn = db.conn();
     match j {
-        Judgement::Ended | Judgement::Alive { .. } => Ok(false),
+        // The caller retakes it (`retake.rs`): it alone can launch it.
+        Judgement::Ended | Judgement::Alive { .. } | Judgement::Retake { .. } => Ok(false),
         Judgement::Unadopted { reason } => ledger::unadopted(conn, row, reason.clone(), now),
         Judgement::Orphaned { code, reason } => {
             crate::crash::point("sweep_before_resolve");
@@ -89,14 +90,47 @@ fn row_of(db: &Db, id: &ExecutionId) -> Result<Option<Execution>, LedgerError> {
         })
 }
 
-/// Resolve every active row of `host` whose owner is dead. Returns what moved.
-pub fn sweep(db: &Db, host: &str, now: Timestamp) -> Result<Vec<Resolved>, LedgerError> {
+/// The claims a gateway keeps track of (queued, in flight, staged, watched):
+/// a claim of its own it does not know is one it lost track of.
+pub struct Tracking<'a> {
+    pub owner: Owner,
+    pub tracked: &'a dyn Fn(&ExecutionId) -> bool,
+}
+
+/// What a [`sweep`] did, and the claims it left to its caller to retake.
+#[derive(Debug, Default)]
+pub struct Swept {
+    pub resolved: Vec<Resolved>,
+    /// Claims whose command never started and that nobody will start, with
+    /// why (`Judgement::Retake`): the caller retakes them (`retake.rs`) if
+    /// it can launch them; else they stay for a gateway or a `tick`.
+    pub retake: Vec<(Execution, String)>,
+}
+
+/// Resolve every active row of `host` whose owner is dead; `tracking`: the
+/// sweeping gateway's own claims. Returns what moved, and what to retake.
+pub fn sweep(
+    db: &Db,
+    host: &str,
+    tracking: Option<&Tracking<'_>>,
+    now: Timestamp,
+) -> Result<Swept, LedgerError> {
     let live = ProcLiveness::default();
-    let mut out = Vec::new();
+    let mut out = Swept::default();
     for row in active(db, host)? {
-        let j = judge(&row, &live, &base_evidence(db, &row)?);
-        if apply(db, &row, &j, now)? {
-            out.push(Resolved { row, judgement: j });
+        let mut ev = base_evidence(db, &row)?;
+        ev.untracked = tracking.is_some_and(|t| {
+            row.state == ExecState::Claimed
+                && row.owner.as_ref().and_then(|o| o.owner()) == Some(t.owner)
+                && !(t.tracked)(&row.id)
+        });
+        match judge(&row, &live, &ev) {
+            Judgement::Retake { reason } => out.retake.push((row, reason)),
+            j => {
+                if apply(db, &row, &j, now)? {
+                    out.resolved.push(Resolved { row, judgement: j });
+                }
+            }
         }
     }
     Ok(out)

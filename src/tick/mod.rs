@@ -7,7 +7,7 @@ mod claim;
 mod lock;
 
 pub use ahead::{ClaimedAhead, claim_ahead};
-pub use claim::{ClaimContext, ClaimError, ClaimReport, claim_due, claim_manual};
+pub use claim::{ClaimContext, ClaimError, ClaimReport, NotRun, claim_due, claim_manual};
 
 pub(crate) use claim::claim_reboot;
 pub use hermes_cron_core::plan::{

@@ -65,19 +65,25 @@ pub(super) fn open_run(args: &WorkerArgs) -> Result<Opened, i32> {
         exit::WORKER_USAGE
     })?;
     let home = Home::at(&args.home);
-    let db = Db::open_home(&home).map_err(|e| {
+    let db = patience::retry("open the ledger", say, |_| Db::open_home(&home)).map_err(|e| {
         say(Chain(&e).to_string());
         exit::WORKER_LEDGER
     })?;
     let id = ExecutionId::from_string(args.execution.clone());
-    let (row, spec) = match ledger::get_execution(db.conn(), &id) {
+    let read = |_attempt| {
+        ledger::get_execution(db.conn(), &id).map_err(|source| ledger::LedgerError::Read {
+            what: "the run's row",
+            source,
+        })
+    };
+    let (row, spec) = match patience::retry("read the run's row", say, read) {
         Ok(Some(found)) => found,
         Ok(None) => {
             say("no such execution in the ledger");
             return Err(exit::WORKER_NOT_OURS);
         }
         Err(e) => {
-            say(format!("cannot read the ledger: {e}"));
+            say(format!("cannot read the ledger: {}", Chain(&e)));
             return Err(exit::WORKER_LEDGER);
         }
     };

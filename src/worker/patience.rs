@@ -1,7 +1,9 @@
 //! The two ledger writes a worker cannot do without, the adopting
 //! compare-and-set and the terminal row, are retried while the ledger cannot
 //! be written (a full disk, a lock held past the busy timeout), with a
-//! backoff, for up to [`LEDGER_PATIENCE`]. Giving up at once left a
+//! backoff, for up to [`LEDGER_PATIENCE`]; so are opening the ledger and
+//! reading the row before them (a PostgreSQL server out of connections
+//! refuses the connection: the run waits for one, it is not lost). Giving up at once left a
 //! `claimed` row nobody would run, or a `running` row whose real outcome was
 //! lost, for a condition that usually passes in seconds.
 //!
@@ -14,6 +16,7 @@
 //! output, and says so in the file and the row.
 
 use crate::clock::monotonic;
+use crate::db::DbError;
 use crate::ledger::LedgerError;
 use crate::text::Chain;
 use std::fs::OpenOptions;
@@ -31,14 +34,50 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 /// Between attempts while the database is out of reach.
 const UNREACHABLE_PAUSE: Duration = Duration::from_secs(2);
 
+/// How a failure of the ledger may pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Passing {
+    /// The database is out of reach: waited for without a limit.
+    Unreachable,
+    /// It may pass by itself: retried for up to [`LEDGER_PATIENCE`].
+    Soon,
+    /// It will not (a schema too new, a bad connection string): given up at once.
+    Never,
+}
+
+/// A ledger failure a worker may wait out.
+pub(super) trait Patient: std::error::Error + 'static {
+    fn passing(&self) -> Passing;
+}
+
+impl Patient for LedgerError {
+    fn passing(&self) -> Passing {
+        if self.is_unreachable() {
+            Passing::Unreachable
+        } else {
+            Passing::Soon
+        }
+    }
+}
+
+impl Patient for DbError {
+    fn passing(&self) -> Passing {
+        match self.sql() {
+            Some(e) if e.is_unreachable() => Passing::Unreachable,
+            Some(_) => Passing::Soon,
+            None => Passing::Never,
+        }
+    }
+}
+
 /// Run `op` until it succeeds or [`LEDGER_PATIENCE`] has passed; `op` gets
 /// the attempt number (1, 2, ...). The first failure is reported once
 /// through `say`.
-pub(super) fn retry<T>(
+pub(super) fn retry<T, E: Patient>(
     what: &str,
     mut say: impl FnMut(String),
-    mut op: impl FnMut(u32) -> Result<T, LedgerError>,
-) -> Result<T, LedgerError> {
+    mut op: impl FnMut(u32) -> Result<T, E>,
+) -> Result<T, E> {
     let start = monotonic();
     let mut pause = FIRST_PAUSE;
     let mut attempt = 1;
@@ -50,7 +89,8 @@ pub(super) fn retry<T>(
                 }
                 return Ok(v);
             }
-            Err(e) if e.is_unreachable() => {
+            Err(e) if e.passing() == Passing::Never => return Err(e),
+            Err(e) if e.passing() == Passing::Unreachable => {
                 if attempt == 1 {
                     say(format!(
                         "cannot {what} yet ({}); retrying until the database answers again",

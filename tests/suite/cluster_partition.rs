@@ -2,7 +2,7 @@
 //!
 //! The test makes its own network: a namespace (`ip netns`) holding host-c,
 //! joined to the root namespace by a veth pair with link-local addresses;
-//! its own PostgreSQL server (`tests/support/pg-server.sh`), listening on the
+//! its own PostgreSQL server (`support::pg_server`), listening on the
 //! root end. host-a and host-b (root namespace) and host-c (inside) reach it
 //! over TCP. Cutting host-c off is taking its end of the link down, inside
 //! its namespace; healing is bringing it back up. While cut off host-c
@@ -13,6 +13,7 @@
 //! Needs root (network namespaces), as `tests/run-all.sh` runs.
 
 use crate::support::cluster::{Cluster, LEASE_MS, check_exactly_once, whole_second_after};
+use crate::support::pg_server::PgServer;
 use crate::support::waiting::wait_for_or;
 use std::process::Command;
 use std::time::Duration;
@@ -109,44 +110,10 @@ impl Drop for Netns {
     }
 }
 
-/// A PostgreSQL server of this test's own, listening on `addr` too.
-struct Server {
-    dir: String,
-}
-
-impl Server {
-    fn start(addr: &str) -> Server {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/pg-server.sh");
-        let out = Command::new(script)
-            .args(["start", addr])
-            .output()
-            .expect("run pg-server.sh");
-        assert!(
-            out.status.success(),
-            "pg-server.sh start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
-        let dir = text
-            .lines()
-            .find_map(|l| l.strip_prefix("export PG_TEST_DIR="))
-            .expect("the server's directory")
-            .to_string();
-        Server { dir }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/pg-server.sh");
-        let _ = Command::new(script).args(["stop", &self.dir]).output();
-    }
-}
-
 #[test]
 fn a_host_cut_off_for_two_lease_periods_and_healed_runs_nothing_twice_and_records_everything() {
     let net = Netns::new();
-    let _server = Server::start(SERVER_ADDR);
+    let _server = PgServer::start(Some(SERVER_ADDR), None);
     let base =
         format!("host={SERVER_ADDR} port=5432 user=postgres dbname=postgres connect_timeout=2");
     let url = crate::support::ledger::fresh_schema(&base);

@@ -251,10 +251,16 @@ fn killing_the_cli_before_the_go_byte_runs_nothing_and_tick_resolves_the_row() {
     assert_eq!(rows.len(), 1, "{rows:#?}");
     assert_eq!(rows[0]["state"], "claimed", "{:#}", rows[0]);
 
+    // Its command never started, and a manual run is not started again:
+    // `missed`, not `unknown` (nothing may have run).
     h.run(&["tick"]).ok();
     let row = h.wait_terminal(str_of(&rows[0], "id"), PATIENCE);
-    assert_eq!(row["state"], "unknown", "{row:#}");
+    assert_eq!(row["state"], "missed", "{row:#}");
     assert_eq!(row["reason_code"], "claimer_died", "{row:#}");
+    assert!(
+        str_of(&row, "reason").contains("a manual run is not started again"),
+        "{row:#}"
+    );
     assert!(!marker.exists(), "the command ran");
     assert_eq!(h.runs(Some(&job)).len(), 1);
 }

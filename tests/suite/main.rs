@@ -38,6 +38,7 @@ mod import_hermes;
 mod job_environment;
 mod journal_rollback;
 mod kanban_spawn;
+mod ledger_faults;
 mod load;
 mod operators;
 mod properties;

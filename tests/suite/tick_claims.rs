@@ -155,10 +155,9 @@ fn a_contended_tick_exits_0_saying_so_and_claims_nothing() {
     home.settle(None, 1);
 }
 
-/// Also the regression test for `after_claim_commit` being documented in
-/// `crash.rs` but never reached: the tick used to run on and dispatch.
-#[test]
-fn a_tick_killed_after_the_claim_commit_is_neither_doubled_nor_lost() {
+/// A home whose every-1m job `c` (touching the file returned) was claimed
+/// for 10:01 by a tick killed right after its claim committed; its output.
+fn a_tick_killed_after_its_claim() -> (TestHome, std::path::PathBuf, crate::support::cli::Out) {
     let home = TestHome::new();
     let marker = home.scratch().join("ran");
     home.add_at(
@@ -178,49 +177,84 @@ fn a_tick_killed_after_the_claim_commit_is_neither_doubled_nor_lost() {
         Some(libc::SIGKILL),
         "the crash point kills the tick\n{crashed}"
     );
+    (home, marker, crashed)
+}
+
+/// Also the regression test for `after_claim_commit` being documented in
+/// `crash.rs` but never reached: the tick used to run on and dispatch.
+#[test]
+fn a_tick_killed_after_the_claim_commit_is_neither_doubled_nor_lost() {
+    let (home, marker, _crashed) = a_tick_killed_after_its_claim();
     let rows = home.runs(None);
     assert_eq!(rows.len(), 1, "{}", summary(&rows));
     assert_eq!(rows[0]["state"], "claimed");
     assert_eq!(rows[0]["scheduled_for"], SLOT1);
     let id = rows[0]["id"].as_str().unwrap().to_string();
 
-    // The next tick (same instant, and again later in the same minute).
+    // The next tick (same instant, and again later in the same minute):
+    // the claim never started, so the next tick takes it over and runs it.
     let out = home
         .cmd(&["tick", "--json"])
         .now("2026-06-01T10:01:20Z")
         .run()
         .ok();
     let report = out.json();
-    assert_eq!(report["claimed"].as_array().unwrap().len(), 0, "{out}");
-    let resolved = report["resolved_unknown"].as_array().unwrap();
-    assert_eq!(resolved.len(), 1, "{out}");
-    assert_eq!(resolved[0]["id"], id.as_str());
+    let claimed = report["claimed"].as_array().unwrap();
+    assert_eq!(claimed.len(), 1, "{out}");
+    assert_eq!(claimed[0]["id"], id.as_str(), "the same row, taken over");
+    assert_eq!(claimed[0]["dispatch"], "started", "{out}");
+    assert!(report["resolved_unknown"].as_array().unwrap().is_empty());
+    assert!(out.stderr.contains("taken over"), "{out}");
     home.tick("2026-06-01T10:01:50Z");
 
-    let rows = home.runs(None);
+    let rows = home.settle(None, 1);
     assert_eq!(rows.len(), 1, "not doubled: {}", summary(&rows));
     let row = &rows[0];
     assert_eq!(row["id"], id.as_str(), "the same row, not a second one");
-    assert_eq!(row["state"], "unknown", "not lost: resolved");
-    assert_eq!(row["reason_code"], "claimer_died");
-    let reason = row["reason"].as_str().unwrap();
-    assert!(
-        reason.contains(&format!("pid {}", crashed.pid)) && reason.contains("start time"),
-        "the reason names what was checked: {reason}"
-    );
-    assert!(!marker.exists(), "the command never ran");
+    assert_eq!(row["state"], "succeeded", "not lost: run");
+    assert!(marker.exists(), "its command ran");
 
     // The next slot is its own occurrence and runs normally.
     home.tick("2026-06-01T10:02:00Z");
     let rows = home.settle(None, 2);
     assert_eq!(
         with(&rows, "state", "succeeded").len(),
+        2,
+        "{}",
+        summary(&rows)
+    );
+}
+
+/// A claim that never started and is found past its misfire grace (the
+/// catch-up policy's bound for a late slot) is `missed` (`claimer_died`),
+/// never run that late; the reason names what was checked.
+#[test]
+fn a_claim_found_past_its_misfire_grace_is_missed_not_run() {
+    let (home, _marker, crashed) = a_tick_killed_after_its_claim();
+    // The grace of an every-1m job: 2 min. The slots since are the
+    // catch-up policy's as ever (10:02 collapsed into 10:03).
+    home.tick("2026-06-01T10:03:30Z");
+    let rows = home.settle(None, 3);
+    assert_eq!(
+        with(&rows, "state", "succeeded").len(),
         1,
         "{}",
         summary(&rows)
     );
-    assert_eq!(rows[0]["scheduled_for"], "2026-06-01T10:02:00.000Z");
-    assert!(marker.exists());
+    let missed = with(&rows, "state", "missed");
+    let retaken: Vec<_> = missed
+        .iter()
+        .filter(|r| r["reason_code"] == "claimer_died")
+        .collect();
+    assert_eq!(retaken.len(), 1, "{}", summary(&rows));
+    assert_eq!(retaken[0]["scheduled_for"], SLOT1);
+    let reason = retaken[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("pid {}", crashed.pid))
+            && reason.contains("start time")
+            && reason.contains("past its misfire grace of 2m"),
+        "the reason names what was checked: {reason}"
+    );
 }
 
 #[test]
@@ -444,8 +478,8 @@ fn a_tick_before_the_first_slot_claims_nothing() {
 }
 
 /// Regression: `sweep_before_resolve` was documented in `crash.rs` but never
-/// reached. A sweep killed just before resolving a dead claimer's row leaves
-/// the row as it was; the next sweep resolves it, once.
+/// reached. A sweep killed just before retaking a dead claimer's row leaves
+/// the row as it was; the next sweep retakes it, once.
 #[test]
 fn regression_a_sweep_killed_before_resolving_leaves_the_row_for_the_next() {
     let home = TestHome::new();
@@ -466,8 +500,7 @@ fn regression_a_sweep_killed_before_resolving_leaves_the_row_for_the_next() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["state"], "claimed", "untouched: {}", summary(&rows));
     home.tick("2026-06-01T10:01:20Z");
-    let rows = home.runs(None);
+    let rows = home.settle(None, 1);
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["state"], "unknown");
-    assert_eq!(rows[0]["reason_code"], "claimer_died");
+    assert_eq!(rows[0]["state"], "succeeded", "retaken and run once");
 }

@@ -4,6 +4,11 @@
 #
 #   eval "$(tests/support/pg-server.sh start [TCP_ADDRESS] [durable])"   # sets HERMES_CRON_TEST_PG, PG_TEST_DIR
 #   tests/support/pg-server.sh stop "$PG_TEST_DIR"
+#   tests/support/pg-server.sh pause "$PG_TEST_DIR"    # the server goes away (data kept)
+#   tests/support/pg-server.sh resume "$PG_TEST_DIR"   # and comes back, as it was started
+#
+# PG_MAX_CONNECTIONS sets the server's max_connections (default 400): the
+# fault tests start a server that runs out of them.
 #
 # It listens on a Unix socket in its directory, and also on TCP_ADDRESS
 # (port 5432) when given (the partition tests reach it from another network
@@ -40,11 +45,21 @@ start)
         listen="'${2}'"
         echo "host all all 0.0.0.0/0 trust" >>"$dir/data/pg_hba.conf"
     fi
+    echo "-c listen_addresses=$listen -k $dir $fast -c max_connections=${PG_MAX_CONNECTIONS:-400} -c shared_buffers=64MB" \
+        >"$dir/options"
     runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=$listen -k $dir $fast -c max_connections=400 -c shared_buffers=64MB" \
-        start >&2
+        -o "$(cat "$dir/options")" start >&2
     echo "export PG_TEST_DIR=$dir"
     echo "export HERMES_CRON_TEST_PG='host=$dir user=postgres dbname=postgres'"
+    ;;
+pause)
+    dir=${2:?the directory start printed}
+    runuser -u postgres -- "$(pgbin)/pg_ctl" -D "$dir/data" -m immediate -w stop >&2
+    ;;
+resume)
+    dir=${2:?the directory start printed}
+    runuser -u postgres -- "$(pgbin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+        -o "$(cat "$dir/options")" start >&2
     ;;
 stop)
     dir=${2:?the directory start printed}
@@ -53,7 +68,7 @@ stop)
     rm -rf "$dir"
     ;;
 *)
-    echo "usage: $0 start [TCP_ADDRESS] [durable] | stop DIR" >&2
+    echo "usage: $0 start [TCP_ADDRESS] [durable] | pause DIR | resume DIR | stop DIR" >&2
     exit 2
     ;;
 esac

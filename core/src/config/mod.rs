@@ -81,7 +81,8 @@ pub use edit::{set, set_hermes, unset, unset_hermes};
 pub use keys::key_table;
 pub use load::{load_bytes, validated};
 pub use model::{
-    Config, ConfigError, ConfigWarning, CronConfig, GatewayConfig, KeyInfo, Loaded, SecretText,
+    Config, ConfigError, ConfigWarning, CronConfig, GATEWAY_CONNECTIONS, GatewayConfig, KeyInfo,
+    Loaded, SHARED_LEDGER_PARALLEL, SecretText,
 };
 pub use query::{Entry, entries, get, mistyped, show};
 pub use validate::Validated;

@@ -76,7 +76,32 @@ pub struct CronConfig {
     pub database: Option<String>,
 }
 
+/// How many runs a gateway on a shared (PostgreSQL) ledger starts at once
+/// when `cron.max_parallel_jobs` is not set: each running worker holds one
+/// database connection, and the server's slots are shared by every host.
+pub const SHARED_LEDGER_PARALLEL: u32 = 64;
+
+/// The connections a gateway holds itself on a shared ledger: its loop, its
+/// lease, `LISTEN`, and its HTTP endpoint's.
+pub const GATEWAY_CONNECTIONS: u32 = 4;
+
 impl CronConfig {
+    /// How many runs a gateway starts at once: `cron.max_parallel_jobs`,
+    /// else unbounded on SQLite and [`SHARED_LEDGER_PARALLEL`] on a shared
+    /// ledger, so the connections one host opens are bounded (its running
+    /// workers' and [`GATEWAY_CONNECTIONS`]).
+    pub fn parallel_bound(&self, shared_ledger: bool) -> Option<u32> {
+        match shared_ledger {
+            true => Some(self.shared_parallel()),
+            false => self.max_parallel_jobs,
+        }
+    }
+
+    /// How many runs a gateway starts at once on a shared ledger.
+    pub fn shared_parallel(&self) -> u32 {
+        self.max_parallel_jobs.unwrap_or(SHARED_LEDGER_PARALLEL)
+    }
+
     /// The alert keys, as a job's alert rules fall back to them.
     pub fn alert_defaults(&self) -> crate::alert::AlertDefaults<'_> {
         crate::alert::AlertDefaults {

@@ -44,4 +44,20 @@ impl ClaimedRun {
             replace: Vec::new(),
         }
     }
+
+    /// The claimed `row` (with its `spec`), taken over by `owner`: a lost
+    /// host's claim, or one of this host's that never started.
+    pub fn taken_over(row: Execution, spec: RunSpec, owner: Owner) -> ClaimedRun {
+        ClaimedRun {
+            id: row.id,
+            job_id: row.job_id,
+            job_name: row.job_name,
+            scheduled_for: row.scheduled_for,
+            attempt: row.attempt,
+            source: row.source,
+            spec,
+            owner,
+            replace: Vec::new(),
+        }
+    }
 }

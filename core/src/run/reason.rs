@@ -31,7 +31,9 @@ pub enum ReasonCode {
     SpawnFailed,
     /// Refused: a restart-safe scope was required and none could be made.
     ScopeUnavailable,
-    /// Unknown: the process that claimed the row died before a worker adopted it.
+    /// Missed: the process that claimed the row died (or lost track of it)
+    /// before a worker adopted it, so it never ran, and its catch-up policy
+    /// did not run it then (an earlier version recorded it `unknown`).
     ClaimerDied,
     /// Unknown: the worker died without writing an outcome.
     WorkerDied,

@@ -57,6 +57,9 @@ pub(crate) struct Context {
     pub zones: Arc<crate::schedule::ZoneTable>,
     /// This host.
     pub host: crate::cluster::Host,
+    /// The runs the gateway starts at once on a shared ledger
+    /// (`CronConfig::parallel_bound`).
+    pub runs_at_once: u32,
 }
 
 /// Why a request could not read the ledger (printed with [`Chain`]). A
@@ -174,6 +177,7 @@ impl App {
                     error,
                     location.describe(),
                     seen,
+                    self.ctx.runs_at_once,
                     now,
                 )
             };

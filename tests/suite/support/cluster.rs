@@ -89,6 +89,23 @@ impl Cluster {
         due_ms: i64,
         run_on: Option<&str>,
     ) {
+        let input = JobInput {
+            run_on: run_on.map(str::to_string),
+            ..JobInput::default()
+        };
+        self.add_jobs_like(input, prefix, n, schedule, command, due_ms);
+    }
+
+    /// [`Cluster::add_jobs`], each job made from `input` (its other flags).
+    pub(crate) fn add_jobs_like(
+        &self,
+        input: JobInput,
+        prefix: &str,
+        n: usize,
+        schedule: &str,
+        command: &str,
+        due_ms: i64,
+    ) {
         let mut db = self.db();
         let now = hermes_cron::db::from_ms(due_ms - 60_000);
         let template = JobInput {
@@ -96,8 +113,7 @@ impl Cluster {
             schedule: Some(schedule.into()),
             argv: Some(vec![command.to_string()]),
             shell: Some(true),
-            run_on: run_on.map(str::to_string),
-            ..JobInput::default()
+            ..input
         }
         .build(
             JobId::generate(),

@@ -13,7 +13,8 @@
 //! - `rows`: ledger rows as the CLI prints them;
 //! - `invariants`: the ledger read directly, and the invariants crash tests check;
 //! - `ledger`: which ledger a home uses (its SQLite file, or a fresh PostgreSQL
-//!   schema when `HERMES_CRON_TEST_PG` is set) and opening it;
+//!   schema when `HERMES_CRON_TEST_PG` is set) and opening it; `pg_server`: a
+//!   PostgreSQL server of one test's own, to stop, restart or starve;
 //! - `scene`: the homes of the crash tests;
 //! - `tmpfs`: a small filesystem for full-disk tests;
 //! - `dbus_daemon`, `mock_manager`: a private bus and a mock systemd manager on it;
@@ -42,6 +43,7 @@ pub(crate) mod http;
 pub(crate) mod invariants;
 pub(crate) mod ledger;
 pub(crate) mod mock_manager;
+pub(crate) mod pg_server;
 pub(crate) mod process;
 pub(crate) mod real_manager;
 pub(crate) mod rows;

@@ -38,6 +38,8 @@ pub(crate) struct Scene {
     pub home: TestHome,
     pub side_effects: PathBuf,
     pub jobs: Vec<Periodic>,
+    /// The log of the gateway [`Scene::restart_and_run`] started.
+    restart_log: std::cell::RefCell<String>,
 }
 
 impl Scene {
@@ -69,6 +71,7 @@ impl Scene {
             home,
             side_effects,
             jobs: added,
+            restart_log: Default::default(),
         }
     }
 
@@ -120,6 +123,12 @@ impl Scene {
             },
         );
         gw.stop();
+        *self.restart_log.borrow_mut() = gw.log();
+    }
+
+    /// The log of the gateway [`Scene::restart_and_run`] started.
+    pub(crate) fn restart_log(&self) -> String {
+        self.restart_log.borrow().clone()
     }
 
     /// Wait for the workers, then check every invariant.

@@ -57,7 +57,7 @@ pub(super) fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
 /// ledger the cluster's status: a database out of reach is reported, not an
 /// error (`read_only` for `doctor`, which changes nothing).
 fn open_ledger(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     read_only: bool,
 ) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
     let location = hermes_cron::db::Location::of_home(&ctx.home)?;
@@ -74,6 +74,12 @@ fn open_ledger(
         return Ok((db, None));
     };
     let view = hermes_cron::state_files::read_cluster(&ctx.home);
+    // A config that does not load is `doctor`'s to report; the default here.
+    let runs_at_once = ctx
+        .config()
+        .map_or(hermes_cron_core::config::SHARED_LEDGER_PARALLEL, |c| {
+            c.cron.shared_parallel()
+        });
     let opened = if read_only {
         Db::open_home_read_only(&ctx.home)
     } else {
@@ -90,13 +96,14 @@ fn open_ledger(
         error,
         location.describe(),
         view,
+        runs_at_once,
         ctx.now(),
     );
     Ok((db, Some(cluster)))
 }
 
 fn open_for_status(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
 ) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
     open_ledger(ctx, false)
 }

@@ -29,7 +29,8 @@ pub(super) fn run(
     let zone = ctx.fallback_zone()?;
     let launcher = ctx.launcher()?;
     let mut db = ctx.open_db()?;
-    reconcile::sweep(&db, &ctx.host.name, ctx.now())?;
+    // A claim nobody will start is left to a gateway or a tick.
+    reconcile::sweep(&db, &ctx.host.name, None, ctx.now())?;
     let job = store::resolve_job(db.conn(), key)?;
     super::jobs_cmd::warn_unenforced(&job);
     let report = claim_manual(&mut db, &ctx.claim_ctx(&config, zone), &job)?;

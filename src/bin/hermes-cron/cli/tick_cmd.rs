@@ -4,8 +4,9 @@ use super::context::Ctx;
 use super::fail::failure;
 use super::render::{Table, cell, utc};
 use hermes_cron::dispatch::{Attach, Dispatched, Requirement};
+use hermes_cron::ledger::{ClaimedRun, ExecState, ReasonCode};
 use hermes_cron::reconcile;
-use hermes_cron::tick::{ClaimReport, claim_due};
+use hermes_cron::tick::{ClaimReport, NotRun, claim_due};
 use serde_json::json;
 
 /// Most claim passes one `tick` makes.
@@ -25,8 +26,41 @@ pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     let launcher = ctx.launcher()?;
     let mut db = ctx.open_db()?;
     let now = ctx.now();
-    let resolved = reconcile::sweep(&db, &ctx.host.name, now)?;
+    let swept = reconcile::sweep(&db, &ctx.host.name, None, now)?;
     let claim_ctx = ctx.claim_ctx(&config, zone);
+    // Claims of this host that never started and nobody will start: run
+    // with this pass's claims, or missed (a tick is a gateway's pass); before
+    // the claim, which would take such a claim for a run still going.
+    let retaker = reconcile::Retaker {
+        home: &ctx.home,
+        owner: claim_ctx.owner,
+        host: &ctx.host.name,
+        catch_up_missed: config.cron.catch_up_missed,
+        zones: &ctx.zones,
+        fallback: zone,
+    };
+    let mut retaken = ClaimReport::default();
+    for (row, why) in &swept.retake {
+        let r = reconcile::retake(&db, &retaker, row, why, now)?;
+        r.announce();
+        match r {
+            reconcile::Retaken::Run(found) => {
+                let (row, spec) = *found;
+                let run = ClaimedRun::taken_over(row, spec, claim_ctx.owner);
+                retaken.claimed.push(run);
+            }
+            reconcile::Retaken::Missed(row, reason) => retaken.not_run.push(NotRun {
+                id: row.id,
+                job_id: row.job_id,
+                job_name: row.job_name,
+                scheduled_for: row.scheduled_for,
+                state: ExecState::Missed,
+                reason_code: ReasonCode::ClaimerDied,
+                reason,
+            }),
+            reconcile::Retaken::Lost => {}
+        }
+    }
     // Passes until nothing more is due (a PostgreSQL pass takes a batch) or
     // another process holds the tick lock (it claims the rest); bounded, in
     // case a pass could ever leave its jobs due.
@@ -48,13 +82,20 @@ pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
             break;
         }
     }
-    let Some(report) = report else {
+    // What this process took over it launches, whoever claims now.
+    if report.is_none() && retaken.claimed.is_empty() {
         if as_json {
             println!("{}", json!({ "contended": true }));
         } else {
             println!("another tick is claiming right now; nothing to do");
         }
         return Ok(hermes_cron::exit::OK);
+    }
+    let report = {
+        if let Some(pass) = report {
+            retaken.absorb(pass);
+        }
+        retaken
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -101,7 +142,8 @@ pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
                 .cloned()
                 .collect()
         };
-        let resolved: Vec<_> = resolved
+        let resolved: Vec<_> = swept
+            .resolved
             .iter()
             .filter_map(|r| {
                 let (_, code, reason) = r.judgement.recorded()?;
@@ -157,7 +199,7 @@ pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
             n.reason.clone(),
         ]);
     }
-    for r in &resolved {
+    for r in &swept.resolved {
         let Some((state, _, reason)) = r.judgement.recorded() else {
             continue;
         };
@@ -168,7 +210,7 @@ pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
             reason.to_string(),
         ]);
     }
-    if !started.is_empty() || !report.not_run.is_empty() || !resolved.is_empty() {
+    if !started.is_empty() || !report.not_run.is_empty() || !swept.resolved.is_empty() {
         print!("{}", table.render());
     }
     Ok(hermes_cron::exit::OK)

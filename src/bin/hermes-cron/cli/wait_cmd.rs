@@ -122,7 +122,8 @@ pub(super) fn follow(
             continue;
         }
         if ours.is_none() || exited_at.is_some_and(|t| elapsed(t) > Duration::from_secs(1)) {
-            reconcile::sweep(db, &ctx.host.name, ctx.now())?;
+            // A claim nobody will start is left to a gateway or a tick.
+            reconcile::sweep(db, &ctx.host.name, None, ctx.now())?;
         }
         changes.next();
     }
