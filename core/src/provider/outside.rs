@@ -223,7 +223,7 @@ mod tests {
                 ..row("x1", "direct", "completed", claimed)
             },
         ];
-        let runs = outside_runs(&rows, &[job.clone()]);
+        let runs = outside_runs(&rows, std::slice::from_ref(&job));
         let states: Vec<_> = runs.iter().map(|r| r.state).collect();
         assert_eq!(
             states,
