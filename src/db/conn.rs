@@ -101,7 +101,7 @@ fn sqlite_rows(conn: &rusqlite::Connection, sql: &str, params: Params<'_>) -> Sq
 impl Conn {
     /// A bare PostgreSQL connection to `url` (no ledger, no migration), for
     /// tools and tests that make databases or schemas.
-    pub fn postgres(url: &str) -> Result<Conn, super::pg::NotAConnectionString> {
+    pub fn postgres(url: &str) -> Result<Conn, super::pg_target::NotAConnectionString> {
         let conn = PgConn::new(url, super::busy::busy_timeout())?;
         Ok(Conn::Postgres(Box::new(PgBackend { conn, namespace: 0 })))
     }

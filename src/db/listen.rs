@@ -30,7 +30,13 @@ impl PgListener {
         std::thread::Builder::new()
             .name("hermes-cron-listen".into())
             .spawn(move || listen(&url, &tx, &ready_tx))?;
-        let _ = ready_rx.recv_timeout(patience);
+        match ready_rx.recv_timeout(patience) {
+            Ok(()) => tracing::info!("listening for changes from other hosts (LISTEN)"),
+            Err(_) => tracing::warn!(
+                "not listening for changes from other hosts yet (the database did not answer within {}s); they are noticed on the monitor period meanwhile",
+                patience.as_secs()
+            ),
+        }
         Ok(PgListener { rx })
     }
 
@@ -68,16 +74,17 @@ fn listen_once(
         },
         Err(e) => return Err(crate::text::Chain(&e).to_string()),
     };
-    let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| e.to_string())?;
+    // As every connection is made: the password from `PGPASSWORD` when the
+    // string gives none, and its TLS.
+    let target = super::pg_target::parse(url).map_err(|e| e.to_string())?;
+    let mut config = target.config;
     config
         .connect_timeout(Duration::from_secs(10))
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(5))
         .keepalives_interval(Duration::from_secs(2))
         .keepalives_retries(3);
-    let mut client = config
-        .connect(postgres::NoTls)
-        .map_err(|e| crate::text::Chain(&e).to_string())?;
+    let mut client = super::pg::connect(&config, &target.tls)?;
     client
         .batch_execute(&format!("LISTEN {}", channel(namespace)))
         .map_err(|e| crate::text::Chain(&e).to_string())?;

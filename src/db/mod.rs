@@ -14,6 +14,8 @@ mod listen;
 mod migrations;
 mod open;
 mod pg;
+mod pg_target;
+mod pg_tls;
 #[cfg(test)]
 pub(crate) mod test_backends;
 mod value;
@@ -34,6 +36,7 @@ pub(crate) use codec::to_ms;
 pub use explain::explain;
 pub use listen::PgListener;
 pub use open::{DATABASE_ENV, Db, DbError, JournalMode, Location};
-pub use pg::NotAConnectionString;
+pub use pg_target::NotAConnectionString;
+pub use pg_tls::{Checked as TlsChecked, LedgerTls, ledger_tls};
 pub use watch::DbWatcher;
 pub(crate) use watch::RECHECK_AFTER_CHANGE;

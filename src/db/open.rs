@@ -141,7 +141,7 @@ impl Location {
     pub fn describe(&self) -> String {
         match self {
             Location::Sqlite(p) => p.display().to_string(),
-            Location::Postgres(url) => super::pg::redact_url(url),
+            Location::Postgres(url) => super::pg_target::shown(url),
         }
     }
 }

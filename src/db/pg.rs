@@ -19,18 +19,17 @@
 //! (the `Db` is not `Sync`).
 
 use super::error::{SqlError, SqlResult};
+use super::pg_target::{NotAConnectionString, Target};
+use super::pg_tls::TlsPolicy;
 use super::value::{Row, Value};
 use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
-
-/// The password of a connection string that gives none.
-pub(crate) const PASSWORD_ENV: &str = "PGPASSWORD";
 
 /// What the thread is asked to do.
 enum Job {
@@ -53,6 +52,8 @@ struct Worker {
 /// A PostgreSQL connection (see the module docs).
 pub(crate) struct PgConn {
     config: postgres::Config,
+    /// What its TLS checks (`pg_tls.rs`).
+    tls: TlsPolicy,
     location: String,
     /// How long one statement may take before the connection is given up.
     timeout: Duration,
@@ -70,48 +71,15 @@ impl std::fmt::Debug for PgConn {
     }
 }
 
-/// The URL with its password replaced, for messages.
-pub(crate) fn redact_url(url: &str) -> String {
-    // postgresql://user:secret@host/db -> postgresql://user:***@host/db
-    if let Some(scheme_end) = url.find("://") {
-        let rest = &url[scheme_end + 3..];
-        if let Some(at) = rest.find('@') {
-            let creds = &rest[..at];
-            if let Some(colon) = creds.find(':') {
-                return format!(
-                    "{}{}:***{}",
-                    &url[..scheme_end + 3],
-                    &creds[..colon],
-                    &rest[at..]
-                );
-            }
-        }
-    }
-    // key=value form: hide password=...
-    url.split_whitespace()
-        .map(|kv| {
-            if kv.starts_with("password=") {
-                "password=***"
-            } else {
-                kv
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A connection string that does not parse (what it says is why).
-#[derive(Debug, thiserror::Error)]
-#[error("not a PostgreSQL connection string: {0}")]
-pub struct NotAConnectionString(String);
-
 impl PgConn {
-    /// A connection to `url` (a `postgresql://` URL or `key=value` pairs);
-    /// nothing is sent until the first statement.
+    /// A connection to `url` (a `postgresql://` URL or `key=value` pairs,
+    /// read by `pg_target`); nothing is sent until the first statement.
     pub(crate) fn new(url: &str, timeout: Duration) -> Result<PgConn, NotAConnectionString> {
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e: postgres::Error| NotAConnectionString(e.to_string()))?;
+        let Target {
+            mut config,
+            tls,
+            shown,
+        } = super::pg_target::parse(url)?;
         let secs = timeout.max(Duration::from_secs(1));
         config
             .connect_timeout(secs)
@@ -123,13 +91,6 @@ impl PgConn {
         if config.get_application_name().is_none() {
             config.application_name("hermes-cron");
         }
-        // As libpq does: a password the string does not give comes from
-        // `PGPASSWORD` (how `cron.database`, which refuses one, gets it).
-        if config.get_password().is_none()
-            && let Some(password) = std::env::var_os(PASSWORD_ENV).filter(|p| !p.is_empty())
-        {
-            config.password(password.as_encoded_bytes());
-        }
         let ms = timeout.as_millis();
         let session = format!(
             "SET lock_timeout = {ms}; SET idle_in_transaction_session_timeout = {}; SET TIME ZONE 'UTC'",
@@ -137,7 +98,8 @@ impl PgConn {
         );
         Ok(PgConn {
             config,
-            location: redact_url(url),
+            tls,
+            location: shown,
             timeout,
             session,
             worker: RefCell::new(None),
@@ -206,9 +168,10 @@ impl PgConn {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
         let config = self.config.clone();
         let session = self.session.clone();
+        let tls = self.tls.clone();
         std::thread::Builder::new()
             .name("hermes-cron-pg".into())
-            .spawn(move || serve(config, session, ready_tx, jobs_rx, replies_tx))
+            .spawn(move || serve(config, tls, session, ready_tx, jobs_rx, replies_tx))
             .map_err(|e| self.unreachable(format!("cannot start its thread: {e}")))?;
         match ready_rx.recv_timeout(self.timeout + Duration::from_secs(1)) {
             Ok(Ok(())) => Ok(Worker {
@@ -244,15 +207,16 @@ impl PgConn {
 
 fn serve(
     config: postgres::Config,
+    tls: TlsPolicy,
     session: String,
     ready: mpsc::Sender<Result<(), String>>,
     jobs: mpsc::Receiver<Job>,
     replies: mpsc::Sender<SqlResult<Reply>>,
 ) {
-    let mut client = match config.connect(NoTls) {
+    let mut client = match connect(&config, &tls) {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(crate::text::Chain(&e).to_string()));
+            let _ = ready.send(Err(e));
             return;
         }
     };
@@ -271,6 +235,19 @@ fn serve(
             return;
         }
     }
+}
+
+/// A client connected to `config` under `tls`; the error says why not,
+/// with the fix when a TLS check refused the server.
+pub(crate) fn connect(config: &postgres::Config, tls: &TlsPolicy) -> Result<Client, String> {
+    let connector = tls.connector()?;
+    config.connect(connector).map_err(|e| {
+        let detail = crate::text::Chain(&e).to_string();
+        match super::pg_tls::fix_for(&detail, tls) {
+            Some(fix) => format!("{detail}; {fix}"),
+            None => detail,
+        }
+    })
 }
 
 fn prepared(
@@ -390,22 +367,6 @@ impl ToSql for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redacts_passwords() {
-        assert_eq!(
-            redact_url("postgresql://cron:s3cret@db.example/ledger?sslmode=disable"),
-            "postgresql://cron:***@db.example/ledger?sslmode=disable"
-        );
-        assert_eq!(
-            redact_url("host=/tmp user=cron password=s3cret dbname=x"),
-            "host=/tmp user=cron password=*** dbname=x"
-        );
-        assert_eq!(
-            redact_url("postgresql://cron@db/x"),
-            "postgresql://cron@db/x"
-        );
-    }
 
     #[test]
     fn an_unreachable_server_is_said_quickly() {

@@ -54,6 +54,8 @@ pub struct ClusterStatus {
     pub hosts: Vec<HostStatus>,
     /// The database connections this host may hold, and the server's.
     pub connections: Connections,
+    /// The connection's TLS: encrypted, and what of the server is checked.
+    pub tls: Option<crate::db::LedgerTls>,
 }
 
 /// The database connections of a host, against what the server allows.
@@ -139,7 +141,7 @@ pub fn status(
     me: &Host,
     conn: Option<&Conn>,
     error: Option<String>,
-    database: String,
+    url: &str,
     gateway_view: Option<ClusterFile>,
     runs_at_once: u32,
     now: Timestamp,
@@ -156,12 +158,13 @@ pub fn status(
     ClusterStatus {
         host: me.name.clone(),
         labels: me.labels.clone(),
-        database,
+        database: crate::db::Location::Postgres(url.to_string()).describe(),
         gateway_view,
         reachable: error.is_none(),
         error,
         hosts,
         connections,
+        tls: crate::db::ledger_tls(url, conn),
     }
 }
 
@@ -192,6 +195,9 @@ pub fn render(c: &ClusterStatus, viewer: crate::schedule::Tz) -> String {
             c.error.as_deref().unwrap_or("-")
         ));
     }
+    if let Some(tls) = &c.tls {
+        out.push_str(&format!("            connection: {}\n", describe_tls(tls)));
+    }
     out.push_str(&format!(
         "            this host holds at most {} database connections (cron.max_parallel_jobs running workers and the gateway's {}){}\n",
         c.connections.this_host_at_most,
@@ -219,9 +225,42 @@ pub fn render(c: &ClusterStatus, viewer: crate::schedule::Tz) -> String {
     out
 }
 
+/// The connection's TLS in words.
+fn describe_tls(tls: &crate::db::LedgerTls) -> String {
+    use crate::db::TlsChecked;
+    let encrypted = match (tls.local, tls.encrypted) {
+        (true, _) => "a Unix socket (no network)",
+        (false, Some(true)) => "encrypted (TLS)",
+        (false, Some(false)) => "NOT encrypted",
+        (false, None) => "not connected",
+    };
+    let checked = match tls.checked {
+        TlsChecked::ChainAndName => "the server's certificate and name verified",
+        TlsChecked::Chain => "the server's certificate verified, not its name",
+        TlsChecked::Nothing => "the server NOT verified",
+    };
+    format!("{encrypted}, {checked} (sslmode={})", tls.sslmode)
+}
+
 /// `doctor`'s findings about the cluster.
 pub fn findings(c: &ClusterStatus, now: Timestamp) -> Vec<Finding> {
     let mut out = Vec::new();
+    if let Some(tls) = c.tls.as_ref().filter(|t| !t.local) {
+        let clear = tls.encrypted == Some(false);
+        if clear || tls.checked == crate::db::TlsChecked::Nothing {
+            out.push(Finding {
+                code: "ledger_not_verified",
+                job_id: None,
+                job_name: None,
+                problem: format!(
+                    "the shared ledger's connection is {}: job commands, their environments and the database password cross the network {}, and anyone in between could pose as the server and rewrite claims",
+                    describe_tls(tls),
+                    if clear { "in clear text" } else { "encrypted but to an unproven server" }
+                ),
+                fix: "set sslmode=verify-full and sslrootcert=<the CA's certificate> in cron.database (or HERMES_CRON_DATABASE), and `ssl = on` on the server".into(),
+            });
+        }
+    }
     let live = c.hosts.iter().filter(|h| h.lease == "live").count().max(1) as u32;
     let wanted = live.saturating_mul(c.connections.this_host_at_most);
     if let Some(allows) = c.connections.server_allows.filter(|n| wanted > *n) {
@@ -325,6 +364,7 @@ mod tests {
                 this_host_at_most: at_most,
                 server_allows: allows,
             },
+            tls: None,
         }
     }
 
@@ -347,6 +387,35 @@ mod tests {
         assert!(
             codes(&cluster(three, 68, None)).is_empty(),
             "unknown: nothing said"
+        );
+    }
+    /// A connection that crosses a network and does not prove the server.
+    #[test]
+    fn doctor_says_when_the_ledger_connection_is_not_verified() {
+        use crate::db::{LedgerTls, TlsChecked};
+        let with = |local, encrypted, checked| {
+            let mut c = cluster(vec![host("a", "live")], 8, Some(97));
+            c.tls = Some(LedgerTls {
+                sslmode: "prefer",
+                local,
+                encrypted,
+                checked,
+            });
+            findings(&c, Timestamp::default())
+        };
+        let clear = with(false, Some(false), TlsChecked::Nothing);
+        assert_eq!(clear[0].code, "ledger_not_verified");
+        assert!(
+            clear[0].problem.contains("in clear text"),
+            "{}",
+            clear[0].problem
+        );
+        let unproven = with(false, Some(true), TlsChecked::Nothing);
+        assert!(unproven[0].problem.contains("unproven server"));
+        assert!(with(false, Some(true), TlsChecked::ChainAndName).is_empty());
+        assert!(
+            with(true, Some(false), TlsChecked::Nothing).is_empty(),
+            "a Unix socket"
         );
     }
 }

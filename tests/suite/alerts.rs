@@ -405,3 +405,33 @@ fn the_user_unit_names_an_onfailure_hook_that_systemd_accepts() {
         "{err}"
     );
 }
+
+/// A failed dead-man ping is logged without its URL's secrets (user,
+/// password, the path's token, the query).
+#[test]
+fn a_failed_dead_man_ping_is_logged_without_its_secrets() {
+    let h = TestHome::new();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://pinger:s3cret-pw@127.0.0.1:{port}/ping/TOKEN-0123456789?key=abcdef");
+    h.config_set("gateway.ping_url", &url);
+    h.config_set("gateway.ping_interval_s", "1");
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    gw.wait_log("dead-man ping to", PATIENCE);
+    gw.stop();
+    let log = gw.log();
+    assert!(
+        log.contains(&format!(
+            "dead-man ping to http://127.0.0.1:{port}/<redacted> failed"
+        )),
+        "{log}"
+    );
+    for secret in ["s3cret-pw", "TOKEN-0123456789", "abcdef", "pinger"] {
+        assert!(!log.contains(secret), "{secret} logged:\n{log}");
+    }
+}

@@ -113,7 +113,7 @@ impl Drop for Netns {
 #[test]
 fn a_host_cut_off_for_two_lease_periods_and_healed_runs_nothing_twice_and_records_everything() {
     let net = Netns::new();
-    let _server = PgServer::start(Some(SERVER_ADDR), None);
+    let _server = PgServer::start(Some(SERVER_ADDR), &[], false);
     let base =
         format!("host={SERVER_ADDR} port=5432 user=postgres dbname=postgres connect_timeout=2");
     let url = crate::support::ledger::fresh_schema(&base);

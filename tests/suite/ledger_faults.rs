@@ -83,7 +83,7 @@ fn gated_worker(dir: &Path) -> PathBuf {
 
 #[test]
 fn postgresql_stopped_mid_run_and_started_again_loses_and_doubles_nothing() {
-    let server = PgServer::start(None, None);
+    let server = PgServer::durable(None);
     let mut c = Cluster::on(&fresh_schema(&server.url()), &["solo"]);
     let gate = c.hosts[0].scratch().join("gate");
     std::fs::create_dir_all(&gate).unwrap();
@@ -168,7 +168,7 @@ fn postgresql_stopped_mid_run_and_started_again_loses_and_doubles_nothing() {
 fn a_postgresql_server_out_of_connections_queues_the_runs_and_loses_none() {
     // A superuser may use every slot but none more: about eight workers at
     // a time beside the gateway's own connections and the test's one.
-    let server = PgServer::start(None, Some(12));
+    let server = PgServer::durable(Some(12));
     let c = Cluster::on(&fresh_schema(&server.url()), &["solo"]);
     let host = &c.hosts[0];
     let ledger = c.db();

@@ -39,6 +39,7 @@ mod job_environment;
 mod journal_rollback;
 mod kanban_spawn;
 mod ledger_faults;
+mod ledger_tls;
 mod load;
 mod operators;
 mod properties;

@@ -136,11 +136,21 @@ fn doctor_reports_gateway_scope_overdue_unknown_stuck_and_journal_faults() {
             .contains("delete")
     );
 
-    // The next tick resolves the stuck row as unknown: doctor then reports it.
+    // The next tick retakes the stuck claim (it never started) and runs it.
     h.tick("+100");
+    h.settle(Some("late"), 1);
+    let (_, findings) = doctor(&h);
+    assert!(!codes(&findings).contains(&"stuck_claimed".to_string()));
+    // A run whose worker died before recording its outcome is unknown:
+    // doctor reports it.
+    let died = h
+        .cmd(&["run", "late", "--wait"])
+        .env("HERMES_CRON_CRASH_AT", "worker_before_finish")
+        .run();
+    assert_ne!(died.code(), 0, "{died}");
+    h.settle(Some("late"), 2);
     let (_, findings) = doctor(&h);
     assert!(finding(&findings, "unknown_runs")["job_name"] == "late");
-    assert!(!codes(&findings).contains(&"stuck_claimed".to_string()));
 }
 
 #[test]

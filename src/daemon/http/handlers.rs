@@ -168,14 +168,14 @@ impl App {
             tracing::warn!("http endpoint: {}", Chain(&e));
             report.healthy = false;
         }
-        if let Some(location @ Location::Postgres(_)) = &self.location {
+        if let Some(Location::Postgres(url)) = &self.location {
             let cluster = |conn: Option<&Conn>, error| {
                 let seen = crate::state_files::read_cluster(&self.ctx.home);
                 crate::ops::cluster::status(
                     &self.ctx.host,
                     conn,
                     error,
-                    location.describe(),
+                    url,
                     seen,
                     self.ctx.runs_at_once,
                     now,

@@ -73,7 +73,10 @@ pub(crate) fn spawn(
                 if let Some(agent) = &agent {
                     let (ok, result) = http::perform(agent, &url, None);
                     if !ok {
-                        tracing::warn!("dead-man ping to {url} failed: {result}");
+                        // The URL is a secret (its path token, a password).
+                        let shown = hermes_cron_core::alert::redacted_url(&url);
+                        let result = result.replace(&url, &shown);
+                        tracing::warn!("dead-man ping to {shown} failed: {result}");
                     }
                 }
                 if !command.is_empty() {

@@ -27,16 +27,25 @@ fn script(args: &[&str], env: &[(&str, String)]) -> String {
 }
 
 impl PgServer {
-    /// A server on its Unix socket, and on `addr` too when given, accepting
-    /// at most `max_connections` (default 400). Durable (fsync and
-    /// synchronous commits on, unlike the suite's): what it acknowledged
-    /// survives [`PgServer::pause`], as on a real server.
-    pub(crate) fn start(addr: Option<&str>, max_connections: Option<u32>) -> PgServer {
+    /// A durable server on its Unix socket, accepting at most
+    /// `max_connections` (default 400): fsync and synchronous commits on,
+    /// unlike the suite's, so what it acknowledged survives
+    /// [`PgServer::pause`], as on a real server.
+    pub(crate) fn durable(max_connections: Option<u32>) -> PgServer {
         let env: Vec<(&str, String)> = max_connections
             .map(|n| ("PG_MAX_CONNECTIONS", n.to_string()))
             .into_iter()
             .collect();
-        let text = script(&["start", addr.unwrap_or(""), "durable"], &env);
+        PgServer::start(None, &env, true)
+    }
+
+    /// A server on its Unix socket, and on `addr` too when given, with the
+    /// script's settings in `env` (`PG_SSL_CERT`, `PG_SSL_KEY`, `PG_SSL_CA`,
+    /// `PG_MAX_CONNECTIONS`: see `pg-server.sh`); `durable` or, as the
+    /// suite's, fast.
+    pub(crate) fn start(addr: Option<&str>, env: &[(&str, String)], durable: bool) -> PgServer {
+        let durable = if durable { "durable" } else { "fast" };
+        let text = script(&["start", addr.unwrap_or(""), durable], env);
         let dir = text
             .lines()
             .find_map(|l| l.strip_prefix("export PG_TEST_DIR="))

@@ -61,7 +61,7 @@ fn open_ledger(
     read_only: bool,
 ) -> anyhow::Result<(Option<Db>, Option<hermes_cron::ops::cluster::ClusterStatus>)> {
     let location = hermes_cron::db::Location::of_home(&ctx.home)?;
-    let hermes_cron::db::Location::Postgres(_) = &location else {
+    let hermes_cron::db::Location::Postgres(url) = &location else {
         let db = if read_only {
             if location.may_exist() {
                 Some(Db::open_home_read_only(&ctx.home)?)
@@ -94,7 +94,7 @@ fn open_ledger(
         &ctx.host,
         db.as_ref().map(|d| d.conn()),
         error,
-        location.describe(),
+        url,
         view,
         runs_at_once,
         ctx.now(),
