@@ -27,6 +27,7 @@ pub mod ops;
 pub mod process;
 pub mod provider;
 pub mod reconcile;
+pub(crate) mod small_file;
 pub mod state_files;
 pub mod store;
 pub mod systemd;

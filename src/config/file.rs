@@ -3,7 +3,6 @@
 //! editing to `hermes_cron_core::config`, with the caller's zone table for
 //! `timezone`. Writes are atomic and 0600 (`crate::fsutil`).
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -22,7 +21,7 @@ pub fn read(path: &Path, zones: &ZoneTable) -> Result<Validated, ConfigError> {
 
 /// The file's bytes, or None when it does not exist.
 fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
-    match fs::read(path) {
+    match crate::small_file::read(path, crate::small_file::CONFIG_MAX) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ConfigError::Io {

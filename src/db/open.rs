@@ -94,7 +94,7 @@ impl Location {
         let path = home.config_file();
         // `config.yaml` is Hermes's too, often long, and every worker comes
         // here: it is parsed only when the key's name is in it at all.
-        let named = match std::fs::read(&path) {
+        let named = match crate::small_file::read(&path, crate::small_file::CONFIG_MAX) {
             Ok(bytes) => bytes
                 .windows(DATABASE_WORD.len())
                 .any(|w| w == DATABASE_WORD),

@@ -22,7 +22,8 @@ pub enum Activation {
 
 /// `cron.<key>` of the shared `config.yaml` as Hermes reads it, or None.
 pub(super) fn cron_setting(home: &Home, key: &str) -> Option<serde_yaml::Value> {
-    let text = std::fs::read_to_string(home.config_file()).ok()?;
+    let text =
+        crate::small_file::read_text(&home.config_file(), crate::small_file::CONFIG_MAX).ok()?;
     let mut doc: serde_yaml::Value = serde_yaml::from_str(&text).ok()?;
     doc.get_mut("cron")?.get_mut(key).map(std::mem::take)
 }

@@ -40,7 +40,7 @@ fn dotenv(text: &str) -> Vec<(String, String)> {
 
 /// This home's Hermes limits; `config_env` is hermes-cron's `cron.env`.
 pub fn hermes_limits(home: &Home, config_env: &Env) -> HermesLimits {
-    let file = std::fs::read_to_string(dotenv_file(home))
+    let file = crate::small_file::read_text(&dotenv_file(home), crate::small_file::ENV_MAX)
         .map(|t| dotenv(&t))
         .unwrap_or_default();
     let find = |vars: &[(String, String)], name: &str| {

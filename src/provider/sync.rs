@@ -75,7 +75,7 @@ pub fn jobs_file_stamp(home: &Home) -> Option<SystemTime> {
 /// Hermes's `cron/jobs.json` as the sync reads it (none yet: no jobs).
 pub fn read_jobs(home: &Home) -> Result<JobsFile, SyncError> {
     let path = home.hermes_jobs_file();
-    match std::fs::read_to_string(&path) {
+    match crate::small_file::read_text(&path, crate::small_file::JOBS_MAX) {
         Ok(text) => Ok(read_jobs_file(&path.display().to_string(), &text)?),
         // No jobs.json: Hermes has no jobs (yet).
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(JobsFile::default()),

@@ -33,9 +33,11 @@ pub(crate) fn job_environment(
     let account = Some(crate::process::account());
     let mut files = Vec::new();
     for path in &spec.env_files {
-        let text = std::fs::read_to_string(path).map_err(|e| EnvFileUnusable::Unreadable {
-            path: path.clone(),
-            why: e.to_string(),
+        let text = crate::small_file::read_text(path, crate::small_file::ENV_MAX).map_err(|e| {
+            EnvFileUnusable::Unreadable {
+                path: path.clone(),
+                why: e.to_string(),
+            }
         })?;
         let pairs = parse_env_file(&text).map_err(|e| EnvFileUnusable::Malformed {
             path: path.clone(),

@@ -557,3 +557,27 @@ fn the_page_shows_each_job_s_recent_runs_failures_output_and_zooms() {
     let served = request(taddr, "GET", &path, &[("Authorization", &bearer)]);
     assert_eq!((served.status, served.body.as_str()), (200, "secret-ish\n"));
 }
+
+/// A token file that is a FIFO (nobody writes it) or a device that never
+/// ends refuses the start at once, naming it; before, the first hung the
+/// gateway (SIGTERM ignored) and the second ate memory without bound.
+#[test]
+fn a_token_file_that_is_a_fifo_or_a_device_refuses_the_start_at_once() {
+    let h = TestHome::new();
+    let fifo = h.scratch().join("token.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for (file, says) in [
+        (fifo.display().to_string(), "is a FIFO, not a file"),
+        ("/dev/zero".to_string(), "is a character device, not a file"),
+    ] {
+        h.write_config(&format!(
+            "gateway:\n  http_listen: 127.0.0.1:0\n  http_token_file: {file}\n"
+        ));
+        let mut gw = h.gateway(&[]);
+        let status = gw.wait_exit(PATIENCE);
+        assert_ne!(status.code(), Some(0), "{}", gw.log());
+        let log = gw.log();
+        assert!(log.contains(says) && log.contains(&file), "{log}");
+        assert!(!log.contains("gateway ready"), "{log}");
+    }
+}

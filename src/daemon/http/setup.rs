@@ -78,7 +78,8 @@ fn read_token_file(path: &PathBuf) -> Result<SecretText, SetupError> {
         path: path.clone(),
         error,
     };
-    let contents = std::fs::read_to_string(path).map_err(unreadable)?;
+    let contents =
+        crate::small_file::read_text(path, crate::small_file::TOKEN_MAX).map_err(unreadable)?;
     if let Ok(meta) = std::fs::metadata(path)
         && meta.permissions().mode() & 0o077 != 0
     {
