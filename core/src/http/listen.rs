@@ -48,6 +48,36 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
     }
 }
 
+/// Whether a request with `Host` header `host` may be served by an
+/// endpoint on `listen` that needs no token (a loopback address): only
+/// when it names this machine (`localhost`, a loopback address, the listen
+/// address), or says nothing (HTTP/1.0). A page of another site that a
+/// browser was made to send here by DNS rebinding names that site's host,
+/// and is refused.
+pub fn host_allowed(host: Option<&str>, listen: &SocketAddr) -> bool {
+    let Some(host) = host.map(str::trim) else {
+        return true;
+    };
+    // Strip the port: `[::1]:9464`, `127.0.0.1:9464`, `localhost:9464`.
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        }),
+    };
+    if name.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match name.parse::<IpAddr>() {
+        Ok(ip) => is_loopback(&SocketAddr::new(ip, 0)) || ip == listen.ip(),
+        Err(_) => false,
+    }
+}
+
 /// An endpoint that would serve other machines without a token.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -74,6 +104,30 @@ pub fn require_token(addr: &SocketAddr, has_token: bool) -> Result<(), TokenRequ
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_hosts_that_name_this_machine_are_served_without_a_token() {
+        let listen: SocketAddr = "127.0.0.1:9464".parse().unwrap();
+        for ok in [
+            None,
+            Some("127.0.0.1:9464"),
+            Some("localhost:9464"),
+            Some("LOCALHOST"),
+            Some("[::1]:9464"),
+            Some("127.0.0.2"),
+        ] {
+            assert!(host_allowed(ok, &listen), "{ok:?}");
+        }
+        for bad in [
+            Some("evil.example"),
+            Some("evil.example:9464"),
+            Some("localhost.evil.example"),
+            Some("10.0.0.1:9464"),
+            Some(""),
+        ] {
+            assert!(!host_allowed(bad, &listen), "{bad:?}");
+        }
+    }
 
     #[test]
     fn forms_read_to_their_canonical_address() {

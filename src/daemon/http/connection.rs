@@ -3,12 +3,14 @@
 //! [`READ_TIMEOUT`]), answer it, write the response within
 //! [`WRITE_TIMEOUT`], close. One request per connection; no body is read. A
 //! head that cannot be valid is answered 400 as soon as it is seen.
-//! A client that sends nothing, or never reads, holds its slot for at most
-//! the two timeouts.
+//! A client that sends nothing holds its slot until the server needs it for
+//! another (`server.rs`) or the read timeout; one that never reads, for at
+//! most the write timeout.
 
 use super::handlers::App;
 use hermes_cron_core::http::request::{self, BadRequest, Head, MAX_HEAD};
 use hermes_cron_core::http::response::Response;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -43,16 +45,18 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<Read> {
     }
 }
 
-/// Serve one connection to its end.
-pub(super) async fn serve(mut stream: TcpStream, app: &App) {
-    let (response, head_only) =
-        match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
-            Err(_) => (Response::text(408, "the request head took too long"), false),
-            Ok(Err(_)) | Ok(Ok(Read::Closed)) => return,
-            Ok(Ok(Read::TooLarge)) => (Response::text(431, "the request head is too large"), false),
-            Ok(Ok(Read::Bad(e))) => (Response::text(400, e.to_string()), false),
-            Ok(Ok(Read::Head(head))) => (app.handle(&head), head.method == "HEAD"),
-        };
+/// Serve one connection to its end; `reading` is cleared once its head is
+/// read (until then the server may close it to make room).
+pub(super) async fn serve(mut stream: TcpStream, app: &App, reading: &AtomicBool) {
+    let head = tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await;
+    reading.store(false, Ordering::Relaxed);
+    let (response, head_only) = match head {
+        Err(_) => (Response::text(408, "the request head took too long"), false),
+        Ok(Err(_)) | Ok(Ok(Read::Closed)) => return,
+        Ok(Ok(Read::TooLarge)) => (Response::text(431, "the request head is too large"), false),
+        Ok(Ok(Read::Bad(e))) => (Response::text(400, e.to_string()), false),
+        Ok(Ok(Read::Head(head))) => (app.handle(&head), head.method == "HEAD"),
+    };
     let bytes = response.to_bytes(head_only);
     let _ = tokio::time::timeout(WRITE_TIMEOUT, async {
         stream.write_all(&bytes).await?;

@@ -19,11 +19,13 @@ use crate::schedule::Tz;
 use crate::state_files::read_heartbeat;
 use crate::text::Chain;
 use hermes_cron_core::http::auth::authorized;
+use hermes_cron_core::http::listen::host_allowed;
 use hermes_cron_core::http::request::Head;
 use hermes_cron_core::http::response::{PAGE_POLICY, Response};
 use hermes_cron_core::http::route::{Route, route};
 use hermes_cron_core::page::select::MAX_JOBS;
 use hermes_cron_core::page::{self, PageData, PageHeader, Window};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -78,6 +80,8 @@ enum ReadFailed {
 pub(super) struct App {
     ctx: Context,
     token: Option<SecretText>,
+    /// Where it listens (loopback when there is no token).
+    listen: SocketAddr,
     host: String,
     /// Where the ledger is (a shared one adds the cluster to the report);
     /// None when the config does not say (then every read fails, saying why).
@@ -94,11 +98,12 @@ fn host_name() -> String {
 }
 
 impl App {
-    pub(super) fn new(ctx: Context, token: Option<SecretText>) -> App {
+    pub(super) fn new(ctx: Context, token: Option<SecretText>, listen: SocketAddr) -> App {
         App {
             location: Location::of_home(&ctx.home).ok(),
             ctx,
             token,
+            listen,
             host: host_name(),
             db: Mutex::new(None),
         }
@@ -106,10 +111,20 @@ impl App {
 
     /// The response to `head`.
     pub(super) fn handle(&self, head: &Head) -> Response {
-        if let Some(token) = &self.token
-            && !authorized(head.header("authorization"), token.expose())
-        {
-            return Response::unauthorized();
+        match &self.token {
+            Some(token) if !authorized(head.header("authorization"), token.expose()) => {
+                return Response::unauthorized();
+            }
+            // Without a token only this machine is served, and only requests
+            // that name it: a site that rebinds its name to 127.0.0.1 gets
+            // nothing (`host_allowed`).
+            None if !host_allowed(head.header("host"), &self.listen) => {
+                return Response::text(
+                    421,
+                    "this endpoint answers requests for this machine only (Host: localhost or its address); set gateway.http_token to serve other names",
+                );
+            }
+            _ => {}
         }
         match route(&head.method, &head.target) {
             Route::Metrics => self.metrics(),

@@ -1,10 +1,12 @@
 //! The endpoint's thread: a current-thread tokio runtime of its own, the
 //! listening socket, and the accept loop.
 //!
-//! Bounds: at most [`MAX_CONNECTIONS`] connections are served at once; one
-//! more is accepted, told 503 (written only if the socket takes it at once)
-//! and closed, so idle clients cannot fill the kernel's backlog and lock
-//! others out for longer than the read timeout (`connection.rs`). An address
+//! Bounds: at most [`MAX_CONNECTIONS`] connections are served at once. When
+//! all are taken and another comes, the oldest one still waiting for its
+//! request head is closed to make room: idle (or slow) clients cannot lock
+//! anyone out, however many they open. Only when every connection is being
+//! answered is the newcomer told 503 with `Retry-After` and a body saying
+//! it is busy (written only if the socket takes it at once), and closed. An address
 //! that is taken (another process, a previous gateway's socket) is retried
 //! every [`BIND_RETRY`]; the gateway schedules meanwhile. When the last
 //! connection ends, the heap it used is handed back ([`give_back_memory`]).
@@ -19,6 +21,7 @@ use super::setup::Plan;
 use crate::text::Chain;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::Semaphore;
@@ -30,8 +33,9 @@ pub(crate) const BIND_RETRY: Duration = Duration::from_secs(30);
 /// How long start-up waits for the thread's first bind.
 const FIRST_BIND_WAIT: Duration = Duration::from_secs(10);
 
-/// Sent to a connection over the bound.
-const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
+/// Sent to a connection over the bound (every slot busy answering): a body
+/// that says so, unlike `/healthz`'s 503 (a JSON report).
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 37\r\nConnection: close\r\nRetry-After: 1\r\n\r\nbusy: every connection is answering\r\n";
 
 /// Why the endpoint does not listen (yet).
 #[derive(Debug, thiserror::Error)]
@@ -126,8 +130,9 @@ async fn serve(plan: Plan, ctx: Context, tx: FirstBind) {
             }
         }
     };
-    let app = Arc::new(App::new(ctx, plan.token));
+    let app = Arc::new(App::new(ctx, plan.token, plan.addr));
     let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut waiting = Waiting::default();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -138,20 +143,58 @@ async fn serve(plan: Plan, ctx: Context, tx: FirstBind) {
                 continue;
             }
         };
-        match permits.clone().try_acquire_owned() {
-            Ok(permit) => {
-                let (app, permits) = (app.clone(), permits.clone());
-                tokio::spawn(async move {
-                    connection::serve(stream, &app).await;
-                    drop(permit);
-                    if permits.available_permits() == MAX_CONNECTIONS {
-                        give_back_memory();
-                    }
-                });
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            // Full: make room by closing the oldest one still waiting for
+            // its head (its task, and its permit, are dropped).
+            Err(_) if waiting.evict_oldest() => permits.clone().try_acquire_owned().ok(),
+            Err(_) => None,
+        };
+        let Some(permit) = permit else {
+            let _ = stream.try_write(BUSY);
+            continue;
+        };
+        let (app, permits) = (app.clone(), permits.clone());
+        let reading = Arc::new(AtomicBool::new(true));
+        let flag = reading.clone();
+        let task = tokio::spawn(async move {
+            connection::serve(stream, &app, &flag).await;
+            drop(permit);
+            if permits.available_permits() == MAX_CONNECTIONS {
+                give_back_memory();
             }
-            Err(_) => {
-                let _ = stream.try_write(BUSY);
-            }
+        });
+        waiting.add(task, reading);
+    }
+}
+
+/// The connections being served, oldest first, and whether each still
+/// waits for its request head.
+#[derive(Default)]
+struct Waiting {
+    tasks: std::collections::VecDeque<(tokio::task::JoinHandle<()>, Arc<AtomicBool>)>,
+}
+
+impl Waiting {
+    fn add(&mut self, task: tokio::task::JoinHandle<()>, reading: Arc<AtomicBool>) {
+        self.tasks.retain(|(t, _)| !t.is_finished());
+        self.tasks.push_back((task, reading));
+    }
+
+    /// Close the oldest connection still waiting for its head; false when
+    /// every one is being answered.
+    fn evict_oldest(&mut self) -> bool {
+        self.tasks.retain(|(t, _)| !t.is_finished());
+        let Some(i) = self
+            .tasks
+            .iter()
+            .position(|(_, reading)| reading.load(Ordering::Relaxed))
+        else {
+            return false;
+        };
+        if let Some((task, _)) = self.tasks.remove(i) {
+            task.abort();
         }
+        true
     }
 }
