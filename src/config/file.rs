@@ -31,14 +31,20 @@ fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, ConfigError> {
     }
 }
 
-/// The effective value of `key` as text (the default when unset).
-pub fn get(path: &Path, key: &str, zones: &ZoneTable) -> Result<String, ConfigError> {
-    pure::get(&read(path, zones)?, key)
+/// The effective value of `key` as text (the default when unset), a secret
+/// masked unless `secrets` reveals it.
+pub fn get(
+    path: &Path,
+    key: &str,
+    zones: &ZoneTable,
+    secrets: pure::Secrets,
+) -> Result<String, ConfigError> {
+    pure::get(&read(path, zones)?, key, secrets)
 }
 
 /// Every key with its effective value and where it came from.
-pub fn show(path: &Path, zones: &ZoneTable) -> Result<String, ConfigError> {
-    Ok(pure::show(&read(path, zones)?))
+pub fn show(path: &Path, zones: &ZoneTable, secrets: pure::Secrets) -> Result<String, ConfigError> {
+    Ok(pure::show(&read(path, zones)?, secrets))
 }
 
 /// Validate `value` for `key`, then write it, keeping every other key.

@@ -7,5 +7,5 @@ mod file;
 pub use file::{get, load, read, set, set_hermes_key, show, unset, unset_hermes_key};
 pub use hermes_cron_core::config::{
     Config, ConfigError, ConfigWarning, CronConfig, Entry, GatewayConfig, KeyInfo, Loaded,
-    SecretText, Validated, entries, key_table, load_bytes, mistyped,
+    SecretText, Secrets, Validated, entries, key_table, load_bytes, mistyped,
 };

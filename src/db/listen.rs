@@ -84,7 +84,8 @@ fn listen_once(
         .keepalives_idle(Duration::from_secs(5))
         .keepalives_interval(Duration::from_secs(2))
         .keepalives_retries(3);
-    let mut client = super::pg::connect(&config, &target.tls)?;
+    let mut client =
+        super::pg::connect(&config, &target.tls).map_err(|e| crate::text::Chain(&e).to_string())?;
     client
         .batch_execute(&format!("LISTEN {}", channel(namespace)))
         .map_err(|e| crate::text::Chain(&e).to_string())?;

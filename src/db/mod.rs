@@ -37,6 +37,7 @@ pub use explain::explain;
 pub use listen::PgListener;
 pub use open::{DATABASE_ENV, Db, DbError, JournalMode, Location};
 pub use pg_target::NotAConnectionString;
-pub use pg_tls::{Checked as TlsChecked, LedgerTls, ledger_tls};
+pub use pg_target::tls_of;
+pub use pg_tls::TlsChecked;
 pub use watch::DbWatcher;
 pub(crate) use watch::RECHECK_AFTER_CHANGE;

@@ -216,7 +216,7 @@ fn serve(
     let mut client = match connect(&config, &tls) {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(e));
+            let _ = ready.send(Err(crate::text::Chain(&e).to_string()));
             return;
         }
     };
@@ -237,16 +237,24 @@ fn serve(
     }
 }
 
-/// A client connected to `config` under `tls`; the error says why not,
-/// with the fix when a TLS check refused the server.
-pub(crate) fn connect(config: &postgres::Config, tls: &TlsPolicy) -> Result<Client, String> {
+/// Why a connection could not be made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConnectError {
+    #[error(transparent)]
+    Tls(#[from] super::pg_tls::TlsError),
+    /// The server refused, or could not be reached; with the fix when a
+    /// TLS check refused the server.
+    #[error("{detail}{}", fix.as_deref().map(|f| format!("; {f}")).unwrap_or_default())]
+    Refused { detail: String, fix: Option<String> },
+}
+
+/// A client connected to `config` under `tls`.
+pub(crate) fn connect(config: &postgres::Config, tls: &TlsPolicy) -> Result<Client, ConnectError> {
     let connector = tls.connector()?;
     config.connect(connector).map_err(|e| {
         let detail = crate::text::Chain(&e).to_string();
-        match super::pg_tls::fix_for(&detail, tls) {
-            Some(fix) => format!("{detail}; {fix}"),
-            None => detail,
-        }
+        let fix = super::pg_tls::fix_for(&detail, tls);
+        ConnectError::Refused { detail, fix }
     })
 }
 

@@ -7,7 +7,7 @@
 //! password hidden. Every connection (the statements' thread, `LISTEN`) is
 //! made from one [`Target`].
 
-use super::pg_tls::{SslMode, TlsPolicy};
+use super::pg_tls::{SslMode, TlsChecked, TlsPolicy};
 use std::path::PathBuf;
 
 /// The password of a connection string that gives none.
@@ -71,7 +71,7 @@ pub(crate) fn parse(url: &str) -> Result<Target, NotAConnectionString> {
         value("sslcert").map(PathBuf::from),
         value("sslkey").map(PathBuf::from),
     )
-    .map_err(NotAConnectionString)?;
+    .map_err(|e| NotAConnectionString(e.to_string()))?;
     let rest: Vec<&Setting> = settings
         .iter()
         .filter(|s| !TLS_KEYS.contains(&s.key.as_str()))
@@ -110,6 +110,19 @@ fn rebuild(base: Option<&str>, rest: &[&Setting]) -> String {
         Some(base) => format!("{base}?{}", passed.join("&")),
         None => passed.join(" "),
     }
+}
+
+/// What the TLS of a connection to `url` is: its `sslmode`, whether every
+/// host is a Unix socket (nothing crosses a network), and what of the
+/// server's certificate is checked; None when `url` does not parse.
+pub fn tls_of(url: &str) -> Option<(&'static str, bool, TlsChecked)> {
+    let target = parse(url).ok()?;
+    let local = target
+        .config
+        .get_hosts()
+        .iter()
+        .all(|h| matches!(h, postgres::config::Host::Unix(_)));
+    Some((target.tls.mode.as_str(), local, target.tls.checked()))
 }
 
 /// `url` with its password hidden, whatever it holds (for messages about

@@ -26,6 +26,44 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+/// Why a connection's TLS cannot be set up as its string asks.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TlsError {
+    #[error(
+        "sslmode=allow (clear text first) is not supported; use prefer (TLS when the server offers it) or disable"
+    )]
+    Allow,
+    #[error("sslmode={0:?} is not one of disable, prefer, require, verify-ca, verify-full")]
+    Mode(String),
+    #[error(
+        "sslmode={0} checks the server's certificate, so it needs the certificate of the CA that signed it: set sslrootcert=/path/to/ca.crt (or sslrootcert=system for the public CAs), or put it at ~/.postgresql/root.crt"
+    )]
+    NoRoot(&'static str),
+    #[error("cannot read {what} {path}")]
+    Read {
+        what: &'static str,
+        path: String,
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    #[error("sslrootcert {0} holds no certificate")]
+    NoCertificate(String),
+    #[error("{given} {path} is given without its {missing}: set {missing} too")]
+    HalfClientCertificate {
+        given: &'static str,
+        missing: &'static str,
+        path: String,
+    },
+    #[error("cannot set up TLS ({what})")]
+    Rustls {
+        what: &'static str,
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("cannot use the root certificates")]
+    Roots(#[source] rustls::client::VerifierBuilderError),
+}
+
 /// libpq's `sslmode` (`allow`, which tries clear text first, is refused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SslMode {
@@ -64,7 +102,7 @@ pub(crate) struct TlsPolicy {
 /// What a connection made under a policy proves, for `status` and `doctor`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Checked {
+pub enum TlsChecked {
     /// The server's certificate is not checked: anyone in the middle could
     /// pose as the server.
     Nothing,
@@ -81,23 +119,15 @@ impl TlsPolicy {
         root: Option<String>,
         cert: Option<PathBuf>,
         key: Option<PathBuf>,
-    ) -> Result<TlsPolicy, String> {
+    ) -> Result<TlsPolicy, TlsError> {
         let mode = match mode.unwrap_or("prefer") {
             "disable" => SslMode::Disable,
             "prefer" => SslMode::Prefer,
             "require" => SslMode::Require,
             "verify-ca" => SslMode::VerifyCa,
             "verify-full" => SslMode::VerifyFull,
-            "allow" => {
-                return Err(
-                    "sslmode=allow (clear text first) is not supported; use prefer (TLS when the server offers it) or disable".into(),
-                );
-            }
-            other => {
-                return Err(format!(
-                    "sslmode={other:?} is not one of disable, prefer, require, verify-ca, verify-full"
-                ));
-            }
+            "allow" => return Err(TlsError::Allow),
+            other => return Err(TlsError::Mode(other.to_string())),
         };
         Ok(TlsPolicy {
             mode,
@@ -116,33 +146,36 @@ impl TlsPolicy {
     }
 
     /// What is checked of the server's certificate.
-    pub(crate) fn checked(&self) -> Checked {
+    pub(crate) fn checked(&self) -> TlsChecked {
         match self.mode {
-            SslMode::VerifyFull => Checked::ChainAndName,
-            SslMode::VerifyCa => Checked::Chain,
+            SslMode::VerifyFull => TlsChecked::ChainAndName,
+            SslMode::VerifyCa => TlsChecked::Chain,
             // As libpq: `require` with a root certificate is `verify-ca`.
-            SslMode::Require if self.root().is_some() => Checked::Chain,
-            _ => Checked::Nothing,
+            SslMode::Require if self.root().is_some() => TlsChecked::Chain,
+            _ => TlsChecked::Nothing,
         }
     }
 
     /// The connector that does what the policy says; the files are read
     /// now (each connection), so a renewed certificate is taken.
-    pub(crate) fn connector(&self) -> Result<MakeRustlsConnect, String> {
+    pub(crate) fn connector(&self) -> Result<MakeRustlsConnect, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("cannot set up TLS: {e}"))?;
+            .map_err(|source| TlsError::Rustls {
+                what: "protocol versions",
+                source,
+            })?;
         let verifier: Arc<dyn ServerCertVerifier> = match self.checked() {
-            Checked::Nothing => Arc::new(AnyCertificate(provider.clone())),
+            TlsChecked::Nothing => Arc::new(AnyCertificate(provider.clone())),
             checked => {
                 let roots = self.roots()?;
                 let webpki =
                     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                         .build()
-                        .map_err(|e| format!("cannot use the root certificates: {e}"))?;
+                        .map_err(TlsError::Roots)?;
                 match checked {
-                    Checked::ChainAndName => webpki,
+                    TlsChecked::ChainAndName => webpki,
                     _ => Arc::new(ChainOnly(webpki)),
                 }
             }
@@ -157,95 +190,66 @@ impl TlsPolicy {
         let key = self.key.clone().or_else(|| libpq_default("postgresql.key"));
         let config = match (cert, key) {
             (Some(cert), Some(key)) => {
-                let chain = CertificateDer::pem_file_iter(&cert)
-                    .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| format!("cannot read sslcert {}: {e}", cert.display()))?;
-                let key = PrivateKeyDer::from_pem_file(&key)
-                    .map_err(|e| format!("cannot read sslkey {}: {e}", key.display()))?;
+                let chain = certificates("sslcert", &cert.to_string_lossy())?;
+                let key = PrivateKeyDer::from_pem_file(&key).map_err(|source| TlsError::Read {
+                    what: "sslkey",
+                    path: key.display().to_string(),
+                    source,
+                })?;
                 builder
                     .with_client_auth_cert(chain, key)
-                    .map_err(|e| format!("cannot use the client certificate: {e}"))?
+                    .map_err(|source| TlsError::Rustls {
+                        what: "the client certificate",
+                        source,
+                    })?
             }
             (Some(cert), None) => {
-                return Err(format!(
-                    "sslcert {} is given without its key: set sslkey too",
-                    cert.display()
-                ));
+                return Err(TlsError::HalfClientCertificate {
+                    given: "sslcert",
+                    missing: "sslkey",
+                    path: cert.display().to_string(),
+                });
             }
             (None, Some(key)) if self.key.is_some() => {
-                return Err(format!(
-                    "sslkey {} is given without its certificate: set sslcert too",
-                    key.display()
-                ));
+                return Err(TlsError::HalfClientCertificate {
+                    given: "sslkey",
+                    missing: "sslcert",
+                    path: key.display().to_string(),
+                });
             }
             _ => builder.with_no_client_auth(),
         };
         Ok(MakeRustlsConnect::new(config))
     }
 
-    fn roots(&self) -> Result<RootCertStore, String> {
+    fn roots(&self) -> Result<RootCertStore, TlsError> {
         let mut roots = RootCertStore::empty();
         match self.root() {
             Some(r) if r == SYSTEM_ROOTS => {
                 roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
             }
             Some(path) => {
-                let certs = CertificateDer::pem_file_iter(&path)
-                    .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| format!("cannot read sslrootcert {path}: {e}"))?;
-                let (added, _) = roots.add_parsable_certificates(certs);
+                let (added, _) =
+                    roots.add_parsable_certificates(certificates("sslrootcert", &path)?);
                 if added == 0 {
-                    return Err(format!("sslrootcert {path} holds no certificate"));
+                    return Err(TlsError::NoCertificate(path));
                 }
             }
-            None => {
-                return Err(format!(
-                    "sslmode={} checks the server's certificate, so it needs the certificate of the CA that signed it: set sslrootcert=/path/to/ca.crt (or sslrootcert=system for the public CAs), or put it at ~/.postgresql/root.crt",
-                    self.mode.as_str()
-                ));
-            }
+            None => return Err(TlsError::NoRoot(self.mode.as_str())),
         }
         Ok(roots)
     }
 }
 
-/// A ledger connection's TLS, as `status` and `doctor` say it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct LedgerTls {
-    /// `sslmode` (libpq's default when the string does not say: `prefer`).
-    pub sslmode: &'static str,
-    /// Every host is a Unix socket: nothing crosses a network.
-    pub local: bool,
-    /// Whether this command's connection is encrypted (None: it has none).
-    pub encrypted: Option<bool>,
-    /// What of the server's certificate is checked.
-    pub checked: Checked,
-}
-
-/// The TLS of the ledger at `url`, and whether `conn` (a connection to it,
-/// if this command has one) is encrypted, as the server says.
-pub fn ledger_tls(url: &str, conn: Option<&super::Conn>) -> Option<LedgerTls> {
-    let target = super::pg_target::parse(url).ok()?;
-    let local = target
-        .config
-        .get_hosts()
-        .iter()
-        .all(|h| matches!(h, postgres::config::Host::Unix(_)));
-    let encrypted = conn.and_then(|c| {
-        c.query_opt(
-            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
-            crate::params![],
-            |r| r.get::<_, bool>("ssl"),
-        )
-        .ok()
-        .flatten()
-    });
-    Some(LedgerTls {
-        sslmode: target.tls.mode.as_str(),
-        local,
-        encrypted,
-        checked: target.tls.checked(),
-    })
+/// The certificates of the PEM file at `path` (the setting `what`).
+fn certificates(what: &'static str, path: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|source| TlsError::Read {
+            what,
+            path: path.to_string(),
+            source,
+        })
 }
 
 /// libpq's default file `~/.postgresql/<name>`, when it exists.
@@ -377,10 +381,16 @@ mod tests {
 
     #[test]
     fn what_each_mode_checks() {
-        assert_eq!(policy("prefer", None).checked(), Checked::Nothing);
-        assert_eq!(policy("verify-ca", None).checked(), Checked::Chain);
-        assert_eq!(policy("verify-full", None).checked(), Checked::ChainAndName);
-        assert_eq!(policy("require", Some("/ca.pem")).checked(), Checked::Chain);
+        assert_eq!(policy("prefer", None).checked(), TlsChecked::Nothing);
+        assert_eq!(policy("verify-ca", None).checked(), TlsChecked::Chain);
+        assert_eq!(
+            policy("verify-full", None).checked(),
+            TlsChecked::ChainAndName
+        );
+        assert_eq!(
+            policy("require", Some("/ca.pem")).checked(),
+            TlsChecked::Chain
+        );
     }
 
     #[test]
@@ -392,11 +402,11 @@ mod tests {
         // No ~/.postgresql/root.crt where the tests run with a temp HOME;
         // here the message is what matters when there is none.
         if libpq_default("root.crt").is_none() {
-            let e = p.connector().err().unwrap();
+            let e = p.connector().err().unwrap().to_string();
             assert!(e.contains("sslrootcert=") && e.contains("root.crt"), "{e}");
         }
         let missing = policy("verify-ca", Some("/nonexistent/ca.pem"));
-        let e = missing.connector().err().unwrap();
+        let e = missing.connector().err().unwrap().to_string();
         assert!(e.contains("/nonexistent/ca.pem"), "{e}");
         assert!(policy("prefer", None).connector().is_ok());
         assert!(policy("verify-full", Some("system")).connector().is_ok());

@@ -55,7 +55,7 @@ pub struct ClusterStatus {
     /// The database connections this host may hold, and the server's.
     pub connections: Connections,
     /// The connection's TLS: encrypted, and what of the server is checked.
-    pub tls: Option<crate::db::LedgerTls>,
+    pub tls: Option<LedgerTls>,
 }
 
 /// The database connections of a host, against what the server allows.
@@ -68,6 +68,40 @@ pub struct Connections {
     /// What the server allows other than superusers (`max_connections`
     /// less `superuser_reserved_connections`); None when unreachable.
     pub server_allows: Option<u32>,
+}
+
+/// A ledger connection's TLS, as `status` and `doctor` say it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LedgerTls {
+    /// `sslmode` (libpq's default when the string does not say: `prefer`).
+    pub sslmode: &'static str,
+    /// Every host is a Unix socket: nothing crosses a network.
+    pub local: bool,
+    /// Whether this command's connection is encrypted (None: it has none).
+    pub encrypted: Option<bool>,
+    /// What of the server's certificate is checked.
+    pub checked: crate::db::TlsChecked,
+}
+
+/// The TLS of the ledger at `url`, and whether `conn` (this command's
+/// connection to it, if it has one) is encrypted, as the server says.
+fn ledger_tls(url: &str, conn: Option<&Conn>) -> Option<LedgerTls> {
+    let (sslmode, local, checked) = crate::db::tls_of(url)?;
+    let encrypted = conn.and_then(|c| {
+        c.query_opt(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            params![],
+            |r| r.get::<_, bool>("ssl"),
+        )
+        .ok()
+        .flatten()
+    });
+    Some(LedgerTls {
+        sslmode,
+        local,
+        encrypted,
+        checked,
+    })
 }
 
 /// What the server allows other than superusers.
@@ -164,7 +198,7 @@ pub fn status(
         error,
         hosts,
         connections,
-        tls: crate::db::ledger_tls(url, conn),
+        tls: ledger_tls(url, conn),
     }
 }
 
@@ -226,7 +260,7 @@ pub fn render(c: &ClusterStatus, viewer: crate::schedule::Tz) -> String {
 }
 
 /// The connection's TLS in words.
-fn describe_tls(tls: &crate::db::LedgerTls) -> String {
+fn describe_tls(tls: &LedgerTls) -> String {
     use crate::db::TlsChecked;
     let encrypted = match (tls.local, tls.encrypted) {
         (true, _) => "a Unix socket (no network)",
@@ -392,7 +426,7 @@ mod tests {
     /// A connection that crosses a network and does not prove the server.
     #[test]
     fn doctor_says_when_the_ledger_connection_is_not_verified() {
-        use crate::db::{LedgerTls, TlsChecked};
+        use crate::db::TlsChecked;
         let with = |local, encrypted, checked| {
             let mut c = cluster(vec![host("a", "live")], 8, Some(97));
             c.tls = Some(LedgerTls {

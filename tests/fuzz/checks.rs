@@ -7,7 +7,7 @@
 //! without bound; one table bounds the POSIX strings it loads).
 
 use chrono::{DateTime, TimeDelta};
-use hermes_cron_core::config::{ConfigError, get, key_table, load_bytes, show, validated};
+use hermes_cron_core::config::{ConfigError, Secrets, get, key_table, load_bytes, show, validated};
 use hermes_cron_core::import::{
     ExistingJob, ImportContext, ImportPlan, detect_and_parse, import_file,
 };
@@ -92,9 +92,9 @@ pub(super) fn config(data: &[u8], zones: &ZoneTable) {
             }
             let validated = validated(path, Some(data), zones).expect("loads as load_bytes did");
             for key in key_table() {
-                get(&validated, key.name).expect("every key has a value");
+                get(&validated, key.name, Secrets::Revealed).expect("every key has a value");
             }
-            let _ = show(&validated);
+            let _ = show(&validated, Secrets::Revealed);
         }
         Err(ConfigError::Syntax { .. } | ConfigError::Invalid(_)) => {}
         Err(other) => panic!("load_bytes does no IO, yet: {other:?}"),

@@ -547,3 +547,53 @@ fn unknown_keys_warn_only_when_they_look_like_ours() {
     assert!(read_config(&home).contains("agent: {max_turns: 90}"));
     assert!(read_config(&home).contains("gateway: {strict: true}"));
 }
+
+/// `config get` and `show` never print a token or a webhook or ping URL in
+/// full (a URL keeps its scheme and host); `--reveal` does, for the owner.
+#[test]
+fn config_get_and_show_mask_secrets_unless_revealed() {
+    let h = TestHome::new();
+    let token = "tok-0123456789abcdef-secret";
+    let hook = "https://hooks.example/services/T0K3N/s3cr3t?sig=abc";
+    h.config_set("gateway.http_token", token);
+    h.config_set("cron.alert_webhook", hook);
+    let get = |args: &[&str]| h.run(args).ok().stdout;
+    let shown = get(&["config", "get", "gateway.http_token"]);
+    assert_eq!(
+        shown.trim(),
+        format!("<redacted: {} characters; --reveal shows it>", token.len())
+    );
+    assert_eq!(
+        get(&["config", "get", "cron.alert_webhook"]).trim(),
+        "https://hooks.example/<redacted>"
+    );
+    assert_eq!(
+        get(&["config", "get", "gateway.http_token", "--reveal"]).trim(),
+        token
+    );
+    assert_eq!(
+        get(&["config", "get", "cron.alert_webhook", "--reveal"]).trim(),
+        hook
+    );
+    for args in [
+        &["config", "show"][..],
+        &["config", "show", "--json"],
+        &["--json", "config", "get", "gateway.http_token"],
+        &[
+            "config",
+            "set",
+            "gateway.ping_url",
+            "https://ping.example/p/Secret-Path",
+        ],
+    ] {
+        let out = get(args);
+        for secret in [token, "T0K3N", "s3cr3t", "Secret-Path"] {
+            assert!(!out.contains(secret), "{args:?} printed {secret}:\n{out}");
+        }
+    }
+    let revealed = get(&["config", "show", "--reveal"]);
+    assert!(
+        revealed.contains(token) && revealed.contains(hook),
+        "{revealed}"
+    );
+}

@@ -611,7 +611,14 @@ fn no_two_files_import_each_other_even_through_others() {
 /// "Module map"): a module uses only modules of lower layers.
 const LAYERS: &[&[&str]] = &[
     &[
-        "clock", "crash", "fsutil", "home", "knobs", "logging", "process",
+        "clock",
+        "crash",
+        "fsutil",
+        "home",
+        "knobs",
+        "logging",
+        "process",
+        "small_file",
     ],
     &[
         "config",

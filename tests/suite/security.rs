@@ -8,20 +8,19 @@ use crate::support::home::mode;
 use crate::support::{PATIENCE, TestHome, wait_for};
 use std::os::unix::fs::PermissionsExt;
 
-#[test]
-fn the_home_and_every_file_we_write_are_private() {
-    let h = TestHome::new().with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "100");
+/// Every directory hermes-cron makes in the home is 0700, every file 0600.
+fn every_file_we_write_is_private(h: &TestHome) {
     h.config_set("cron.output_retention", "10");
     let id = h.add("echo", "every 1h", &[], &["echo", "hi"]);
     h.run(&["run", "echo", "--wait"]).ok();
     h.run(&["tick"]).ok();
     let gw = h.start(&["gateway"]);
     let home = h.path().to_path_buf();
-    wait_for("heartbeat", PATIENCE, || {
-        home.join("state/hermes-cron.heartbeat")
-            .exists()
-            .then_some(())
-    });
+    for written in ["state/hermes-cron.heartbeat", "state/hermes-cron.prom"] {
+        wait_for(written, PATIENCE, || {
+            home.join(written).exists().then_some(())
+        });
+    }
     let out_dir = home.join("cron/output").join(&id);
     let log = std::fs::read_dir(&out_dir)
         .unwrap()
@@ -39,17 +38,44 @@ fn the_home_and_every_file_we_write_are_private() {
     ] {
         assert_eq!(mode(&dir), 0o700, "{}", dir.display());
     }
-    for file in [
+    let mut files = vec![
         home.join("config.yaml"),
         home.join("cron/cron.db"),
         home.join("cron/.hermes-cron.tick.lock"),
         log,
         home.join("state/hermes-cron.heartbeat"),
         home.join("state/hermes-cron-lifecycle.jsonl"),
-    ] {
+        home.join("state/hermes-cron.prom"),
+        home.join("logs/hermes-cron-worker.log"),
+    ];
+    // SQLite's own files, while the gateway holds the ledger open.
+    files.extend(
+        ["cron/cron.db-wal", "cron/cron.db-shm"]
+            .map(|f| home.join(f))
+            .into_iter()
+            .filter(|f| f.exists()),
+    );
+    for file in files {
         assert_eq!(mode(&file), 0o600, "{}", file.display());
     }
     drop(gw);
+}
+
+#[test]
+fn the_home_and_every_file_we_write_are_private() {
+    let h = TestHome::new().with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "100");
+    every_file_we_write_is_private(&h);
+}
+
+/// Whatever the umask of whoever starts it: 000 lets every process make
+/// files anyone may read and write, unless it sets their modes itself.
+#[test]
+fn the_home_and_every_file_we_write_are_private_under_umask_000() {
+    // This test's process (nextest runs each in its own) and every command
+    // it starts: the gateway, its workers.
+    nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    let h = TestHome::new().with_env("HERMES_CRON_HEARTBEAT_PERIOD_MS", "100");
+    every_file_we_write_is_private(&h);
 }
 
 #[test]

@@ -84,5 +84,5 @@ pub use model::{
     Config, ConfigError, ConfigWarning, CronConfig, GATEWAY_CONNECTIONS, GatewayConfig, KeyInfo,
     Loaded, SHARED_LEDGER_PARALLEL, SecretText,
 };
-pub use query::{Entry, entries, get, mistyped, show};
+pub use query::{Entry, Secrets, entries, get, mistyped, show};
 pub use validate::Validated;

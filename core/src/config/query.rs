@@ -6,7 +6,10 @@
 //! an unset `timezone` prints `system`; `set` and the file accept both words.
 //! `cron.env` prints as a one-line YAML flow mapping with each secret-looking
 //! value (of a name such as `*TOKEN*` or `*KEY*`, or a URL with a password)
-//! shown as `<redacted>`; one variable is `cron.env.NAME`.
+//! shown as `<redacted>`; one variable is `cron.env.NAME`. A secret key's
+//! value (a token, a webhook or ping URL, the database) is masked unless
+//! [`Secrets::Revealed`]: a URL keeps its scheme and host, anything else
+//! only says how long it is.
 
 use super::keys;
 use super::model::{ConfigError, Setting};
@@ -14,11 +17,44 @@ use super::suggest::{near_misses, require};
 use super::validate::Validated;
 use crate::job::{REDACTED, is_secret};
 
+/// Whether secret keys' values are shown (`--reveal`) or masked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Secrets {
+    /// Masked: what `get` and `show` print unless asked.
+    Masked,
+    /// As they are, for their owner (`--reveal`).
+    Revealed,
+}
+
+/// `spec`'s rendered value as `secrets` says.
+fn shown(spec: &super::model::KeySpec, setting: Setting, secrets: Secrets) -> String {
+    let masked = matches!(
+        (&spec.field, &setting, secrets),
+        (
+            super::model::Field::Text { secret: true, .. },
+            Setting::Text(Some(_), _),
+            Secrets::Masked
+        )
+    );
+    match (masked, setting) {
+        (true, Setting::Text(Some(text), _)) if text.contains("://") => {
+            crate::alert::redacted_url(&text)
+        }
+        (true, Setting::Text(Some(text), _)) => {
+            format!(
+                "<redacted: {} characters; --reveal shows it>",
+                text.chars().count()
+            )
+        }
+        (_, setting) => setting.render(),
+    }
+}
+
 /// The effective value of `key` as text (the default when unset).
 ///
 /// `cron.max_parallel_jobs` without a limit prints `unbounded`; `timezone`
 /// without a zone prints `system`. `set` accepts both words back.
-pub fn get(validated: &Validated, key: &str) -> Result<String, ConfigError> {
+pub fn get(validated: &Validated, key: &str, secrets: Secrets) -> Result<String, ConfigError> {
     if let Some((spec, name)) = keys::mapping_entry(key) {
         let found = match spec.current(&validated.loaded.config) {
             Setting::Env(env) => env.0.into_iter().find(|(n, _)| n == name),
@@ -34,7 +70,7 @@ pub fn get(validated: &Validated, key: &str) -> Result<String, ConfigError> {
         };
     }
     let spec = require(key)?;
-    Ok(spec.current(&validated.loaded.config).render())
+    Ok(shown(spec, spec.current(&validated.loaded.config), secrets))
 }
 
 /// The longest value that sets the width of `show`'s value column.
@@ -50,8 +86,8 @@ const ALIGNED: usize = 40;
 /// unknown key, ignored: NAME (did you mean KEY?)` lines; other unknown keys
 /// (Hermes's) are not listed. Without the comments the text is a valid
 /// config that loads to the same values, but for a redacted `cron.env` value.
-pub fn show(validated: &Validated) -> String {
-    let rows: Vec<(String, String, &str)> = entries(validated)
+pub fn show(validated: &Validated, secrets: Secrets) -> String {
+    let rows: Vec<(String, String, &str)> = entries(validated, secrets)
         .into_iter()
         .map(|e| (format!("{}:", e.key), e.value, e.source))
         .collect();
@@ -91,13 +127,13 @@ pub struct Entry {
 
 /// Every key with its effective value and where it came from, in table
 /// order (`show`'s lines, `config show --json`'s objects).
-pub fn entries(validated: &Validated) -> Vec<Entry> {
+pub fn entries(validated: &Validated, secrets: Secrets) -> Vec<Entry> {
     validated
         .sources
         .iter()
         .map(|(spec, source)| Entry {
             key: spec.name,
-            value: spec.current(&validated.loaded.config).render(),
+            value: shown(spec, spec.current(&validated.loaded.config), secrets),
             source: source.label(),
         })
         .collect()

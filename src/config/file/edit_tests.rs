@@ -1,5 +1,6 @@
 //! Tests of `set` and `unset` through the real file.
 
+use hermes_cron_core::config::Secrets;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -238,13 +239,17 @@ fn every_key_round_trips_through_set_and_get() {
     assert_eq!(values.len(), key_table().len());
     for (key, value) in values {
         set(&path, key, value, &zones()).unwrap();
-        assert_eq!(get(&path, key, &zones()).unwrap(), value, "{key}");
+        assert_eq!(
+            get(&path, key, &zones(), Secrets::Revealed).unwrap(),
+            value,
+            "{key}"
+        );
     }
     let loaded = load(&path, &zones()).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     for (key, value) in values {
         assert_eq!(
-            get(&path, key, &zones()).unwrap(),
+            get(&path, key, &zones(), Secrets::Revealed).unwrap(),
             value,
             "{key} after all sets"
         );
@@ -259,7 +264,7 @@ fn every_key_round_trips_through_set_and_get() {
         ("timezone", "system"),
     ] {
         set(&path, key, word, &zones()).unwrap();
-        assert_eq!(get(&path, key, &zones()).unwrap(), word);
+        assert_eq!(get(&path, key, &zones(), Secrets::Revealed).unwrap(), word);
     }
 }
 
@@ -271,7 +276,13 @@ fn unset_removes_both_forms_and_an_emptied_section() {
     unset(&path, "gateway.loop_watchdog_max_strikes").unwrap();
     assert_eq!(read(&path), "other: 1\n");
     assert_eq!(
-        get(&path, "gateway.loop_watchdog_max_strikes", &zones()).unwrap(),
+        get(
+            &path,
+            "gateway.loop_watchdog_max_strikes",
+            &zones(),
+            Secrets::Revealed
+        )
+        .unwrap(),
         "3"
     );
     let (_dir, path) = file("cron:\n  output_retention: 5\n  heartbeat_interval_s: 9\n");
@@ -406,7 +417,11 @@ fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
         ("timezone", "europe/london", "Europe/London"),
     ] {
         set(&path, key, value, &zones()).unwrap();
-        assert_eq!(get(&path, key, &zones()).unwrap(), written, "{key}");
+        assert_eq!(
+            get(&path, key, &zones(), Secrets::Revealed).unwrap(),
+            written,
+            "{key}"
+        );
     }
     assert_eq!(
         read(&path),
@@ -421,14 +436,20 @@ fn set_accepts_hermes_spellings_and_writes_the_canonical_value() {
 fn a_section_with_a_merge_key_gets_its_own_key() {
     let text = "defaults: &d\n  output_retention: 4\ncron:\n  <<: *d\n  provider: hermes-cron\n";
     let (_dir, path) = file(text);
-    assert_eq!(get(&path, "cron.output_retention", &zones()).unwrap(), "4");
+    assert_eq!(
+        get(&path, "cron.output_retention", &zones(), Secrets::Revealed).unwrap(),
+        "4"
+    );
     set(&path, "cron.output_retention", "9", &zones()).unwrap();
     assert_eq!(read(&path), format!("{text}  output_retention: 9\n"));
-    assert_eq!(get(&path, "cron.output_retention", &zones()).unwrap(), "9");
+    assert_eq!(
+        get(&path, "cron.output_retention", &zones(), Secrets::Revealed).unwrap(),
+        "9"
+    );
     unset(&path, "cron.output_retention").unwrap();
     assert_eq!(read(&path), text);
     assert_eq!(
-        get(&path, "cron.output_retention", &zones()).unwrap(),
+        get(&path, "cron.output_retention", &zones(), Secrets::Revealed).unwrap(),
         "4",
         "the merged value again"
     );
@@ -626,7 +647,12 @@ mod properties {
         let path = Path::new("c.yaml");
         let validated = validated(path, Some(text.as_bytes()), &zones()).unwrap();
         KEYS.iter()
-            .map(|key| (*key, pure::get(&validated, key).unwrap()))
+            .map(|key| {
+                (
+                    *key,
+                    pure::get(&validated, key, pure::Secrets::Revealed).unwrap(),
+                )
+            })
             .collect()
     }
 
@@ -656,7 +682,7 @@ mod properties {
             }
             if key != owner(&key) {
                 // One variable: it reads back; the others stay as they were.
-                let read = pure::get(&validated(path, Some(text.as_bytes()), &zones()).unwrap(), &key).unwrap();
+                let read = pure::get(&validated(path, Some(text.as_bytes()), &zones()).unwrap(), &key, pure::Secrets::Revealed).unwrap();
                 prop_assert!(read == value || read == "<redacted>", "{} read {}", key, read);
                 let others = |text: &str| {
                     let mut env = validated(path, Some(text.as_bytes()), &zones()).unwrap().loaded.config.cron.env.0;
@@ -683,7 +709,7 @@ mod properties {
                     prop_assert_eq!(new, default);
                 } else if *name == owner(&key) {
                     let after = validated(path, Some(text.as_bytes()), &zones()).unwrap();
-                    prop_assert!(pure::get(&after, &key).is_err(), "{} still set", key);
+                    prop_assert!(pure::get(&after, &key, pure::Secrets::Revealed).is_err(), "{} still set", key);
                 } else {
                     prop_assert_eq!(old, new, "{} changed", name);
                 }

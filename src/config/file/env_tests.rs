@@ -5,6 +5,7 @@
 
 use super::super::*;
 use super::edit_tests::{file, invalid_message, read, zones};
+use hermes_cron_core::config::Secrets;
 use hermes_cron_core::job::Env;
 use hermes_cron_core::run::DEFAULT_PATH;
 
@@ -100,7 +101,7 @@ fn a_bad_entry_is_dropped_with_one_warning_and_the_others_used() {
     }
     assert!(loaded.warnings[3].message.contains("cron.path"));
     assert!(loaded.warnings[6].message.contains("`NOTHING: ''`"));
-    let text = show(&path, &zones()).unwrap();
+    let text = show(&path, &zones(), Secrets::Revealed).unwrap();
     let line = text.lines().find(|l| l.starts_with("cron.env:")).unwrap();
     assert!(line.ends_with("# file (invalid entries dropped)"), "{line}");
     assert!(line.contains("{GOOD: one, ALSO_GOOD: two}"), "{line}");
@@ -134,7 +135,7 @@ fn a_bad_whole_value_falls_back_to_the_default_with_one_warning() {
         );
         assert_eq!(loaded.config.cron.path, DEFAULT_PATH);
         assert!(loaded.config.cron.env.is_empty());
-        let line = show(&path, &zones()).unwrap();
+        let line = show(&path, &zones(), Secrets::Revealed).unwrap();
         let line = line
             .lines()
             .find(|l| l.starts_with(key))
@@ -151,31 +152,35 @@ fn get_and_show_redact_secret_looking_values() {
         "cron:\n  env:\n    GITHUB_TOKEN: {secret}\n    db_password: {secret}\n    \
          TZ: Europe/Berlin\n    HTTPS_PROXY: http://proxy.example:3128\n"
     ));
-    let whole = get(&path, "cron.env", &zones()).unwrap();
+    let whole = get(&path, "cron.env", &zones(), Secrets::Revealed).unwrap();
     assert_eq!(
         whole,
         "{GITHUB_TOKEN: <redacted>, db_password: <redacted>, TZ: Europe/Berlin, \
          HTTPS_PROXY: 'http://proxy.example:3128'}"
     );
     assert_eq!(
-        get(&path, "cron.env.GITHUB_TOKEN", &zones()).unwrap(),
+        get(&path, "cron.env.GITHUB_TOKEN", &zones(), Secrets::Revealed).unwrap(),
         "<redacted>"
     );
     assert_eq!(
-        get(&path, "cron.env.TZ", &zones()).unwrap(),
+        get(&path, "cron.env.TZ", &zones(), Secrets::Revealed).unwrap(),
         "Europe/Berlin"
     );
     assert_eq!(
-        get(&path, "cron.env.HTTPS_PROXY", &zones()).unwrap(),
+        get(&path, "cron.env.HTTPS_PROXY", &zones(), Secrets::Revealed).unwrap(),
         "http://proxy.example:3128"
     );
-    let message = invalid_message(get(&path, "cron.env.NOPE", &zones()).unwrap_err());
+    let message =
+        invalid_message(get(&path, "cron.env.NOPE", &zones(), Secrets::Revealed).unwrap_err());
     assert!(message.contains("`NOPE`"), "{message}");
-    let shown = show(&path, &zones()).unwrap();
+    let shown = show(&path, &zones(), Secrets::Revealed).unwrap();
     assert!(!shown.contains(secret), "{shown}");
     let line = shown.lines().find(|l| l.starts_with("cron.env:")).unwrap();
     assert!(line.contains(&format!(" {whole}  # file")), "{shown}");
-    assert_eq!(get(&path, "cron.path", &zones()).unwrap(), DEFAULT_PATH);
+    assert_eq!(
+        get(&path, "cron.path", &zones(), Secrets::Revealed).unwrap(),
+        DEFAULT_PATH
+    );
     // What `get` prints is YAML that reads back to the same variables
     // (but for the redacted ones).
     let (_dir, copy) = file(&format!("cron:\n  env: {whole}\n"));
@@ -211,7 +216,7 @@ fn set_and_unset_cron_path() {
         "cron: {provider: hermes-cron, path: '/opt/tools/bin:/usr/bin:/bin'}  # Hermes's\n"
     );
     assert_eq!(
-        get(&path, "cron.path", &zones()).unwrap(),
+        get(&path, "cron.path", &zones(), Secrets::Revealed).unwrap(),
         "/opt/tools/bin:/usr/bin:/bin"
     );
     for bad in ["bin:/usr/bin", "/usr/bin:", "''", "~", "5"] {
@@ -221,7 +226,10 @@ fn set_and_unset_cron_path() {
     }
     unset(&path, "cron.path").unwrap();
     assert_eq!(read(&path), "cron: {provider: hermes-cron}  # Hermes's\n");
-    assert_eq!(get(&path, "cron.path", &zones()).unwrap(), DEFAULT_PATH);
+    assert_eq!(
+        get(&path, "cron.path", &zones(), Secrets::Revealed).unwrap(),
+        DEFAULT_PATH
+    );
 }
 
 #[test]
@@ -301,7 +309,7 @@ fn a_variable_goes_where_the_mapping_is_and_a_new_one_makes_the_section() {
         set(&path, "cron.env.TZ", "Europe/Berlin", &zones()).unwrap();
         assert_eq!(read(&path), after, "{before:?}");
         assert_eq!(
-            get(&path, "cron.env.TZ", &zones()).unwrap(),
+            get(&path, "cron.env.TZ", &zones(), Secrets::Revealed).unwrap(),
             "Europe/Berlin"
         );
         unset(&path, "cron.env.TZ").unwrap();

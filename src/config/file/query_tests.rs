@@ -1,5 +1,6 @@
 //! Tests of `get` and `show` through the real file.
 
+use hermes_cron_core::config::Secrets;
 use std::fs;
 use std::path::PathBuf;
 
@@ -16,18 +17,24 @@ fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn get_prints_defaults_and_ignores_invalid_values() {
     let (_dir, path) = file("cron.output_retention: .nan\n");
-    assert_eq!(get(&path, "cron.output_retention", &zones()).unwrap(), "50");
     assert_eq!(
-        get(&path, "cron.max_parallel_jobs", &zones()).unwrap(),
+        get(&path, "cron.output_retention", &zones(), Secrets::Revealed).unwrap(),
+        "50"
+    );
+    assert_eq!(
+        get(&path, "cron.max_parallel_jobs", &zones(), Secrets::Revealed).unwrap(),
         "unbounded"
     );
-    assert_eq!(get(&path, "timezone", &zones()).unwrap(), "system");
     assert_eq!(
-        get(&path, "cron.output_max_bytes", &zones()).unwrap(),
+        get(&path, "timezone", &zones(), Secrets::Revealed).unwrap(),
+        "system"
+    );
+    assert_eq!(
+        get(&path, "cron.output_max_bytes", &zones(), Secrets::Revealed).unwrap(),
         "8388608"
     );
     assert!(matches!(
-        get(&path, "cron", &zones()),
+        get(&path, "cron", &zones(), Secrets::Revealed),
         Err(ConfigError::Invalid(_))
     ));
 }
@@ -37,7 +44,7 @@ fn show_lists_every_key_with_its_source_aligned() {
     let (_dir, path) = file(
         "cron.output_retention: 7\ngateway: {loop_watchdog_max_strikes: .inf}\nextra: 1\ntimezon: UTC\n",
     );
-    let text = show(&path, &zones()).unwrap();
+    let text = show(&path, &zones(), Secrets::Revealed).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), key_table().len() + 1, "{text}");
     let columns: Vec<usize> = lines[..key_table().len()]
@@ -78,19 +85,34 @@ fn get_and_show_print_fractional_seconds_and_canonical_zones() {
         "timezone: asia/tokyo\ngateway: {loop_watchdog_probe_timeout_s: '2.5', loop_watchdog: 'off'}\n",
     );
     assert_eq!(
-        get(&path, "gateway.loop_watchdog_probe_timeout_s", &zones()).unwrap(),
+        get(
+            &path,
+            "gateway.loop_watchdog_probe_timeout_s",
+            &zones(),
+            Secrets::Revealed
+        )
+        .unwrap(),
         "2.5"
     );
     assert_eq!(
-        get(&path, "gateway.loop_watchdog_probe_interval_s", &zones()).unwrap(),
+        get(
+            &path,
+            "gateway.loop_watchdog_probe_interval_s",
+            &zones(),
+            Secrets::Revealed
+        )
+        .unwrap(),
         "30"
     );
     assert_eq!(
-        get(&path, "gateway.loop_watchdog", &zones()).unwrap(),
+        get(&path, "gateway.loop_watchdog", &zones(), Secrets::Revealed).unwrap(),
         "false"
     );
-    assert_eq!(get(&path, "timezone", &zones()).unwrap(), "Asia/Tokyo");
-    let text = show(&path, &zones()).unwrap();
+    assert_eq!(
+        get(&path, "timezone", &zones(), Secrets::Revealed).unwrap(),
+        "Asia/Tokyo"
+    );
+    let text = show(&path, &zones(), Secrets::Revealed).unwrap();
     let line = text
         .lines()
         .find(|l| l.starts_with("gateway.loop_watchdog_probe_timeout_s:"))
@@ -105,7 +127,7 @@ fn show_output_loads_back_to_the_same_config() {
          env: {TZ: Europe/Berlin, N: 5, ON: 'off', URL: 'http://x:1/#a'}}\n\
          gateway: {loop_watchdog_probe_interval_s: 0.25e1}\n",
     );
-    let text = show(&path, &zones()).unwrap();
+    let text = show(&path, &zones(), Secrets::Revealed).unwrap();
     let (_dir, copy) = file(&text);
     let reloaded = load(&copy, &zones()).unwrap();
     assert!(reloaded.warnings.is_empty(), "{:?}", reloaded.warnings);

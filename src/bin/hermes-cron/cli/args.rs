@@ -140,8 +140,14 @@ pub(crate) enum HermesAction {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ConfigAction {
-    /// Print the effective value of a key.
-    Get { key: String },
+    /// Print the effective value of a key (a secret one masked).
+    Get {
+        /// The dotted key, e.g. `cron.max_parallel_jobs`.
+        key: String,
+        /// Print a secret key's value (a token, a webhook or ping URL) in full.
+        #[arg(long)]
+        reveal: bool,
+    },
     /// Validate and write a value, keeping every other key.
     Set {
         key: String,
@@ -151,8 +157,12 @@ pub(crate) enum ConfigAction {
     },
     /// Remove a key so its built-in default applies.
     Unset { key: String },
-    /// Every key, its value and where it came from.
-    Show,
+    /// Every key, its value and where it came from (secret ones masked).
+    Show {
+        /// Print secret keys' values (tokens, webhook and ping URLs) in full.
+        #[arg(long)]
+        reveal: bool,
+    },
 }
 
 /// Flags shared by add and edit.

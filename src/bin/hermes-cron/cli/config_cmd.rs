@@ -2,7 +2,7 @@
 
 use super::args::ConfigAction;
 use super::context::Ctx;
-use hermes_cron::config;
+use hermes_cron::config::{self, Secrets};
 use hermes_cron::home::ensure_private_dir;
 use serde_json::json;
 
@@ -11,9 +11,9 @@ pub(super) fn config(ctx: &mut Ctx, action: ConfigAction, json: bool) -> anyhow:
     // Loading through the context reports each invalid value once, as every
     // other command does (`get` then prints the default).
     let line = match action {
-        ConfigAction::Get { key } => {
+        ConfigAction::Get { key, reveal } => {
             ctx.config()?;
-            let value = config::get(&path, &key, &ctx.zones)?;
+            let value = config::get(&path, &key, &ctx.zones, secrets(reveal))?;
             if json {
                 json!({ "key": key, "value": value }).to_string()
             } else {
@@ -25,7 +25,7 @@ pub(super) fn config(ctx: &mut Ctx, action: ConfigAction, json: bool) -> anyhow:
             config::set(&path, &key, &value, &ctx.zones)?;
             // The new file's warnings, e.g. a zone Hermes would not read.
             ctx.config()?;
-            let value = config::get(&path, &key, &ctx.zones)?;
+            let value = config::get(&path, &key, &ctx.zones, Secrets::Masked)?;
             if json {
                 json!({ "key": key, "value": value }).to_string()
             } else {
@@ -33,7 +33,7 @@ pub(super) fn config(ctx: &mut Ctx, action: ConfigAction, json: bool) -> anyhow:
             }
         }
         ConfigAction::Unset { key } => unset(ctx, &key, json)?,
-        ConfigAction::Show => {
+        ConfigAction::Show { reveal } => {
             ctx.config()?;
             if json {
                 let validated = config::read(&path, &ctx.zones)?;
@@ -41,15 +41,25 @@ pub(super) fn config(ctx: &mut Ctx, action: ConfigAction, json: bool) -> anyhow:
                     .into_iter()
                     .map(|(key, close)| json!({ "key": key, "did_you_mean": close }))
                     .collect();
-                let keys = config::entries(&validated);
+                let keys = config::entries(&validated, secrets(reveal));
                 serde_json::to_string_pretty(&json!({ "keys": keys, "unknown": unknown }))?
             } else {
-                config::show(&path, &ctx.zones)?.trim_end().to_string()
+                config::show(&path, &ctx.zones, secrets(reveal))?
+                    .trim_end()
+                    .to_string()
             }
         }
     };
     println!("{line}");
     Ok(hermes_cron::exit::OK)
+}
+
+/// Secret keys' values in full only when asked (`--reveal`).
+fn secrets(reveal: bool) -> Secrets {
+    match reveal {
+        true => Secrets::Revealed,
+        false => Secrets::Masked,
+    }
 }
 
 /// `unset KEY`: what the key is now, and why when it is not the default.
@@ -64,7 +74,7 @@ fn unset(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<String> {
             format!("{key} removed")
         });
     };
-    let value = config::get(&path, key, &ctx.zones)?;
+    let value = config::get(&path, key, &ctx.zones, Secrets::Masked)?;
     let is_default = value == info.default;
     Ok(if json {
         json!({ "key": key, "removed": true, "value": value, "default": is_default }).to_string()
