@@ -299,6 +299,8 @@ async fn serve(
     shared.set_doing("opening the ledger");
     let location = crate::db::Location::of_home(home).map_err(Fatal::Ledger)?;
     let mut db = Db::open_at(&location).map_err(Fatal::Ledger)?;
+    // A damaged ledger is refused before anything is claimed from it.
+    db.check_whole().map_err(Fatal::Ledger)?;
     if !db.journal().is_wal() {
         tracing::warn!(journal = ?db.journal(), "the ledger is not in WAL mode (network filesystem?): readers and writers block each other; runs still work");
     }

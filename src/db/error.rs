@@ -78,6 +78,14 @@ impl SqlError {
         }
     }
 
+    /// The SQLite file is damaged, or is not a database at all.
+    pub fn is_damaged(&self) -> bool {
+        matches!(
+            self.sqlite_code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        )
+    }
+
     /// Whether the failure may pass by itself: retried later, never a
     /// reason to stop.
     pub fn is_transient(&self) -> bool {

@@ -50,6 +50,15 @@ pub fn explain(err: &(dyn std::error::Error + 'static), dir: &Path) -> Option<St
         _ => None,
     };
     let code = sqlite.and_then(|e| e.sqlite_error_code());
+    if matches!(
+        code,
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    ) {
+        return Some(format!(
+            "the ledger {} is damaged; hermes-cron will not write over it: restore it from a backup, or move it aside (keeping it) and a new, empty ledger is made on the next command",
+            dir.join("cron.db").display()
+        ));
+    }
     let free = free_bytes(dir);
     if code == Some(rusqlite::ErrorCode::DiskFull) || (sqlite.is_some() && free == Some(0)) {
         return Some(format!(

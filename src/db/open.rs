@@ -193,6 +193,10 @@ pub enum DbError {
         "the schema named first in the search_path of {0} does not exist; create it (CREATE SCHEMA ...) or fix the connection string's options"
     )]
     NoSchema(String),
+    #[error(
+        "the ledger {path} is damaged ({why}); hermes-cron will not write over it: restore it from a backup, or move it aside (`mv {path} {path}.damaged`, keeping it for what it still holds) and a new, empty ledger is made on the next command"
+    )]
+    Damaged { path: String, why: String },
 }
 
 impl DbError {
@@ -204,6 +208,55 @@ impl DbError {
             | DbError::Migrate { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+/// `e`, or [`DbError::Damaged`] when SQLite said the file at `path` is
+/// damaged or not a database.
+fn damaged(path: &Path, e: DbError) -> DbError {
+    match e.sql() {
+        Some(sql) if sql.is_damaged() => DbError::Damaged {
+            path: path.display().to_string(),
+            why: format!("SQLite: {sql}"),
+        },
+        _ => e,
+    }
+}
+
+/// Make a new ledger at `path`: whole (migrated) in a file of its own
+/// beside it, then hard-linked into place, which fails, harmlessly, when
+/// another process made it first. A process killed half way leaves a
+/// stray temporary file, never an empty `path`.
+fn create_new(path: &Path) -> Result<(), DbError> {
+    let name = path
+        .file_name()
+        .map_or("cron.db".into(), |n| n.to_string_lossy());
+    let temp = path.with_file_name(format!(".{name}.new-{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    drop(Db::open_file(&temp)?);
+    let linked = match std::fs::hard_link(&temp, path) {
+        // A filesystem without hard links: a rename, unless another
+        // process made it meanwhile.
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists && !path.exists() => {
+            std::fs::rename(&temp, path)
+        }
+        linked => linked,
+    };
+    for leftover in ["", "-wal", "-shm", "-journal"] {
+        let mut p = temp.as_os_str().to_owned();
+        p.push(leftover);
+        let _ = std::fs::remove_file(std::path::PathBuf::from(p));
+    }
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(DbError::Open {
+            path: path.to_path_buf(),
+            source: SqlError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(format!("cannot put the new ledger in place: {e}")),
+            )),
+        }),
     }
 }
 
@@ -295,7 +348,27 @@ impl Db {
 
     /// Open (creating when missing) and migrate the database at `path`.
     /// The parent directory must exist.
+    ///
+    /// A new ledger is made whole beside it and linked into place (never
+    /// over another process's), so `path` is never an empty file unless
+    /// something emptied it: an empty or damaged file is refused
+    /// ([`DbError::Damaged`]), never taken for a new ledger.
     pub fn open(path: &Path) -> Result<Db, DbError> {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() == 0 => {
+                return Err(DbError::Damaged {
+                    path: path.display().to_string(),
+                    why: "it is empty: 0 bytes".into(),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_new(path)?,
+            _ => {}
+        }
+        Db::open_file(path).map_err(|e| damaged(path, e))
+    }
+
+    /// [`Db::open`] on a file that may not exist yet.
+    fn open_file(path: &Path) -> Result<Db, DbError> {
         let requested = requested_journal()?;
         let busy = busy_timeout();
         let conn = Connection::open_with_flags(
@@ -334,10 +407,43 @@ impl Db {
         Ok(db)
     }
 
+    /// Check the whole SQLite file (`PRAGMA quick_check`): what the gateway
+    /// does before it trusts a ledger. A shared ledger is the server's to
+    /// keep whole: nothing to check here.
+    pub fn check_whole(&self) -> Result<(), DbError> {
+        let Conn::Sqlite(conn) = &self.conn else {
+            return Ok(());
+        };
+        let damaged = |why: String| DbError::Damaged {
+            path: self.path.display().to_string(),
+            why,
+        };
+        let verdict: String = conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .map_err(|e| damaged(format!("SQLite: {e}")))?;
+        match verdict.as_str() {
+            "ok" => Ok(()),
+            other => Err(damaged(format!(
+                "PRAGMA quick_check: {}",
+                crate::text::one_line(other, 200)
+            ))),
+        }
+    }
+
     /// Open an existing database read-only: no migration, no pragma writes.
     /// For `doctor`, which must change nothing. The journal mode is read as
     /// it is; a schema newer than this build is refused.
     pub fn open_read_only(path: &Path) -> Result<Db, DbError> {
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            return Err(DbError::Damaged {
+                path: path.display().to_string(),
+                why: "it is empty: 0 bytes".into(),
+            });
+        }
+        Db::open_read_only_file(path).map_err(|e| damaged(path, e))
+    }
+
+    fn open_read_only_file(path: &Path) -> Result<Db, DbError> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -21,6 +21,7 @@ mod code_rules;
 mod config_environment;
 mod crash_points;
 mod crash_soak;
+mod damaged_ledger;
 mod dispatch_modes;
 mod dispatch_scoped;
 mod dispatch_worker;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::job_env;
 use super::model::{
-    Config, CronConfig, Field, GatewayConfig, KeyInfo, KeySpec, SYSTEM_ZONE, SecretText, Setting,
-    UNBOUNDED, seconds_text,
+    Config, CronConfig, Field, GatewayConfig, KeyInfo, KeySpec, SYSTEM_ZONE, Secret, SecretText,
+    Setting, UNBOUNDED, seconds_text,
 };
 use super::yaml11;
 use crate::job::{Env, REDACTED, is_secret};
@@ -249,7 +249,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "cron.alert_on",
         field: Field::Text {
             none: "all",
-            secret: false,
+            secret: Secret::No,
             check: check_alert_kinds,
             accepts: "alert kinds separated by commas (failed, timed_out, unknown, missed, \
                       refused, stalled, recovered, late), or none",
@@ -273,7 +273,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "cron.alert_command",
         field: Field::Text {
             none: "none",
-            secret: false,
+            secret: Secret::No,
             check: check_command,
             accepts: "a shell command line",
             get: |c| c.cron.alert_command.as_deref(),
@@ -285,7 +285,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "cron.alert_webhook",
         field: Field::Text {
             none: "none",
-            secret: true,
+            secret: Secret::Value,
             check: crate::alert::check_url,
             accepts: "an http:// or https:// URL",
             get: |c| c.cron.alert_webhook.as_deref(),
@@ -297,7 +297,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "gateway.ping_url",
         field: Field::Text {
             none: "none",
-            secret: true,
+            secret: Secret::Value,
             check: crate::alert::check_url,
             accepts: "an http:// or https:// URL",
             get: |c| c.gateway.ping_url.as_deref(),
@@ -309,7 +309,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "gateway.ping_command",
         field: Field::Text {
             none: "none",
-            secret: false,
+            secret: Secret::No,
             check: check_command,
             accepts: "a shell command line",
             get: |c| c.gateway.ping_command.as_deref(),
@@ -332,7 +332,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "gateway.http_listen",
         field: Field::Text {
             none: "off",
-            secret: false,
+            secret: Secret::No,
             accepts: "an IP address and port (127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464), \
                       localhost:PORT, or a bare port on 127.0.0.1",
             check: crate::http::listen::canonical,
@@ -346,7 +346,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "gateway.http_token",
         field: Field::Text {
             none: "none",
-            secret: true,
+            secret: Secret::Value,
             accepts: "a token of 16 to 4096 visible ASCII characters",
             check: crate::http::token::check,
             get: |c| c.gateway.http_token.as_ref().map(SecretText::expose),
@@ -359,7 +359,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "gateway.http_token_file",
         field: Field::Text {
             none: "none",
-            secret: false,
+            secret: Secret::No,
             accepts: "an absolute path",
             check: crate::http::token::check_file_path,
             get: |c| c.gateway.http_token_file.as_deref(),
@@ -372,7 +372,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
         name: "cron.database",
         field: Field::Text {
             none: "none",
-            secret: true,
+            secret: Secret::Password,
             accepts: "a PostgreSQL connection string without a password \
                       (postgresql://USER@HOST/DB, or host=... user=... dbname=...)",
             check: crate::cluster::check_database,

@@ -297,17 +297,30 @@ pub(crate) enum Field {
     },
     /// A text that `check` accepts (and puts in its canonical form), or none,
     /// the default: null, an empty string, `false`, or the word `none`,
-    /// which is also what `get` prints for it. A `secret` value is never
+    /// which is also what `get` prints for it. A secret value ([`Secret`]) is never
     /// repeated in a warning or a refusal.
     Text {
         none: &'static str,
-        secret: bool,
+        secret: Secret,
         /// What the key accepts, as a fragment (`an IP address and port`).
         accepts: &'static str,
         check: fn(&str) -> Result<String, &'static str>,
         get: fn(&Config) -> Option<&str>,
         set: fn(&mut Config, Option<String>),
     },
+}
+
+/// How much of a text key's value is secret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Secret {
+    /// None of it.
+    No,
+    /// All of it (a token, a webhook or ping URL with its token): never
+    /// repeated in a message, masked by `get` and `show`.
+    Value,
+    /// Only a password it might hold (`cron.database`, which refuses one):
+    /// never repeated in a message, shown by `get` and `show`.
+    Password,
 }
 
 /// A value that passed validation for one key.
@@ -382,7 +395,13 @@ impl KeySpec {
 
     /// Whether the key's value must never be repeated (a token).
     pub(crate) fn is_secret(&self) -> bool {
-        matches!(self.field, Field::Text { secret: true, .. })
+        matches!(
+            self.field,
+            Field::Text {
+                secret: Secret::Value | Secret::Password,
+                ..
+            }
+        )
     }
 }
 

@@ -31,7 +31,10 @@ fn shown(spec: &super::model::KeySpec, setting: Setting, secrets: Secrets) -> St
     let masked = matches!(
         (&spec.field, &setting, secrets),
         (
-            super::model::Field::Text { secret: true, .. },
+            super::model::Field::Text {
+                secret: super::model::Secret::Value,
+                ..
+            },
             Setting::Text(Some(_), _),
             Secrets::Masked
         )

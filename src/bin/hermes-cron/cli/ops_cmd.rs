@@ -37,6 +37,8 @@ pub(super) fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let mut report = status::from_heartbeat(beat.as_ref(), alive, cap, now);
     let (db, cluster) = open_for_status(ctx)?;
     if let Some(db) = db {
+        // Counts read from a damaged file would be wrong, or zeros: say it.
+        db.check_whole()?;
         status::count_ledger(&mut report, db.conn())?;
     }
     status::add_cluster(&mut report, cluster);

@@ -21,7 +21,8 @@ pub(crate) fn run(cli: Cli, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<i3
     }
     let home = Home::resolve(cli.home.as_deref())?;
     let mut ctx = Ctx::new(home, zones, knobs)?;
-    match cli.command {
+    let cron_dir = ctx.home.cron_dir();
+    let done = match cli.command {
         Command::Add(a) => jobs_cmd::add(&mut ctx, a, json),
         Command::List { all } => jobs_cmd::list(&mut ctx, all, json),
         Command::Show { job } => jobs_cmd::show(&mut ctx, &job, json),
@@ -57,6 +58,21 @@ pub(crate) fn run(cli: Cli, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<i3
             alerts_cmd::gateway_failed(&mut ctx, unit.as_deref(), json)
         }
         Command::Alerts { job, limit } => alerts_cmd::alerts(&mut ctx, job.as_deref(), limit, json),
+    };
+    done.map_err(|e| name_a_damaged_ledger(e, &cron_dir))
+}
+
+/// A failure because the SQLite ledger in `cron_dir` is damaged (found
+/// past its opening, reading a page) says so, with the fix, whichever
+/// command met it.
+fn name_a_damaged_ledger(e: anyhow::Error, cron_dir: &std::path::Path) -> anyhow::Error {
+    let damaged = e.chain().any(|c| {
+        c.downcast_ref::<hermes_cron::db::SqlError>()
+            .is_some_and(hermes_cron::db::SqlError::is_damaged)
+    });
+    match hermes_cron::db::explain(e.as_ref(), cron_dir).filter(|_| damaged) {
+        Some(why) => e.context(why),
+        None => e,
     }
 }
 

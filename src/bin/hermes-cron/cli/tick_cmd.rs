@@ -25,6 +25,8 @@ pub(super) fn tick(ctx: &mut Ctx, as_json: bool) -> anyhow::Result<i32> {
     // before the claim, so no claimed row is left waiting for a worker.
     let launcher = ctx.launcher()?;
     let mut db = ctx.open_db()?;
+    // A pass of the gateway's: like it, never claim from a damaged ledger.
+    db.check_whole()?;
     let now = ctx.now();
     let swept = reconcile::sweep(&db, &ctx.host.name, None, now)?;
     let claim_ctx = ctx.claim_ctx(&config, zone);
