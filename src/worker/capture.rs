@@ -5,13 +5,18 @@
 //!
 //! A full disk is a truncation too: the first failed write ends the file's
 //! growth (a mark is attempted), and the job keeps running.
+//!
+//! What has been captured so far is kept where the worker can read it
+//! ([`Capture::finish`]): a process the command left running may hold the
+//! pipe open after the command ended, and its run is recorded then with the
+//! output as it stood, not as nothing.
 
 use crate::clock::monotonic;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -63,6 +68,29 @@ pub(crate) fn truncation_mark(cap: u64) -> String {
     format!("\n[hermes-cron: output truncated at {cap} bytes]\n")
 }
 
+/// The output thread, and what it has captured so far.
+pub(crate) struct Capture {
+    thread: JoinHandle<Captured>,
+    so_far: Arc<Mutex<Captured>>,
+}
+
+impl Capture {
+    /// What was captured, once the pipe reached EOF or `patience` passed
+    /// (then as it stood, and true: the pipe is still held open by a
+    /// process the command left running).
+    pub(crate) fn finish(self, patience: Duration) -> (Captured, bool) {
+        let deadline = monotonic() + patience;
+        while !self.thread.is_finished() && monotonic() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if self.thread.is_finished() {
+            return (self.thread.join().unwrap_or_default(), false);
+        }
+        let so_far = self.so_far.lock().map(|c| *c).unwrap_or_default();
+        (so_far, true)
+    }
+}
+
 /// Read `pipe` until EOF on a new thread, stamping `activity` on output.
 pub(crate) fn spawn_capture(
     pipe: OwnedFd,
@@ -70,11 +98,14 @@ pub(crate) fn spawn_capture(
     cap: u64,
     tee: bool,
     activity: Activity,
-) -> JoinHandle<Captured> {
-    std::thread::Builder::new()
+) -> Capture {
+    let so_far = Arc::new(Mutex::new(Captured::default()));
+    let shared = so_far.clone();
+    let thread = std::thread::Builder::new()
         .name("output".into())
-        .spawn(move || capture(File::from(pipe), file, cap, tee, &activity))
-        .expect("spawning the output thread")
+        .spawn(move || capture(File::from(pipe), file, cap, tee, &activity, &shared))
+        .expect("spawning the output thread");
+    Capture { thread, so_far }
 }
 
 fn capture(
@@ -83,6 +114,7 @@ fn capture(
     cap: u64,
     tee: bool,
     activity: &Activity,
+    so_far: &Mutex<Captured>,
 ) -> Captured {
     let mut got = Captured::default();
     let mut buf = vec![0u8; 64 * 1024];
@@ -100,24 +132,11 @@ fn capture(
             let mut out = stdout.lock();
             let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
         }
-        let Some(f) = file.as_mut() else { continue };
-        if got.truncated {
-            continue;
+        if let Some(f) = file.as_mut() {
+            store(f, &buf[..n], cap, &mut got);
         }
-        let room = cap.saturating_sub(got.stored) as usize;
-        let take = n.min(room);
-        if take > 0 {
-            if f.write_all(&buf[..take]).is_err() {
-                got.write_failed = true;
-                got.truncated = true;
-                let _ = f.write_all(truncation_mark(got.stored).as_bytes());
-                continue;
-            }
-            got.stored += take as u64;
-        }
-        if take < n {
-            got.truncated = true;
-            let _ = f.write_all(truncation_mark(cap).as_bytes());
+        if let Ok(mut s) = so_far.lock() {
+            *s = got;
         }
     }
     if let Some(f) = file.as_mut() {
@@ -125,6 +144,30 @@ fn capture(
         let _ = f.sync_data();
     }
     got
+}
+
+/// Write `chunk` to `f` as far as the cap (and the disk) allows, counting
+/// it in `got`; the truncation mark once it does not.
+fn store(f: &mut File, chunk: &[u8], cap: u64, got: &mut Captured) {
+    if got.truncated {
+        return;
+    }
+    let n = chunk.len();
+    let room = cap.saturating_sub(got.stored) as usize;
+    let take = n.min(room);
+    if take > 0 {
+        if f.write_all(&chunk[..take]).is_err() {
+            got.write_failed = true;
+            got.truncated = true;
+            let _ = f.write_all(truncation_mark(got.stored).as_bytes());
+            return;
+        }
+        got.stored += take as u64;
+    }
+    if take < n {
+        got.truncated = true;
+        let _ = f.write_all(truncation_mark(cap).as_bytes());
+    }
 }
 
 #[cfg(test)]
@@ -141,7 +184,8 @@ mod tests {
         let mut w = File::from(w);
         w.write_all(input).unwrap();
         drop(w);
-        let got = handle.join().unwrap();
+        let (got, held) = handle.finish(Duration::from_secs(30));
+        assert!(!held);
         (got, std::fs::read_to_string(&path).unwrap())
     }
 

@@ -219,7 +219,8 @@ pub(super) fn supervise_and_record(
     });
     // `supervise` reaped it with wait4 (for its rusage); std never waits on drop.
     drop(child);
-    let captured = join_capture(capture);
+    // Not forever: a process the command left running may hold the pipe.
+    let (captured, held_open) = capture.finish(OUTPUT_PATIENCE);
     crate::crash::point("worker_before_finish");
     let end = judge(
         &done.ending,
@@ -239,6 +240,12 @@ pub(super) fn supervise_and_record(
     }
     if captured.write_failed {
         notes.push("writing the output file failed (disk full?); output truncated".into());
+    }
+    if held_open {
+        notes.push(format!(
+            "its output is recorded as it stood {}s after the command ended: a process it left running still holds the output open, and what that writes is not kept",
+            OUTPUT_PATIENCE.as_secs()
+        ));
     }
     let mut finished = Finished {
         end,
@@ -328,24 +335,8 @@ fn record_late(
     }
 }
 
-/// Wait for the output thread, but not forever: a job's background process
-/// may hold the pipe open after the job itself exited.
-fn join_capture(
-    handle: std::thread::JoinHandle<super::capture::Captured>,
-) -> super::capture::Captured {
-    let deadline = crate::clock::monotonic() + Duration::from_secs(2);
-    while !handle.is_finished() && crate::clock::monotonic() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if handle.is_finished() {
-        handle.join().unwrap_or_default()
-    } else {
-        super::capture::Captured {
-            truncated: true,
-            ..Default::default()
-        }
-    }
-}
+/// How long the output is waited for after the command ended.
+const OUTPUT_PATIENCE: Duration = Duration::from_secs(2);
 
 pub(super) fn spawn_job(
     spec: &RunSpec,

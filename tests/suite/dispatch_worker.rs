@@ -37,6 +37,39 @@ fn output_beyond_the_cap_is_truncated_with_a_mark() {
     assert_eq!(mark, "\n[hermes-cron: output truncated at 1024 bytes]\n");
 }
 
+/// A job whose background process keeps its output open is recorded with
+/// the output it wrote (it was recorded as `output_bytes 0, truncated`,
+/// though its file had the output), and the row says why the rest is not.
+#[test]
+fn output_held_open_by_a_process_left_running_is_recorded_as_it_stood() {
+    let h = TestHome::scoped();
+    h.add(
+        "leaves-output-open",
+        "every 1h",
+        &[],
+        &["sh", "-c", "echo before; (sleep 30; echo after) & exit 0"],
+    );
+    let (code, row) = run_wait(&h, "leaves-output-open");
+    assert_eq!(code, 0, "{row:#}");
+    assert_eq!(row["state"], "succeeded", "{row:#}");
+    assert_eq!(row["output_bytes"], 7, "{row:#}");
+    assert_eq!(row["output_truncated"], false, "{row:#}");
+    assert!(
+        row["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("still holds the output open"),
+        "{row:#}"
+    );
+    assert_eq!(h.output_of(&row), "before\n");
+    if let Some(unit) = row["unit"].as_str() {
+        let _ = crate::support::real_manager::systemctl(
+            &crate::support::real_manager::bus_env(),
+            &["stop", unit],
+        );
+    }
+}
+
 #[test]
 fn a_job_ignoring_sigterm_is_killed_at_the_timeout() {
     let h = TestHome::scoped().with_env("HERMES_CRON_KILL_GRACE_MS", "200");
