@@ -534,6 +534,19 @@ pub(crate) fn mapping_entry(name: &str) -> Option<(&'static KeySpec, &str)> {
 }
 
 /// Whether `name` is a nested section (`cron`, `gateway`).
+/// Whose the top-level key `name` of `config.yaml` is.
+pub(crate) fn key_kind(name: &str) -> super::value::KeyKind {
+    use super::value::KeyKind;
+    let section = name.split('.').next().unwrap_or(name);
+    if name == section && is_section(name) {
+        KeyKind::Section
+    } else if is_section(section) || KEYS.iter().any(|key| key.name == name) {
+        KeyKind::Ours
+    } else {
+        KeyKind::Other
+    }
+}
+
 pub(crate) fn is_section(name: &str) -> bool {
     KEYS.iter()
         .any(|key| key.split().is_some_and(|(section, _)| section == name))

@@ -185,15 +185,28 @@ impl Value {
     }
 }
 
+/// Whose a top-level key of the document is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyKind {
+    /// One of our sections (`cron:`, `gateway:`).
+    Section,
+    /// Another key of ours (`timezone`, a dotted `cron.x`).
+    Ours,
+    /// Another program's (Hermes's `model:`).
+    Other,
+}
+
 /// The shape rules of the node being read; the visitor of [`Value`].
 #[derive(Clone, Copy)]
 pub(crate) enum Rules {
     /// Any node.
     Any,
-    /// The document: a mapping of keys (or nothing), none given twice; the
-    /// value of a key that the function names a section of ours is read
-    /// under [`Rules::Section`].
-    Document(fn(&str) -> bool),
+    /// The document: a mapping of keys (or nothing), none of ours given
+    /// twice; the value of a key that the function names a section of ours
+    /// is read under [`Rules::Section`]. Another program's key given twice
+    /// (Hermes's `model:`) is kept as PyYAML keeps it, the last one winning:
+    /// it is not ours to refuse.
+    Document(fn(&str) -> KeyKind),
     /// One of our sections: no key twice; a merge key's value is read under
     /// [`Rules::Merge`]. Anything but a mapping is kept (validation warns).
     Section,
@@ -304,12 +317,16 @@ impl<'de> Visitor<'de> for Rules {
         let mut seen = BTreeSet::new();
         while let Some(key) = map.next_key::<Value>()? {
             let text = key.key_text();
+            let kind = match self {
+                Rules::Document(kind_of) => kind_of(&text),
+                _ => KeyKind::Ours,
+            };
             let rules = match self {
-                Rules::Document(is_section) if is_section(&text) => Rules::Section,
+                Rules::Document(_) if kind == KeyKind::Section => Rules::Section,
                 Rules::Section if text == MERGE => Rules::Merge,
                 _ => Rules::Any,
             };
-            let repeated = self.unique() && !seen.insert(text.clone());
+            let repeated = self.unique() && kind != KeyKind::Other && !seen.insert(text.clone());
             // The document and the merge key refuse a repeat before reading
             // its value, a section's other keys after.
             if repeated && matches!((self, rules), (Rules::Document(_), _) | (_, Rules::Merge)) {

@@ -15,11 +15,11 @@ use super::keys;
 use super::model::ConfigError;
 use super::value::{Rules, Value};
 
-/// Parse the config file's bytes: a mapping of keys (or nothing), no key
-/// twice at the top level or in one of our sections.
+/// Parse the config file's bytes: a mapping of keys (or nothing), no key of
+/// ours twice at the top level, none twice in one of our sections.
 pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Value, ConfigError> {
     let document = serde_yaml::Deserializer::from_slice(without_bom(bytes));
-    Rules::Document(keys::is_section)
+    Rules::Document(keys::key_kind)
         .deserialize(document)
         .map_err(|err| syntax(path, &err))
 }
@@ -138,7 +138,10 @@ mod tests {
                 "!t {a: 1}\n",
                 "1:1: invalid type: enum, expected a mapping of config keys",
             ),
-            ("1: a\n'1': b\n", "1:1: duplicate key `1`"),
+            (
+                "timezone: UTC\ntimezone: UTC\n",
+                "1:1: duplicate key `timezone`",
+            ),
             ("cron:\n  a: 1\n  a: 2\n", "2:3: cron: duplicate key `a`"),
             ("cron: {<<: {}, <<: {}}\n", "1:7: cron: duplicate key `<<`"),
             (
@@ -164,10 +167,13 @@ mod tests {
         ] {
             assert_eq!(err(text), format!("c.yaml:{message}"), "{text:?}");
         }
-        // Mappings that are not ours may repeat a key; a null in a merge
-        // list is an empty mapping; a section that is not a mapping is kept.
+        // Mappings and top-level keys that are not ours may repeat a key; a
+        // null in a merge list is an empty mapping; a section that is not a
+        // mapping is kept.
         for text in [
             "model: {a: 1, a: 2}\n",
+            "1: a\n'1': b\n",
+            "model: 1\nmodel: 2\n",
             "cron: {<<: [~, {a: 1}]}\n",
             "cron: [1, 1]\n",
         ] {

@@ -394,11 +394,23 @@ fn duplicate_keys_are_refused() {
     for text in [
         "cron.output_retention: 1\ncron.output_retention: 2\n",
         "cron:\n  a: 1\n  a: 2\n",
+        "timezone: UTC\ntimezone: Europe/Berlin\n",
+        "cron:\n  output_retention: 1\ncron:\n  output_retention: 2\n",
     ] {
         let (_dir, path) = file(text);
         let err = load(&path, &zones()).unwrap_err();
         assert!(err.to_string().contains("duplicate"), "{text:?}: {err}");
     }
+}
+
+/// Another program's key given twice (Hermes's own `model:`) is PyYAML's
+/// business, which keeps the last: it never stops hermes-cron.
+#[test]
+fn a_duplicate_key_of_hermes_is_not_ours_to_refuse() {
+    let text = "model:\n  default: a\nmodel:\n  default: b\ncron:\n  output_retention: 7\n";
+    let (_dir, path) = file(text);
+    let loaded = load(&path, &zones()).unwrap();
+    assert_eq!(loaded.config.cron.output_retention, 7);
 }
 
 #[test]
