@@ -12,6 +12,18 @@
 
 const STDOUT_FAILED: &str = "failed printing to stdout";
 
+/// The result of a write to stdout that does not go through `println!` (a
+/// document streamed with serde_json): a closed pipe ends the command
+/// quietly, as the hook does for `println!`.
+pub(crate) fn or_quiet_exit<T>(written: Result<T, serde_json::Error>) -> anyhow::Result<T> {
+    match written {
+        Err(e) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
+            std::process::exit(hermes_cron::exit::OK)
+        }
+        other => Ok(other?),
+    }
+}
+
 /// Install the hook (once, at start, before any output).
 pub(crate) fn exit_quietly_on_a_closed_stdout() {
     let default = std::panic::take_hook();

@@ -1,6 +1,7 @@
 //! `add`, `edit`, `list`, `show`, `pause`, `resume`, `rm`.
 
 use super::args::{AddArgs, EditArgs, JobFlags};
+use super::closed_stdout::or_quiet_exit;
 use super::context::Ctx;
 use super::fail::{failure, usage};
 use super::render::{Table, cell, job_json, local};
@@ -204,18 +205,24 @@ pub(super) fn list(ctx: &mut Ctx, all: bool, json: bool) -> anyhow::Result<i32> 
     };
     let jobs = store::list_jobs(db.conn(), all)?;
     ctx.warn_if_no_gateway(&db);
+    if json {
+        // One job's document at a time: a hundred thousand jobs must not
+        // make a hundred thousand documents at once.
+        use serde::ser::{SerializeSeq, Serializer};
+        let mut out = serde_json::Serializer::pretty(std::io::stdout().lock());
+        let mut seq = or_quiet_exit(out.serialize_seq(Some(jobs.len())))?;
+        for job in &jobs {
+            let last = last_run(db.conn(), job)?;
+            let item = job_json(job, zone_of(job, zone, &ctx.zones), last.as_ref());
+            or_quiet_exit(seq.serialize_element(&item))?;
+        }
+        or_quiet_exit(seq.end())?;
+        println!();
+        return Ok(hermes_cron::exit::OK);
+    }
     let mut lasts = Vec::with_capacity(jobs.len());
     for job in &jobs {
         lasts.push(last_run(db.conn(), job)?);
-    }
-    if json {
-        let items: Vec<_> = jobs
-            .iter()
-            .zip(&lasts)
-            .map(|(j, l)| job_json(j, zone_of(j, zone, &ctx.zones), l.as_ref()))
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&items)?);
-        return Ok(hermes_cron::exit::OK);
     }
     let mut table = Table::new(&["ID", "NAME", "SCHEDULE", "NEXT RUN", "STATE", "LAST"]);
     for (job, last) in jobs.iter().zip(&lasts) {
