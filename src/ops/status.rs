@@ -44,6 +44,9 @@ pub struct StatusReport {
     pub gateway_capability: Option<Capability>,
     /// What this command sees right now.
     pub capability_now: Capability,
+    /// Whether the job counts and the next fire were read from the ledger;
+    /// false when it could not be (the counts are then 0, and unknown).
+    pub ledger_read: bool,
     pub jobs_active: u64,
     pub jobs_paused: u64,
     pub jobs_completed: u64,
@@ -112,6 +115,7 @@ pub fn from_heartbeat(
         last_tick: beat.map(|b| b.last_tick.clone()),
         gateway_capability: beat.map(|b| b.capability.clone()),
         capability_now,
+        ledger_read: false,
         jobs_active: 0,
         jobs_paused: 0,
         jobs_completed: 0,
@@ -148,6 +152,7 @@ pub fn count_ledger(report: &mut StatusReport, conn: &Conn) -> SqlResult<()> {
             _ => {}
         }
     }
+    report.ledger_read = true;
     report.next_fire = conn.query_opt(
         "SELECT id, name, next_run_at, tz FROM jobs
          WHERE state = 'active' AND next_run_at IS NOT NULL
@@ -260,11 +265,19 @@ pub fn render(r: &StatusReport, zones: &ZoneTable, viewer: Tz) -> String {
             g.cause.map(|c| format!(", {c}")).unwrap_or_default()
         ));
     }
-    out.push_str(&format!(
-        "jobs:       {} active, {} paused, {} completed; {} running\n",
-        r.jobs_active, r.jobs_paused, r.jobs_completed, r.running
-    ));
+    if !r.ledger_read {
+        out.push_str(&format!(
+            "jobs:       unknown: the ledger could not be read; {} running\n",
+            r.running
+        ));
+    } else {
+        out.push_str(&format!(
+            "jobs:       {} active, {} paused, {} completed; {} running\n",
+            r.jobs_active, r.jobs_paused, r.jobs_completed, r.running
+        ));
+    }
     match &r.next_fire {
+        None if !r.ledger_read => out.push_str("next fire:  unknown\n"),
         Some(n) => out.push_str(&format!(
             "next fire:  {} ({}) at {}\n",
             crate::text::one_line(&n.job_name, 48),

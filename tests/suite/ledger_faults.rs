@@ -123,6 +123,13 @@ fn postgresql_stopped_mid_run_and_started_again_loses_and_doubles_nothing() {
     let status = host.run(&["status", "--json"]).json();
     assert_eq!(status["healthy"], false, "{status:#}");
     assert_eq!(status["cluster"]["reachable"], false, "{status:#}");
+    // What it could not read it does not print as zeros.
+    assert_eq!(status["ledger_read"], false, "{status:#}");
+    let text = host.cmd(&["status"]).run().stdout;
+    assert!(
+        text.contains("jobs:       unknown: the ledger could not be read"),
+        "{text}"
+    );
     // The outage lasts beyond the stall threshold (3 heartbeat intervals).
     gw.wait_log("cannot be reached", Duration::from_secs(30));
     while wall_ms() - down < 8_000 {

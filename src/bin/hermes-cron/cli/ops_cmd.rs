@@ -36,10 +36,14 @@ pub(super) fn status(ctx: &mut Ctx, json: bool) -> anyhow::Result<i32> {
     let cap = capability_now(ctx.knobs.dbus_timeout);
     let mut report = status::from_heartbeat(beat.as_ref(), alive, cap, now);
     let (db, cluster) = open_for_status(ctx)?;
-    if let Some(db) = db {
-        // Counts read from a damaged file would be wrong, or zeros: say it.
-        db.check_whole()?;
-        status::count_ledger(&mut report, db.conn())?;
+    match db {
+        Some(db) => {
+            // Counts read from a damaged file would be wrong, or zeros: say it.
+            db.check_whole()?;
+            status::count_ledger(&mut report, db.conn())?;
+        }
+        // No ledger yet: no jobs, truly; a database out of reach: unknown.
+        None => report.ledger_read = cluster.as_ref().is_none_or(|c| c.reachable),
     }
     status::add_cluster(&mut report, cluster);
     if json {
