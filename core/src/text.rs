@@ -14,13 +14,25 @@ pub fn local_time(at: Timestamp, zone: Tz) -> String {
         .to_string()
 }
 
-/// `text` on one line: control characters shown escaped (`\n`), cut to
-/// `max` characters with an ellipsis.
+/// Whether `c` changes how the text around it is laid out without being
+/// seen: the bidirectional marks, embeddings, overrides and isolates (a
+/// right-to-left override makes `gpj.exe` read as `exe.jpg`), and the
+/// zero-width characters.
+pub fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+    )
+}
+
+/// `text` on one line: control characters and invisible layout characters
+/// ([`is_invisible_format`]) shown escaped (`\n`, `\u{202e}`), cut to `max`
+/// characters with an ellipsis.
 pub fn one_line(text: &str, max: usize) -> String {
     let clean: String = text
         .chars()
         .flat_map(|c| {
-            if c.is_control() {
+            if c.is_control() || is_invisible_format(c) {
                 c.escape_default().collect::<Vec<_>>()
             } else {
                 vec![c]
@@ -57,6 +69,8 @@ mod tests {
 
     #[test]
     fn escapes_and_cuts() {
+        assert_eq!(one_line("a\u{202e}gpj.exe", 20), "a\\u{202e}gpj.exe");
+        assert_eq!(one_line("x\u{200b}y\u{2066}z", 20), "x\\u{200b}y\\u{2066}z");
         assert_eq!(one_line("a\nb", 10), "a\\nb");
         assert_eq!(one_line("abcdef", 4), "abc…");
     }

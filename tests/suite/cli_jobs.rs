@@ -1424,3 +1424,33 @@ fn every_view_shows_a_job_s_times_in_its_zone_in_one_format() {
     let eastern = in_zone(&runs, "EST") + in_zone(&runs, "EDT");
     assert_eq!(eastern, 1, "{runs}");
 }
+
+/// A job name with a newline, an ANSI escape and a right-to-left override
+/// is shown escaped wherever people read it (`list`, `show`, `runs`, the
+/// gateway's log), never obeyed by the terminal.
+#[test]
+fn a_hostile_job_name_is_shown_escaped_never_obeyed() {
+    let h = TestHome::new();
+    let name = "evil\nline2\u{1b}[31mred\u{202e}gpj.exe";
+    h.add(name, "every 1h", &[], &["true"]);
+    let out = h.run(&["run", "--wait", "--", name]);
+    assert_eq!(out.code(), 0, "{out:#?}");
+    for args in [&["list"][..], &["show", name], &["runs"]] {
+        let out = h.run(args).ok();
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            !text.contains('\u{1b}'),
+            "{args:?} printed an ANSI escape:\n{text:?}"
+        );
+        assert!(
+            !text.contains('\u{202e}'),
+            "{args:?} printed an RTL override:\n{text:?}"
+        );
+        assert!(
+            text.contains("evil\\nline2\\u{1b}[31m"),
+            "{args:?} does not show the name escaped:\n{text}"
+        );
+    }
+    let shown = h.run(&["show", name]).ok().stdout;
+    assert!(shown.contains("red\\u{202e}gpj.exe"), "{shown}");
+}

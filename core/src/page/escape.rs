@@ -12,6 +12,11 @@ pub fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c if c.is_control() && c != '\n' && c != '\t' => out.push(' '),
+            // Shown, not obeyed: a right-to-left override would reverse
+            // what follows it on the page.
+            c if crate::text::is_invisible_format(c) => {
+                out.extend(c.escape_unicode());
+            }
             c => out.push(c),
         }
     }
@@ -21,6 +26,12 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout_characters_are_shown_not_obeyed() {
+        assert_eq!(escape("a\u{202e}gpj.exe"), "a\\u{202e}gpj.exe");
+        assert_eq!(escape("x\u{200b}y"), "x\\u{200b}y");
+    }
 
     #[test]
     fn markup_is_escaped() {
