@@ -109,6 +109,16 @@ pub fn sync(
     // On a shared ledger each host mirrors its own Hermes home: its managed
     // jobs are pinned to it, and it never touches another host's.
     let pin = db.caps().shared.then(|| host.to_string());
+    // Hermes's own runs are read before the write lock is taken: another
+    // program's file is never read while holding it.
+    let hermes_runs = match (&fire, store::managed_jobs(db.conn())) {
+        (Some(_), Ok(jobs)) => match jobs.iter().map(|j| j.created_at).min() {
+            Some(oldest) => super::outside::read_hermes_runs(home, oldest)
+                .map_err(|e| crate::text::Chain(&e).to_string()),
+            None => Ok(Vec::new()),
+        },
+        _ => Ok(Vec::new()),
+    };
     let tx = db.immediate()?;
     let managed: Vec<_> = store::managed_jobs(&tx)?
         .into_iter()
@@ -141,11 +151,15 @@ pub fn sync(
             })
             .collect(),
     };
-    if fire.is_some() {
-        match super::outside::record_outside_runs(&tx, home, host, &managed) {
-            Ok(names) => report.ran_outside = names,
-            Err(e) => report.outside_error = Some(crate::text::Chain(&e).to_string()),
+    match hermes_runs {
+        Ok(rows) if fire.is_some() => {
+            match super::outside::record_outside_runs(&tx, &rows, host, &managed) {
+                Ok(names) => report.ran_outside = names,
+                Err(e) => report.outside_error = Some(crate::text::Chain(&e).to_string()),
+            }
         }
+        Ok(_) => {}
+        Err(e) => report.outside_error = Some(e),
     }
     for change in changes {
         match change {
