@@ -1,4 +1,4 @@
-//! The test knobs (README, "Test knobs"): environment variables that make
+//! The test knobs (CONTRIBUTING.md, "Test knobs"): environment variables that make
 //! tests fast or let them provoke a failure. Read once, in each binary's
 //! `main` ([`Knobs::from_env`]), and handed down as values; production
 //! leaves them unset and gets the defaults.
@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-/// The kill grace: SIGTERM, then SIGKILL this much later (README,
+/// The kill grace: SIGTERM, then SIGKILL this much later (docs/schedules.md,
 /// "Policies": `--timeout`).
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
 const HEARTBEAT_PERIOD: Duration = Duration::from_secs(5);

@@ -1,7 +1,7 @@
 //! Pure planning of one due job: which slots run, which are missed or
 //! skipped, and where the job's schedule goes next. Takes `now`; no IO.
 //!
-//! Rules (the README's "Policies"):
+//! Rules (docs/schedules.md, "Policies"):
 //! - A slot is *on time* when it is at most [`ON_TIME`] (or its grace, if
 //!   shorter) old; a single on-time slot simply runs.
 //! - catch-up `once`: the newest slot runs if it is within the misfire grace

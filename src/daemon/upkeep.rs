@@ -1,5 +1,5 @@
 //! The gateway's housekeeping, on the monitor period but at its own pace:
-//! `state/metrics.prom` rewritten atomically every [`METRICS_EVERY`] (a
+//! `state/hermes-cron.prom` rewritten atomically every [`METRICS_EVERY`] (a
 //! node-exporter textfile collector reads it), and retention applied at most
 //! every [`PRUNE_EVERY`]. Failures are logged and retried next time; they
 //! never stop the gateway.

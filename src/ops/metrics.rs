@@ -1,5 +1,5 @@
 //! Metrics in the Prometheus text exposition format, for a node-exporter
-//! textfile collector (`state/metrics.prom`, rewritten atomically by the
+//! textfile collector (`state/hermes-cron.prom`, rewritten atomically by the
 //! gateway) and `hermes-cron metrics`.
 //!
 //! The ledger-wide counts are over the rows the ledger retains (retention

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run one fuzz target for SECONDS (default 600) on one core, then minimize its
 # corpus. Usage: tests/fuzz/run.sh <schedule|config|import> [SECONDS]
-# Needs cargo-fuzz and a nightly toolchain (README "Fuzzing").
+# Needs cargo-fuzz and a nightly toolchain (tests/fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=$1

@@ -20,7 +20,7 @@
 //! Every difference is classified (which oracle, which side has the fire,
 //! what DST does at that instant, fixed or wildcard hour) and must match a
 //! row of [`ALLOWED`], the table in `tests/oracles/DIFFERENCES.md` and the
-//! README's Reliability section, each with its reason. A difference matching
+//! docs/reliability.md, each with its reason. A difference matching
 //! no row fails the test with the list; so does a row no longer observed
 //! (the table must not outlive the behaviour it explains).
 //!
@@ -852,7 +852,7 @@ fn fire_lists_match_croniter_and_systemd_up_to_documented_policy() {
     assert!(
         unexplained.is_empty(),
         "{} differences from the oracles are not in the allowed list (fix the bug, or \
-         document the policy in ALLOWED, tests/oracles/DIFFERENCES.md and the README):\n{}",
+         document the policy in ALLOWED, tests/oracles/DIFFERENCES.md and docs/reliability.md):\n{}",
         unexplained.len(),
         unexplained.join("\n")
     );

@@ -45,7 +45,7 @@ fn open_fds(pid: u32) -> usize {
 
 /// The gateway's descriptors beyond the gates it holds: a worker claimed
 /// and not yet released (a `claimed` or `staged` row) is held at a pipe the
-/// gateway keeps until the instant (README, Staging), so how many it holds
+/// gateway keeps until the instant (docs/schedules.md, Staging), so how many it holds
 /// follows how many runs are staged at the moment of the sample. What grows
 /// beyond that is a leak.
 ///

@@ -472,7 +472,8 @@ fn per_job_metrics_count_every_run_through_prune() {
     );
 }
 
-/// The README's Prometheus rules (`docs/prometheus/hermes-cron.rules.yml`)
+/// The documented Prometheus rules (docs/metrics.md,
+/// `docs/prometheus/hermes-cron.rules.yml`)
 /// are valid (`promtool check rules`), fire as their tests say (`promtool
 /// test rules tests/prometheus/rules_test.yml`), and every series they read
 /// is one hermes-cron exposes, with the labels they match on.

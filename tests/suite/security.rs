@@ -40,15 +40,18 @@ fn every_file_we_write_is_private(h: &TestHome) {
     }
     let mut files = vec![
         home.join("config.yaml"),
-        home.join("cron/cron.db"),
-        home.join("cron/.hermes-cron.tick.lock"),
         log,
         home.join("state/hermes-cron.heartbeat"),
         home.join("state/hermes-cron-lifecycle.jsonl"),
         home.join("state/hermes-cron.prom"),
         home.join("logs/hermes-cron-worker.log"),
     ];
-    // SQLite's own files, while the gateway holds the ledger open.
+    // The SQLite ledger and its tick lock (on PostgreSQL both are the
+    // server's), and SQLite's own files while the gateway holds it open.
+    if !crate::support::ledger::on_postgres() {
+        files.push(home.join("cron/cron.db"));
+        files.push(home.join("cron/.hermes-cron.tick.lock"));
+    }
     files.extend(
         ["cron/cron.db-wal", "cron/cron.db-shm"]
             .map(|f| home.join(f))

@@ -183,7 +183,7 @@ fn range_or_value(at: &Place, base: &str, step: Option<&str>) -> Result<(), Reje
 
 /// Why `a/n` is refused, and what to write instead. `a-max/n` is what it
 /// means elsewhere (Quartz, croner); `*/n` only when `a` is the first value.
-/// In the hour field the two differ under DST (README, "Schedules"):
+/// In the hour field the two differ under DST (docs/schedules.md):
 /// `0-23/2` names its hours, and one inside a DST gap runs right after it,
 /// while `*/2` is a wildcard, and an hour inside a gap is skipped.
 fn single_value_step(at: &Place, base: &str, step: Option<&str>) -> String {

@@ -1,5 +1,5 @@
 //! DST scenarios for `Schedule::next_after` (test-only): the DST policy of
-//! `fires.rs` (and the README, "Schedules")
+//! `fires.rs` (and docs/schedules.md)
 //! on real 2026 transitions in America/Toronto, Europe/Berlin,
 //! Australia/Lord_Howe (30-minute shift) and Pacific/Chatham (+12:45/+13:45).
 //! The brute-force cross-check is in `dst_oracle.rs`.

@@ -1,7 +1,7 @@
 //! When a schedule fires, and what DST did to each fire ([`Fire`],
 //! [`DstNote`]). Pure: the zone and the instants are arguments.
 //!
-//! ## The DST policy (the README, "Schedules")
+//! ## The DST policy (docs/schedules.md)
 //!
 //! Croner finds the wall-clock times a cron expression matches, ignoring
 //! zones; this file turns each matched wall time into real instants:
@@ -185,7 +185,7 @@ pub(crate) fn once_fire(at: Timestamp, wanted: Option<NaiveDateTime>, zone: Tz) 
 }
 
 /// The instant a wall-clock time in `zone` stands for, by the DST policy
-/// (README, "Schedules"): inside a spring-forward gap, the first instant
+/// (docs/schedules.md): inside a spring-forward gap, the first instant
 /// after the gap (`MovedByGap`); in a repeated hour, the first pass
 /// (`RepeatedHour { pass: 1 }`). None only at the edges of chrono's range.
 pub fn local_instant(wall: NaiveDateTime, zone: Tz) -> Option<(Timestamp, DstNote)> {

@@ -9,7 +9,7 @@
 //! same fires for the same `(after, zone, anchor)`.
 //!
 //! Routing, on the first word and the shape of the text, in order (cron,
-//! intervals, one-shots, phrases: the README's "Schedules" table):
+//! intervals, one-shots, phrases: the "Schedules" table of docs/schedules.md):
 //! - `@reboot` -> `Reboot`; other `@...` -> a cron macro;
 //! - `<ISO date>...` (`YYYY-MM-DD` first) -> a one-shot (naive means `zone`);
 //! - 3 or more words starting with a digit, `*` or `?` -> a cron expression

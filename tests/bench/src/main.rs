@@ -1,6 +1,6 @@
 //! `hermes-cron-bench`: hermes-cron side by side with what a user would
 //! otherwise use, measured in the same run on the same machine, printed as
-//! one markdown table (see the README, "Performance").
+//! one markdown table (see docs/BENCHMARKS.md).
 //!
 //! ```text
 //! cargo run --release -p hermes-cron-bench -- all

@@ -27,7 +27,7 @@ pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Variables of the host that must not reach a command under test: the bus
 /// (each home chooses its own, see [`Bus`]), the home, the zone, and every
-/// test knob of the README ("Test knobs").
+/// test knob of CONTRIBUTING.md ("Test knobs").
 const SCRUBBED: &[&str] = &[
     "DBUS_SESSION_BUS_ADDRESS",
     "XDG_RUNTIME_DIR",

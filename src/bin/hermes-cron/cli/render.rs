@@ -1,6 +1,6 @@
 //! Turning jobs and rows into aligned tables and stable JSON.
 //!
-//! JSON field names are part of the contract (README, "JSON output"): add
+//! JSON field names are part of the contract (docs/json.md): add
 //! fields, never rename or remove them.
 
 use hermes_cron::job::{Job, JobState, redacted_env};
