@@ -166,8 +166,6 @@ fn build_binaries() -> Result<(), String> {
         "-p",
         "hermes-cron",
         "-p",
-        "hermes-cron-worker",
-        "-p",
         "hermes-cron-bench",
         "--bins",
     ]);
@@ -240,7 +238,7 @@ impl Setup {
         for b in [&gateway_bin, &worker_bin, &stamp_exe] {
             if !b.is_file() {
                 return Err(format!(
-                    "{} is missing: run `cargo build {}-p hermes-cron -p hermes-cron-worker`",
+                    "{} is missing: run `cargo build {}-p hermes-cron`",
                     b.display(),
                     if cfg!(debug_assertions) {
                         ""

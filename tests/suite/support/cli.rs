@@ -13,12 +13,11 @@ use super::real_manager;
 use super::waiting::wait_for_or;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -57,49 +56,10 @@ pub(crate) fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hermes-cron"))
 }
 
-/// The worker binary next to the CLI, brought up to date first when the CLI
-/// is newer than the last check: cargo builds only this package's binaries
-/// for its tests (`cargo test --test suite`, `cargo nextest run -p
-/// hermes-cron`), so the worker could be missing or stale. A stamp file
-/// records the check, so `cargo build` runs once per CLI build, not per test.
+/// The `hermes-cron-worker` binary under test: cargo builds both of the
+/// package's binaries for its tests.
 pub(crate) fn worker_bin() -> &'static Path {
-    static WORKER: OnceLock<PathBuf> = OnceLock::new();
-    WORKER.get_or_init(|| {
-        let cli = bin();
-        let worker = cli.with_file_name("hermes-cron-worker");
-        let stamp = cli.with_file_name(".suite-worker-checked");
-        let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        if !worker.is_file() || mtime(&stamp) < mtime(&cli) {
-            let profile = cli
-                .parent()
-                .and_then(|d| d.file_name())
-                .and_then(OsStr::to_str)
-                .unwrap_or("debug");
-            let profile = if profile == "debug" { "dev" } else { profile };
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args([
-                    "build",
-                    "-q",
-                    "-p",
-                    "hermes-cron-worker",
-                    "--profile",
-                    profile,
-                ])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stdin(Stdio::null())
-                .status()
-                .expect("run cargo build for the worker");
-            assert!(status.success(), "cargo build -p hermes-cron-worker failed");
-            let _ = std::fs::write(&stamp, b"");
-        }
-        assert!(
-            worker.is_file(),
-            "{} is missing: build the workspace (`cargo build --workspace`)",
-            worker.display()
-        );
-        worker
-    })
+    Path::new(env!("CARGO_BIN_EXE_hermes-cron-worker"))
 }
 
 /// A finished command.
