@@ -14,8 +14,10 @@ cd "$(dirname "$0")/.."
 log() { printf '\n== %s\n' "$*" >&2; }
 
 missing=()
-# postgresql: the cluster tests' server; iproute2: their network namespaces.
-for pkg in systemd dbus dbus-user-session postgresql iproute2; do
+# postgresql: the cluster tests' server; iproute2: their network namespaces;
+# groff-base and binutils: the man pages are rendered and the .deb's
+# binaries stripped (tests/suite/packaging.rs).
+for pkg in systemd dbus dbus-user-session postgresql iproute2 groff-base binutils; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
@@ -79,7 +81,8 @@ fi
 log "user manager"
 eval "$(tests/support/user-manager.sh start)"
 PG_TEST_DIR=
-trap 'tests/support/user-manager.sh stop || true; [ -z "$PG_TEST_DIR" ] || tests/support/pg-server.sh stop "$PG_TEST_DIR" || true' EXIT
+PACKAGES_DIR=
+trap 'tests/support/user-manager.sh stop || true; [ -z "$PG_TEST_DIR" ] || tests/support/pg-server.sh stop "$PG_TEST_DIR" || true; [ -z "$PACKAGES_DIR" ] || rm -rf "$PACKAGES_DIR"' EXIT
 export XDG_RUNTIME_DIR DBUS_SESSION_BUS_ADDRESS
 
 log "PostgreSQL (a throwaway server in a temp data directory)"
@@ -92,6 +95,12 @@ log "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 log "build"
 cargo build --workspace --all-targets
+# The wheel, a `cargo install` and the .deb, from the tree, for the packaging
+# tests; before the tests, as it relinks target/debug's binaries.
+log "packages (tests/support/packages.sh)"
+PACKAGES_DIR=$(mktemp -d -t hermes-cron-packages.XXXXXX)
+eval "$(tests/support/packages.sh "$PACKAGES_DIR")"
+export HERMES_CRON_TEST_PACKAGES
 log "tests"
 cargo nextest run --workspace --no-fail-fast --failure-output final
 # The same tests with every home's ledger in a fresh schema of that server:

@@ -112,11 +112,29 @@ pub struct ProviderState {
     pub jobs_file_error: Option<String>,
     /// Records of `jobs.json` left out, each named.
     pub left_out: Vec<String>,
+    /// Why the installed plugin is not the one this binary installs
+    /// (another version, changed files), or None.
+    pub plugin_drift: Option<String>,
 }
 
 /// Provider asked for but not in effect: Hermes's built-in ticker fires
 /// its jobs (or nobody does).
 fn check_provider(g: &Gathered<'_>) -> Vec<Finding> {
+    let p = g.hermes_provider;
+    let drift = p.plugin_drift.as_ref().map(|why| {
+        finding(
+            "hermes_plugin_outdated",
+            None,
+            format!("{why}: Hermes runs that plugin's code"),
+            "run `hermes-cron hermes install` with the hermes-cron you use (it rewrites the plugin and keeps cron.provider)",
+        )
+    });
+    let mut found = check_activation(g);
+    found.extend(drift);
+    found
+}
+
+fn check_activation(g: &Gathered<'_>) -> Vec<Finding> {
     let p = g.hermes_provider;
     match (&p.reason, p.wanted) {
         (Some(why), true) => vec![finding(
@@ -672,6 +690,7 @@ mod tests {
             managed_jobs: 0,
             jobs_file_error: None,
             left_out: Vec::new(),
+            plugin_drift: None,
         }
     }
 
@@ -711,6 +730,14 @@ mod tests {
             .map(|f| f.code)
             .collect();
         assert_eq!(codes, ["hermes_jobs_unreadable", "hermes_job_left_out"]);
+        let outdated = ProviderState {
+            plugin_drift: Some("the plugin was installed by hermes-cron 0.0.9".into()),
+            ..not_asked()
+        };
+        let found = run(&zones, &outdated, now, check_provider);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, "hermes_plugin_outdated");
+        assert!(found[0].fix.contains("hermes-cron hermes install"));
     }
 
     #[test]

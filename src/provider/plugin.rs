@@ -24,6 +24,22 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// `plugin.yaml`, the manifest Hermes's `hermes plugins list` reads.
+/// `kind: exclusive` (one provider of a category, chosen by
+/// `cron.provider`): Hermes's general plugin loader leaves it to the cron
+/// provider discovery, which is what loads it.
+fn manifest(version: &str) -> String {
+    format!(
+        "# Written by `hermes-cron hermes install`; rewritten on every install.\n\
+         name: {NAME}\n\
+         version: \"{version}\"\n\
+         description: \"Cron provider: fires this home's cron jobs, each in its own systemd scope, recorded in hermes-cron's ledger. In use while cron.provider is hermes-cron (this list's enabled column does not apply).\"\n\
+         kind: exclusive\n"
+    )
+}
+
+const MANIFEST: &str = "plugin.yaml";
+
 /// `plugin.json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PluginSettings {
@@ -89,6 +105,7 @@ pub(crate) fn write_plugin(home: &Home, settings: &PluginSettings) -> Result<(),
     for (name, text) in FILES {
         fsutil::write_atomic(&dir.join(name), text.as_bytes())?;
     }
+    fsutil::write_atomic(&dir.join(MANIFEST), manifest(&settings.version).as_bytes())?;
     let json = serde_json::to_string_pretty(settings).unwrap_or_default();
     fsutil::write_atomic(&settings_file(home), json.as_bytes())
 }
@@ -103,7 +120,7 @@ pub(crate) fn remove_plugin(home: &Home) -> std::io::Result<bool> {
     let ours = FILES
         .iter()
         .map(|(n, _)| *n)
-        .chain(["plugin.json"])
+        .chain(["plugin.json", MANIFEST])
         .collect::<Vec<_>>();
     for name in &ours {
         match std::fs::remove_file(dir.join(name)) {
@@ -118,6 +135,33 @@ pub(crate) fn remove_plugin(home: &Home) -> std::io::Result<bool> {
     // A directory with someone else's files in it stays.
     let _ = std::fs::remove_dir(&dir);
     Ok(true)
+}
+
+/// Why the plugin installed in `home` (as `settings` say) is not the one
+/// hermes-cron `version` (this binary) would install, or None: installed by
+/// another version (the binary was upgraded, the home's plugin was not),
+/// or its files changed since.
+pub fn drift(home: &Home, settings: &PluginSettings, version: &str) -> Option<String> {
+    if settings.version != version {
+        return Some(format!(
+            "the plugin in {} was installed by hermes-cron {}, and this is hermes-cron {version}",
+            plugin_dir(home).display(),
+            settings.version
+        ));
+    }
+    let dir = plugin_dir(home);
+    let wanted = manifest(version);
+    FILES
+        .iter()
+        .copied()
+        .chain([(MANIFEST, wanted.as_str())])
+        .find(|(name, text)| std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes()))
+        .map(|(name, _)| {
+            format!(
+                "{} is not the file hermes-cron {version} installs (changed or removed since)",
+                dir.join(name).display()
+            )
+        })
 }
 
 /// Whether `a` and `b` are the same directory.

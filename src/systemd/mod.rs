@@ -16,6 +16,7 @@ mod job_watch;
 mod manager;
 mod map_error;
 mod proxy;
+pub mod unit_files;
 mod zbus_manager;
 
 pub use bus::{AddressSource, BusAddress, BusEnv, locate_bus};

@@ -369,43 +369,6 @@ fn the_onfailure_hook_sends_gateway_failed_to_the_configs_webhook() {
     assert_eq!(deliveries(&h)[0]["state"], "delivered");
 }
 
-/// The user unit and its hook are valid units for systemd.
-#[test]
-fn the_user_unit_names_an_onfailure_hook_that_systemd_accepts() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("units");
-    let unit = std::fs::read_to_string(root.join("hermes-cron-gateway.service")).unwrap();
-    assert!(
-        unit.lines()
-            .any(|l| l == "OnFailure=hermes-cron-gateway-failed@%n.service")
-    );
-    let hook = std::fs::read_to_string(root.join("hermes-cron-gateway-failed@.service")).unwrap();
-    assert!(hook.contains("ExecStart=%h/.cargo/bin/hermes-cron gateway-failed --unit %i"));
-    let dir = tempfile::tempdir().unwrap();
-    for name in [
-        "hermes-cron-gateway.service",
-        "hermes-cron-gateway-failed@.service",
-    ] {
-        let text = std::fs::read_to_string(root.join(name)).unwrap().replace(
-            "%h/.cargo/bin/hermes-cron",
-            &crate::support::cli::bin().display().to_string(),
-        );
-        std::fs::write(dir.path().join(name), text).unwrap();
-    }
-    let out = std::process::Command::new("systemd-analyze")
-        .args(["verify", "--user"])
-        .arg(dir.path().join("hermes-cron-gateway.service"))
-        .arg(dir.path().join("hermes-cron-gateway-failed@.service"))
-        .env("SYSTEMD_UNIT_PATH", format!("{}:", dir.path().display()))
-        .output()
-        .expect("systemd-analyze");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "systemd-analyze verify: {err}");
-    assert!(
-        !err.contains("Unknown key") && !err.contains("Unknown section"),
-        "{err}"
-    );
-}
-
 /// A failed dead-man ping is logged without its URL's secrets (user,
 /// password, the path's token, the query).
 #[test]

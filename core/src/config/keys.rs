@@ -252,7 +252,7 @@ pub(crate) static KEYS: &[KeySpec] = &[
             secret: Secret::No,
             check: check_alert_kinds,
             accepts: "alert kinds separated by commas (failed, timed_out, unknown, missed, \
-                      refused, stalled, recovered, late), or none",
+                      refused, stalled, recovered, late, gateway_failed, delivery_failed), or none",
             get: |c| c.cron.alert_on.as_deref(),
             set: |c, v| c.cron.alert_on = v,
         },

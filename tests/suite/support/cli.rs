@@ -132,6 +132,8 @@ pub(crate) struct Cmd {
     pub(super) wrapper: Vec<OsString>,
     /// Its working directory (None: the test's).
     pub(super) cwd: Option<PathBuf>,
+    /// `args` is one shell line, run by `sh -c` instead of the binary.
+    pub(super) shell: bool,
 }
 
 impl Cmd {
@@ -169,9 +171,13 @@ impl Cmd {
     /// command as a caller with pipes would.
     pub(crate) fn command(&self) -> Command {
         let mut argv: Vec<OsString> = self.wrapper.clone();
-        argv.push(bin().into());
-        argv.push("--home".into());
-        argv.push(self.home.clone().into());
+        if self.shell {
+            argv.extend(["sh".into(), "-c".into()]);
+        } else {
+            argv.push(bin().into());
+            argv.push("--home".into());
+            argv.push(self.home.clone().into());
+        }
         argv.extend(self.args.iter().cloned());
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]);
@@ -179,6 +185,9 @@ impl Cmd {
             cmd.env_remove(key);
         }
         cmd.env("TZ", "UTC");
+        if self.shell {
+            cmd.env("HERMES_HOME", &self.home);
+        }
         cmd.env("HERMES_CRON_WORKER", worker_bin());
         for (k, v) in self.bus.env() {
             cmd.env(k, v);

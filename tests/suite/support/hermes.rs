@@ -54,17 +54,23 @@ impl HermesHome {
     /// A fresh degraded home; its `config.yaml` turns off what would reach
     /// the network.
     pub(crate) fn new() -> HermesHome {
-        HermesHome::on(TestHome::new())
+        HermesHome::on(TestHome::new(), venv())
     }
 
     /// The same, its hermes-cron commands on the real user manager's bus.
     pub(crate) fn scoped() -> HermesHome {
-        HermesHome::on(TestHome::scoped())
+        HermesHome::on(TestHome::scoped(), venv())
     }
 
-    fn on(home: TestHome) -> HermesHome {
+    /// A scoped home whose Hermes is the one installed in `venv` (a venv
+    /// the test made) instead of the cached one.
+    pub(crate) fn scoped_in(venv: PathBuf) -> HermesHome {
+        HermesHome::on(TestHome::scoped(), venv)
+    }
+
+    fn on(home: TestHome, venv: PathBuf) -> HermesHome {
         std::fs::create_dir_all(home.path()).unwrap();
-        let h = HermesHome { home, venv: venv() };
+        let h = HermesHome { home, venv };
         let set = |k: &str, v: &str| assert_eq!(h.hermes(&["config", "set", k, v]).code, 0);
         set("security.allow_lazy_installs", "false");
         set("security.tirith_enabled", "false");

@@ -197,6 +197,17 @@ impl TestHome {
             timeout: super::cli::COMMAND_TIMEOUT,
             wrapper: self.wrapper.clone(),
             cwd: None,
+            shell: false,
+        }
+    }
+
+    /// `sh -c LINE` as a user of this home would type it at a shell: the
+    /// home is `HERMES_HOME` (no `--home`), the environment otherwise the
+    /// one `cmd` gives the binary; not yet run.
+    pub(crate) fn shell(&self, line: &str) -> Cmd {
+        Cmd {
+            shell: true,
+            ..self.cmd(&[line])
         }
     }
 

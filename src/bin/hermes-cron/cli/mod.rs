@@ -6,6 +6,7 @@ mod args;
 mod closed_stdout;
 mod config_cmd;
 mod context;
+mod docs_cmd;
 mod error_json;
 mod execution_ref;
 mod fail;
@@ -19,6 +20,7 @@ mod router;
 mod run_cmd;
 mod runs_cmd;
 mod tick_cmd;
+mod units_cmd;
 mod wait_cmd;
 
 pub(crate) use args::{Cli, Command};

@@ -282,5 +282,8 @@ fn provider_state(ctx: &Ctx, jobs: &[Job], now: hermes_cron::schedule::Timestamp
         managed_jobs: jobs.iter().filter(|j| j.managed).count(),
         jobs_file_error,
         left_out,
+        plugin_drift: provider::plugin::read_settings(&ctx.home)
+            .ok()
+            .and_then(|s| provider::plugin::drift(&ctx.home, &s, env!("CARGO_PKG_VERSION"))),
     }
 }

@@ -4,8 +4,8 @@ use super::args::{Cli, Command};
 use super::context::Ctx;
 use super::fail::usage;
 use super::{
-    alerts_cmd, config_cmd, hermes_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd, runs_cmd,
-    tick_cmd, wait_cmd,
+    alerts_cmd, config_cmd, docs_cmd, hermes_cmd, import_cmd, jobs_cmd, next_cmd, ops_cmd, run_cmd,
+    runs_cmd, tick_cmd, units_cmd, wait_cmd,
 };
 use hermes_cron::home::Home;
 use hermes_cron::knobs::Knobs;
@@ -18,6 +18,13 @@ pub(crate) fn run(cli: Cli, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<i3
     let json = cli.json;
     if json && let Some(why) = without_json(&cli.command) {
         return Err(usage(format!("--json: {why}")));
+    }
+    // What needs no home: the docs of the command line, and the units.
+    match cli.command {
+        Command::Completions { shell } => return docs_cmd::completions(shell),
+        Command::Manpages { dir } => return docs_cmd::manpages(&dir, json),
+        Command::Units { action } => return units_cmd::units(action, json),
+        _ => {}
     }
     let home = Home::resolve(cli.home.as_deref())?;
     let mut ctx = Ctx::new(home, zones, knobs)?;
@@ -58,6 +65,9 @@ pub(crate) fn run(cli: Cli, zones: ZoneTable, knobs: Knobs) -> anyhow::Result<i3
             alerts_cmd::gateway_failed(&mut ctx, unit.as_deref(), json)
         }
         Command::Alerts { job, limit } => alerts_cmd::alerts(&mut ctx, job.as_deref(), limit, json),
+        Command::Completions { .. } | Command::Manpages { .. } | Command::Units { .. } => {
+            unreachable!("run before the home is resolved")
+        }
     };
     done.map_err(|e| name_a_damaged_ledger(e, &cron_dir))
 }
@@ -83,6 +93,7 @@ fn without_json(command: &Command) -> Option<&'static str> {
         Command::Metrics => {
             Some("`metrics` prints the Prometheus text format; read it with a Prometheus parser")
         }
+        Command::Completions { .. } => Some("`completions` prints a shell script"),
         Command::Logs { .. } => Some(
             "`logs` prints a run's captured output as the command wrote it; `runs --json` gives the run's row and its `output_path`",
         ),
