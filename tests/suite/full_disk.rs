@@ -7,7 +7,10 @@
 //! - the gateway survives a full disk: it keeps running, `status` stops
 //!   calling it healthy once its heartbeat file cannot be rewritten (and
 //!   says why), and when space returns the next slot runs and it is healthy
-//!   again, without a restart.
+//!   again, without a restart;
+//! - the disk filling while runs are staged, the gateway killed on it: after
+//!   the next gateway's sweep every row is terminal and true, and no slot
+//!   ran twice.
 //!
 //! And a database held under an exclusive lock by another process for longer
 //! than the busy timeout: the tick fails with the cause, writes nothing, and
@@ -304,4 +307,86 @@ fn a_database_locked_past_the_busy_timeout_fails_the_tick_cleanly() {
             period_ms: 60_000,
         }],
     );
+}
+
+/// Issue 23: the disk fills while workers are staged ahead of their
+/// instants, the gateway is killed on the full disk, space returns and a
+/// new gateway starts. Every occurrence ends as a row that tells the truth:
+/// nothing stays `claimed` or `staged` after the new gateway's sweep, a
+/// slot's side effect happened at most once (a staged run that may have
+/// started is never run again), a succeeded row's exactly once, and the
+/// slots of each job form an unbroken sequence.
+#[test]
+fn a_disk_that_fills_with_runs_staged_leaves_only_true_rows_after_the_next_sweep() {
+    let disk = Tmpfs::mount("8m");
+    let mut home = TestHome::at(&disk.path().join("home"));
+    home.set_bus(Bus::None);
+    home.write_config("cron:\n  staging_lead_min_s: 3\n");
+    let side_effects = home.scratch().join("side-effects");
+    let jobs: Vec<String> = (0..4)
+        .map(|i| {
+            home.add(
+                &format!("staged-{i}"),
+                "every 4s",
+                &["--shell"],
+                &[&append_command(&side_effects)],
+            )
+        })
+        .collect();
+    let staged_now = |home: &TestHome| {
+        invariants::rows(&home.db_file())
+            .iter()
+            .filter(|r| r.state == "staged")
+            .count()
+    };
+    let mut gw = home.gateway(&[]);
+    gw.wait_ready();
+    wait_for(
+        "runs staged ahead of their instants",
+        SETTLE_TIMEOUT,
+        || (staged_now(&home) >= 2).then_some(()),
+    );
+
+    let filler = disk.path().join("filler");
+    disk.fill(&filler);
+    // Instants come and go on the full disk: the staged workers reach
+    // theirs, new claims fail.
+    wait_for("claims to fail on the full disk", SETTLE_TIMEOUT, || {
+        (count(&gw.log(), "disk is full") >= 2).then_some(())
+    });
+    gw.kill();
+
+    std::fs::remove_file(&filler).unwrap();
+    let mut next = home.gateway(&[]);
+    next.wait_ready();
+    // The sweep and a few slots with space back.
+    let ran_before = std::fs::read_to_string(&side_effects)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    wait_for("runs again with space back", SETTLE_TIMEOUT, || {
+        let now = std::fs::read_to_string(&side_effects)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        (now >= ran_before + jobs.len()).then_some(())
+    });
+    next.stop();
+    invariants::wait_settled(&home.db_file(), SETTLE_TIMEOUT);
+    let rows = invariants::rows(&home.db_file());
+    let left: Vec<String> = rows
+        .iter()
+        .filter(|r| matches!(r.state.as_str(), "claimed" | "staged"))
+        .map(|r| r.to_string())
+        .collect();
+    assert!(left.is_empty(), "rows left claimed or staged: {left:#?}");
+    let periodic: Vec<Periodic> = jobs
+        .iter()
+        .map(|job| Periodic {
+            job_id: job.clone(),
+            period_ms: 4000,
+        })
+        .collect();
+    let tally = invariants::check(&home.db_file(), &side_effects, &periodic);
+    eprintln!("a full disk with runs staged: {tally}");
 }
