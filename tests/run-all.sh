@@ -52,6 +52,11 @@ if ! python3 -c 'import croniter' >/dev/null 2>&1; then
     python3 -m pip --version >/dev/null 2>&1 || apt-get install -y -qq python3-pip
     python3 -m pip install --quiet --root-user-action=ignore --break-system-packages 'croniter==7.0.0'
 fi
+if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+    log "installing jsonschema (the validator of docs/schemas/ in tests/suite/json_schemas.rs)"
+    python3 -m pip --version >/dev/null 2>&1 || apt-get install -y -qq python3-pip
+    python3 -m pip install --quiet --root-user-action=ignore --break-system-packages 'jsonschema==4.26.0'
+fi
 # The real Hermes Agent, for the tests that share its home: a venv created
 # once and cached outside the repository (about 30 s and 230 MB).
 HERMES_AGENT_VERSION=0.19.0

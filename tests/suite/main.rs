@@ -40,6 +40,7 @@ mod http_endpoint;
 mod import_hermes;
 mod job_environment;
 mod journal_rollback;
+mod json_schemas;
 mod kanban_spawn;
 mod ledger_faults;
 mod ledger_tls;
