@@ -172,6 +172,34 @@ pub struct Heartbeat {
     /// this home's Hermes jobs (None: it does not, or an earlier version's file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hermes: Option<HermesSide>,
+    /// What a job starts with on this home, whoever launches it (the
+    /// gateway's own attributes); absent from an earlier version's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_start: Option<StartAttrs>,
+}
+
+/// The process attributes a job starts with: the gateway's umask, nice
+/// value and resource limits, so that a run started by `run` or `spawn`
+/// from a shell gets what a scheduled one gets, not the shell's.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StartAttrs {
+    /// The file mode creation mask (None: unknown, left as it is).
+    pub umask: Option<u32>,
+    /// The nice value.
+    pub nice: i32,
+    /// The resource limits.
+    pub limits: Vec<Limit>,
+}
+
+/// One resource limit; None is unlimited.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Limit {
+    /// The resource, as `prlimit(1)` names it in lower case: `nofile`, `stack`, ...
+    pub resource: String,
+    /// The soft limit.
+    pub soft: Option<u64>,
+    /// The hard limit.
+    pub hard: Option<u64>,
 }
 
 /// What the provider sync last saw going wrong on the Hermes side: no Hermes

@@ -19,7 +19,9 @@
 //! job runs (for a kanban worker: hours).
 
 use crate::home::Home;
+use crate::process::start_attrs;
 use crate::worker::{DETACH_ARG, Go, RELEASE};
+use hermes_cron_core::health::StartAttrs;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -52,6 +54,8 @@ pub enum Attach {
 pub struct WorkerCall<'a> {
     pub home: &'a Path,
     pub execution: &'a str,
+    /// What its job starts with (the gateway's umask, nice value, limits).
+    pub start: &'a StartAttrs,
 }
 
 /// The file a detached worker's stderr goes to: `logs/hermes-cron-worker.log` in the
@@ -73,10 +77,7 @@ impl HeldWorker {
         let (read, write): (OwnedFd, OwnedFd) =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
         let mut cmd = Command::new(bin);
-        if let Some(soft) = crate::process::fd_limit::original() {
-            // Our raised limit is for the gates we hold, not for jobs.
-            cmd.env(crate::process::fd_limit::ORIGINAL_ENV, soft.to_string());
-        }
+        cmd.env(start_attrs::ENV, start_attrs::to_env(call.start));
         cmd.arg("--home")
             .arg(call.home)
             .arg("--execution")

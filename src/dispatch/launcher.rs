@@ -41,8 +41,10 @@ use crate::db::Db;
 use crate::home::Home;
 use crate::ledger::ClaimedRun;
 use crate::ledger::{self, DispatchMode, ExecState};
+use crate::process::start_attrs;
 use crate::systemd::{BusCause, ScopeSpec, UnitManager, scope_unit_name};
 use crate::worker::Go;
+use hermes_cron_core::health::StartAttrs;
 use hermes_cron_core::placement::{Cause, CauseCode, Placement, Requirement, place};
 use std::convert::Infallible;
 use std::path::PathBuf;
@@ -143,6 +145,8 @@ pub struct Launcher {
     /// The kill grace a scope's `RuntimeMaxUSec` leaves room for.
     grace: Duration,
     unavailable: Mutex<Option<(std::time::Instant, Cause)>>,
+    /// What its runs' jobs start with (see `process::start_attrs`).
+    job_start: StartAttrs,
 }
 
 impl std::fmt::Debug for Launcher {
@@ -157,7 +161,8 @@ impl std::fmt::Debug for Launcher {
 impl Launcher {
     /// A launcher of `worker` for `home` (manager None: never scoped);
     /// `require_scope` is `cron.require_restart_safe_scope`, `grace` the
-    /// kill grace (for a scope's `RuntimeMaxUSec` and stopping a run).
+    /// kill grace (for a scope's `RuntimeMaxUSec` and stopping a run). Its
+    /// jobs start with this process's umask, nice value and limits.
     pub fn new(
         home: &Home,
         worker: PathBuf,
@@ -172,23 +177,44 @@ impl Launcher {
             manager,
             grace,
             unavailable: Mutex::new(None),
+            job_start: start_attrs::of_this_process(),
         }
     }
 
     /// A launcher of the worker found for this install, on the session bus
-    /// of this process's environment, as `config` requires.
+    /// of this process's environment, as `config` requires (for `run` and
+    /// `spawn`). Its jobs start as the home's live gateway says its own
+    /// start (a scheduled run's umask, nice value and limits, not the
+    /// caller's), else as this process.
     pub fn from_env(
         home: &Home,
         config: &crate::config::Config,
         knobs: &crate::knobs::Knobs,
     ) -> Result<Launcher, super::WorkerNotFound> {
-        Ok(Launcher::new(
+        let mut launcher = Launcher::new(
             home,
             super::worker_bin::locate_worker()?,
             config.cron.require_restart_safe_scope,
             Some(crate::systemd::session_manager(knobs.dbus_timeout)),
             knobs.kill_grace,
-        ))
+        );
+        if let Some(start) = crate::state_files::read_heartbeat(home)
+            .filter(|beat| {
+                crate::process::is_alive(&crate::process::ProcessIdentity {
+                    pid: beat.pid,
+                    start: beat.start_time,
+                })
+            })
+            .and_then(|beat| beat.job_start)
+        {
+            launcher.job_start = start;
+        }
+        Ok(launcher)
+    }
+
+    /// What its runs' jobs start with.
+    pub fn job_start(&self) -> &StartAttrs {
+        &self.job_start
     }
 
     /// The kill grace its runs are stopped with.
@@ -412,6 +438,7 @@ impl Launcher {
         let call = WorkerCall {
             home: self.home.root(),
             execution: run.id.as_str(),
+            start: &self.job_start,
         };
         let held = HeldWorker::spawn(&self.worker, &call, attach)?;
         crate::crash::point("after_worker_spawn");

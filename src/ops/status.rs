@@ -346,6 +346,7 @@ mod tests {
             version: "x".into(),
             zone: None,
             hermes: None,
+            job_start: None,
         }
     }
 

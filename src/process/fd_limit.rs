@@ -6,15 +6,11 @@
 //!   allows for the pipes it will hold, and says how many staged workers
 //!   fit under the result.
 //! - Children must not inherit a raised soft limit (a program that uses
-//!   `select(2)` breaks on descriptors above 1024): the gateway passes the
-//!   original one to its workers in [`ORIGINAL_ENV`], and a worker restores
-//!   it first thing ([`restore_original`]), before it starts its job.
+//!   `select(2)` breaks on descriptors above 1024): what jobs start with
+//!   ([`super::start_attrs`]) has the [`original`] one.
 
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use std::sync::OnceLock;
-
-/// The environment variable that carries the original soft limit to workers.
-pub const ORIGINAL_ENV: &str = "HERMES_CRON_NOFILE_SOFT";
 
 /// Descriptors kept for everything but staged workers' gates (the ledger,
 /// the bus, inotify, logs, dispatches in flight).
@@ -41,19 +37,6 @@ pub fn raise_for(workers: u64) -> u64 {
         }
     }
     workers.min(soft.saturating_sub(RESERVED))
-}
-
-/// In a worker: put back the soft limit its gateway started with.
-pub fn restore_original() {
-    let Some(soft) = std::env::var(ORIGINAL_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    else {
-        return;
-    };
-    if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        let _ = setrlimit(Resource::RLIMIT_NOFILE, soft.min(hard), hard);
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Processes on this host: identity by pid and start time, liveness,
-//! signals, sessions, and the descriptor limit staging needs.
+//! signals, sessions, the descriptor limit staging needs, and what a job
+//! starts with (`start_attrs`).
 
 mod account;
 mod cgroup;
@@ -9,6 +10,7 @@ mod identity;
 mod inherit;
 mod session;
 mod signal;
+pub mod start_attrs;
 mod workers;
 
 pub use account::account;

@@ -281,6 +281,7 @@ fn a_held_worker_starts_its_own_session_and_dies_of_sigterm_at_its_gate() {
         &WorkerCall {
             home: h.path(),
             execution: "0190f5d2-7c4e-7b3a-9c1d-2e4f6a8b0c1d",
+            start: &hermes_cron::process::start_attrs::of_this_process(),
         },
         Attach::Detached,
     );

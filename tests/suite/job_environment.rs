@@ -203,3 +203,48 @@ fn spawned_workers_get_the_same_defined_environment() {
     assert_eq!(value(&text, "MY_SECRET_TOKEN"), None, "{text}");
     assert_eq!(value(&text, "HERMES_CRON_JOB_ID"), None, "{text}");
 }
+
+/// What a job starts with beyond its environment is defined too: a run
+/// started by `run` from a shell gets the gateway's umask, nice value and
+/// limits, as a scheduled run does, not the shell's (issue 23).
+#[test]
+fn a_manual_run_starts_with_the_gateways_umask_nice_and_limits_not_the_callers() {
+    let h = TestHome::new();
+    h.add(
+        "attrs",
+        "every 2s",
+        &["--shell"],
+        &["echo \"$(umask) $(nice) $(ulimit -S -n) $(ulimit -S -s) $(ulimit -S -c)\""],
+    );
+    let mut gw = h.gateway(&[]);
+    gw.wait_ready();
+    let scheduled = h.wait_until("a scheduled run", SETTLE_TIMEOUT, || {
+        h.runs_of("attrs")
+            .into_iter()
+            .find(|r| r["terminal"] == true && r["source"] == "schedule")
+    });
+    let gateways = h.output_of(&scheduled).trim().to_string();
+    let callers = "0077 7 200 4096 1";
+    assert_ne!(
+        gateways, callers,
+        "the test needs a gateway unlike the shell"
+    );
+    let line = format!(
+        "umask 077; ulimit -S -n 200; ulimit -S -s 4096; ulimit -S -c 1; exec nice -n 7 {} run attrs --wait",
+        crate::support::cli::bin().display()
+    );
+    let out = h.shell(&line).run();
+    assert_eq!(out.code(), 0, "{out}");
+    let manual = h
+        .runs_of("attrs")
+        .into_iter()
+        .rfind(|r| r["source"] == "manual")
+        .expect("the manual run's row");
+    assert_eq!(
+        h.output_of(&manual).trim(),
+        gateways,
+        "the manual run started as the shell ({callers}), not as the gateway\n{}",
+        h.worker_log()
+    );
+    gw.stop();
+}

@@ -39,9 +39,10 @@ struct Args {
 }
 
 fn main() {
-    // The gateway's descriptor limit is raised for the gates it holds; a
-    // worker and its job get the one the gateway started with.
-    hermes_cron::process::fd_limit::restore_original();
+    // The umask, nice value and limits its launcher says the job starts
+    // with: the gateway's, whoever launched it (and not the descriptor
+    // limit the gateway raised for the gates it holds).
+    hermes_cron::process::start_attrs::take_from_env();
     if std::env::args_os().any(|a| a == hermes_cron::worker::DETACH_ARG) {
         // Before anything else, so a signal meant for the held worker is
         // not left pending behind the mask it inherited.

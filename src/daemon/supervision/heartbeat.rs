@@ -29,6 +29,8 @@ pub(crate) fn spawn(
             let started_at = clock.now();
             let mut last_counter = u64::MAX;
             let mut changed_at = started_at;
+            // What `run` and `spawn` from a shell give the jobs they start.
+            let job_start = crate::process::start_attrs::of_this_process();
             while !stop.load(Ordering::Relaxed) {
                 let now = clock.now();
                 let counter = shared.counter();
@@ -50,6 +52,7 @@ pub(crate) fn spawn(
                     version: env!("CARGO_PKG_VERSION").into(),
                     zone: Some(zone.clone()),
                     hermes: shared.hermes(),
+                    job_start: Some(job_start.clone()),
                 };
                 // A full disk leaves the old file (its age tells the truth).
                 let _ = state_files::write_heartbeat(&home, &beat);

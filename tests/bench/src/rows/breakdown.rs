@@ -118,9 +118,11 @@ async fn one(
             fork_held(&setup.bench_exe, home, run.id.as_str()).map_err(|e| e.to_string())?;
         Held::Forked(child, gate)
     } else {
+        let start = hermes_cron::process::start_attrs::of_this_process();
         let call = WorkerCall {
             home,
             execution: run.id.as_str(),
+            start: &start,
         };
         Held::Spawned(
             HeldWorker::spawn(&setup.bench_exe, &call, Attach::Detached)
