@@ -105,6 +105,14 @@ impl Home {
     pub fn output_file(&self, job_id: &str, execution_id: &str) -> PathBuf {
         self.output_dir(job_id).join(format!("{execution_id}.log"))
     }
+    /// `cron/usage/<execution-id>.json`: where a run may report the model
+    /// usage of its run (`HERMES_CRON_USAGE_FILE`); its worker reads it into
+    /// the row and removes it.
+    pub fn usage_report(&self, execution_id: &str) -> PathBuf {
+        self.cron_dir()
+            .join("usage")
+            .join(format!("{execution_id}.json"))
+    }
     pub(crate) fn state_dir(&self) -> PathBuf {
         self.root.join("state")
     }

@@ -19,6 +19,8 @@ pub(crate) const TOKEN_MAX: u64 = 64 << 10;
 pub(crate) const ENV_MAX: u64 = 4 << 20;
 /// The most Hermes's `jobs.json` may hold (a hundred thousand jobs).
 pub(crate) const JOBS_MAX: u64 = 256 << 20;
+/// A run's usage report (`HERMES_CRON_USAGE_FILE`).
+pub(crate) const USAGE_MAX: u64 = 64 << 10;
 
 /// What kind of file `path`'s type is, in words.
 fn kind(ty: std::fs::FileType) -> &'static str {

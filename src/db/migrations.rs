@@ -295,6 +295,10 @@ CREATE TABLE late_outcomes (
 ALTER TABLE alert_attempts ADD COLUMN host TEXT;
 ";
 
+/// The model usage a run reported (a JSON object: tokens of each kind, API
+/// calls, model, cost and where it came from); NULL when it reported none.
+const USAGE: &str = "ALTER TABLE executions ADD COLUMN usage TEXT;";
+
 /// What retention deletes is folded into `pruned_run_totals` first, per job
 /// and final state: how many runs, the latest start and the latest success,
 /// so the per-job metrics (`hermes_cron_job_runs_total`, last start, last
@@ -385,6 +389,7 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
         Step::Postgres(HERMES_SOURCE_POSTGRES),
         Step::Both(HERMES_SOURCE),
     ],
+    &[Step::Both(USAGE)],
 ];
 
 /// The schema version this build writes.

@@ -81,6 +81,7 @@ fn finished(exit: i32) -> Finished {
         output_bytes: Some(0),
         output_truncated: Some(false),
         notes: Vec::new(),
+        usage: None,
     }
 }
 

@@ -14,7 +14,7 @@ use hermes_cron_core::text_enum::UnknownWord;
 const COLUMNS: &str = "id, job_id, job_name, scheduled_for, attempt, source, state, reason_code,
     reason, owner, claimed_by, dispatch_mode, dispatch_cause, unit, pid, pid_start, claimed_at, started_at,
     finished_at, heartbeat_at, exit_code, signal, duration_ms, max_rss_kb, output_path,
-    output_bytes, output_truncated, host";
+    output_bytes, output_truncated, host, usage";
 
 /// The row's columns as `e.<column>`, for queries that join.
 pub(super) fn columns_of(table: &str) -> String {
@@ -81,6 +81,11 @@ pub(super) fn execution_from_row(row: &Row) -> SqlResult<Execution> {
         output_bytes: unsigned("output_bytes")?,
         output_truncated: row.get("output_truncated")?,
         host: row.get("host")?,
+        // Written by this module's writer as a JSON object; anything else
+        // (an older writer, a hand edit) reads as none.
+        usage: row
+            .get::<_, Option<String>>("usage")?
+            .and_then(|text| serde_json::from_str(&text).ok()),
     })
 }
 

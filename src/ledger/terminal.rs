@@ -158,7 +158,8 @@ fn update(tx: &Conn, c: &Conclusion<'_>) -> SqlResult<bool> {
              exit_code = ?8, signal = ?9, duration_ms = ?10, max_rss_kb = ?11,
              output_bytes = ?12, output_truncated = ?13,
              dispatch_mode = COALESCE(?14, dispatch_mode),
-             dispatch_cause = COALESCE(?15, dispatch_cause)
+             dispatch_cause = COALESCE(?15, dispatch_cause),
+             usage = ?16
          WHERE id = ?1 AND state = ?2 AND owner IS NOT DISTINCT FROM ?3",
         params![
             c.id.as_str(),
@@ -176,6 +177,7 @@ fn update(tx: &Conn, c: &Conclusion<'_>) -> SqlResult<bool> {
             f.and_then(|f| f.output_truncated),
             c.dispatch_mode.map(|m| m.as_str()),
             c.dispatch_cause.map(|c| c.as_str()),
+            f.and_then(|f| f.usage.as_ref()).map(|u| u.to_string()),
         ],
     )?;
     Ok(n == 1)

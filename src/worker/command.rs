@@ -161,6 +161,13 @@ pub(super) struct Prepared {
 pub(super) fn prepare(a: &Opened) -> Result<Prepared, EnvFileUnusable> {
     let env = job_environment(&a.home, &a.row, &a.spec)?;
     let mut notes = Vec::new();
+    // Where the job may report its model usage (`HERMES_CRON_USAGE_FILE`).
+    let report = a.home.usage_report(a.row.id.as_str());
+    if let Some(dir) = report.parent()
+        && let Err(e) = ensure_private_dir(dir)
+    {
+        notes.push(format!("no place for a usage report: {e}"));
+    }
     let file = open_output(&a.row, a.spec.output_append).unwrap_or_else(|e| {
         notes.push(format!("output not captured: {e}"));
         None
@@ -247,6 +254,7 @@ pub(super) fn supervise_and_record(
             OUTPUT_PATIENCE.as_secs()
         ));
     }
+    let usage = reported_usage(&a.home, id, &mut notes);
     let mut finished = Finished {
         end,
         exit: Some(done.ending.exit),
@@ -255,6 +263,7 @@ pub(super) fn supervise_and_record(
         output_bytes: Some(captured.stored),
         output_truncated: Some(captured.truncated),
         notes,
+        usage,
     };
     if let Some(started_at) = pending_start
         && let Err(code) = record_start(a, started_at)
@@ -294,6 +303,29 @@ pub(super) fn supervise_and_record(
         }
     }
     if succeeded { exit::OK } else { exit::FAILURE }
+}
+
+/// The model usage the job reported in its usage file (removed once read),
+/// or None; a report that cannot be kept is a note on the row.
+fn reported_usage(
+    home: &Home,
+    id: &ExecutionId,
+    notes: &mut Vec<String>,
+) -> Option<serde_json::Value> {
+    let path = home.usage_report(id.as_str());
+    let text = match crate::small_file::read_text(&path, crate::small_file::USAGE_MAX) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            notes.push(format!("the usage report is unreadable: {e}"));
+            let _ = std::fs::remove_file(&path);
+            return None;
+        }
+    };
+    let _ = std::fs::remove_file(&path);
+    hermes_cron_core::run::usage::from_report(&text)
+        .map_err(|e| notes.push(e.to_string()))
+        .ok()
 }
 
 /// The row moved on without us. When a survivor recorded it `unknown`

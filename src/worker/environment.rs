@@ -54,6 +54,10 @@ pub(crate) fn job_environment(
         ids.push(("HERMES_CRON_JOB_ID".to_string(), job.to_string()));
     }
     ids.push((
+        "HERMES_CRON_USAGE_FILE".to_string(),
+        home.usage_report(row.id.as_str()).display().to_string(),
+    ));
+    ids.push((
         crate::home::HOME_ENV.to_string(),
         home.root().display().to_string(),
     ));

@@ -5,7 +5,7 @@
 //! (`executions.db`, its output files) and by hermes-cron's ledger.
 
 use crate::support::Bus;
-use crate::support::fake_model::FakeModel;
+use crate::support::fake_model::{FakeModel, MODEL};
 use crate::support::hermes::HermesHome;
 use crate::support::waiting::wall_clock;
 use crate::support::{PATIENCE, SETTLE_TIMEOUT, wait_for};
@@ -88,6 +88,11 @@ fn a_hermes_script_job_fires_at_its_next_run_in_a_scope_once() {
     assert_eq!(row["state"], "succeeded", "{row:#}\n{}", h.home.diag());
     assert_eq!(row["dispatch_mode"], "scoped", "{row:#}");
     assert_eq!(
+        row["usage"],
+        Value::Null,
+        "a script job has no usage, not zero"
+    );
+    assert_eq!(
         row["scheduled_for"]
             .as_str()
             .map(|s| s.parse::<chrono::DateTime<chrono::Utc>>().unwrap()),
@@ -151,6 +156,23 @@ fn an_agent_job_runs_hermes_agent_in_a_scope_and_its_answer_is_delivered() {
         "the delivered text is in the run's output:\n{output}"
     );
     assert_eq!(model.answered(), 1);
+    // The row has the usage Hermes recorded for the run (issue 26): the
+    // fake model's usage block, as Hermes counts it; a custom endpoint has
+    // no price, so no cost.
+    let usage = &row["usage"];
+    for (field, want) in [
+        ("input_tokens", 1134),
+        ("output_tokens", 56),
+        ("cache_read_tokens", 100),
+        ("cache_write_tokens", 0),
+        ("reasoning_tokens", 7),
+        ("api_calls", 1),
+    ] {
+        assert_eq!(usage[field], want, "{field}: {row:#}");
+    }
+    assert_eq!(usage["model"], MODEL, "{row:#}");
+    assert_eq!(usage["cost_usd"], Value::Null, "{row:#}");
+    assert_eq!(usage["cost_source"], "unknown", "{row:#}");
     let execs = hermes_executions(&h, &id, 1);
     assert_eq!(execs[0]["status"], "completed", "{execs:#?}");
     let docs = h.outputs(&id);

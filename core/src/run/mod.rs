@@ -13,6 +13,7 @@ mod signal;
 mod snapshot;
 mod state;
 mod transition;
+pub mod usage;
 
 pub use cause::CauseCode;
 pub use claimed::ClaimedRun;

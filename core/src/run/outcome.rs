@@ -183,6 +183,8 @@ pub struct Finished {
     /// What else went wrong, appended to the reason (output not captured,
     /// the disk was full).
     pub notes: Vec<String>,
+    /// The model usage the run reported (see `Execution::usage`).
+    pub usage: Option<serde_json::Value>,
 }
 
 impl Finished {
@@ -196,6 +198,7 @@ impl Finished {
             output_bytes: None,
             output_truncated: None,
             notes: Vec::new(),
+            usage: None,
         }
     }
 

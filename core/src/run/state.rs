@@ -151,6 +151,10 @@ pub struct Execution {
     pub output_truncated: Option<bool>,
     /// The host whose claimer decided the row; its worker runs there.
     pub host: Option<String>,
+    /// The model usage the run reported (tokens, API calls, model, cost; a
+    /// Hermes agent job's, from Hermes's own records); None when it
+    /// reported none (script and plain command jobs).
+    pub usage: Option<serde_json::Value>,
 }
 
 impl Execution {
@@ -187,6 +191,7 @@ impl Execution {
             output_bytes: None,
             output_truncated: None,
             host: None,
+            usage: None,
         }
     }
 

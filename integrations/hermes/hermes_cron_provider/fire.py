@@ -38,6 +38,7 @@ Exit status (read by hermes-cron):
 Whatever the job delivered is printed on stdout, so it is in the run's output.
 """
 
+import json
 import logging
 import os
 import signal
@@ -248,6 +249,79 @@ def _delivered(job_id, since):
         return None
 
 
+# The sessions Hermes recorded for a fire of one job since an instant, and
+# their sub-agents' (Hermes names a cron run's session
+# `cron_<job id>_<local time>`; it keeps no job id column).
+_USAGE_QUERY = """
+WITH RECURSIVE run(id) AS (
+  SELECT id FROM sessions WHERE id >= :lo AND id < :hi AND started_at >= :since
+  UNION SELECT s.id FROM sessions s JOIN run ON s.parent_session_id = run.id)
+SELECT s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens,
+       s.reasoning_tokens, s.api_call_count, s.model, s.estimated_cost_usd,
+       s.actual_cost_usd, s.cost_status
+  FROM sessions s JOIN run USING (id) ORDER BY s.started_at
+"""
+
+
+def _usage(job_id, since):
+    """This fire's model usage as Hermes recorded it in state.db (read
+    only), summed over its sessions; None when it has none (a script job,
+    a run that never reached the model)."""
+    import sqlite3
+    from hermes_constants import get_hermes_home
+
+    db = Path(get_hermes_home()) / "state.db"
+    if not db.exists():
+        return None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        rows = conn.execute(_USAGE_QUERY, {
+            "lo": f"cron_{job_id}_", "hi": f"cron_{job_id}`", "since": since,
+        }).fetchall()
+    finally:
+        conn.close()
+    if not rows:
+        return None
+    total = [sum(int(r[i] or 0) for r in rows) for i in range(6)]
+    usage = dict(zip(("input_tokens", "output_tokens", "cache_read_tokens",
+                      "cache_write_tokens", "reasoning_tokens", "api_calls"), total))
+    usage["model"] = next((r[6] for r in rows if r[6]), None)
+    statuses = {r[9] for r in rows if r[5]}
+    if not statuses:
+        usage["cost_usd"], usage["cost_source"] = None, "none"
+    elif statuses <= {"actual"} and all(r[8] is not None for r in rows if r[5]):
+        usage["cost_usd"], usage["cost_source"] = sum(r[8] for r in rows if r[5]), "hermes_actual"
+    elif statuses <= {"actual", "estimated", "included"}:
+        usage["cost_usd"] = sum((r[8] if r[8] is not None else r[7] or 0.0) for r in rows if r[5])
+        usage["cost_source"] = "hermes_estimated"
+    else:
+        # Hermes knows no price for the model (a custom or local endpoint).
+        usage["cost_usd"], usage["cost_source"] = None, "unknown"
+    return usage
+
+
+def _report_usage(job_id, since):
+    """Write this fire's usage where hermes-cron's worker reads it into the
+    run's row (HERMES_CRON_USAGE_FILE, hermes-cron's own file)."""
+    target = os.environ.get("HERMES_CRON_USAGE_FILE")
+    if not target:
+        return
+    try:
+        usage = _usage(job_id, since)
+    except Exception as e:  # noqa: BLE001 - a usage record must not fail the fire
+        print(f"hermes-cron: cannot read Hermes's usage records: {e}", file=sys.stderr)
+        return
+    if usage is None:
+        return
+    partial = f"{target}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as f:
+            json.dump(usage, f)
+        os.replace(partial, target)
+    except OSError as e:
+        print(f"hermes-cron: cannot write the usage report {target}: {e}", file=sys.stderr)
+
+
 def fire(job_id):
     from cron.executions import create_execution
     from cron.jobs import claim_job_for_fire, get_job
@@ -283,6 +357,7 @@ def fire(job_id):
           f"Hermes execution {execution_id}", file=sys.stderr, flush=True)
     deliveries = _watch_delivery()
     run_one_job(job)
+    _report_usage(job_id, started)
     doc = _delivered(job_id, started)
     if doc:
         sys.stdout.write(doc if doc.endswith("\n") else doc + "\n")

@@ -228,6 +228,57 @@ class FireTests(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out)
         self.assertEqual([r["status"] for r in h.executions(job_id)], ["completed"])
 
+    def usage(self, h, job_id, since):
+        out = h.python(
+            "import importlib.util, json\n"
+            f"spec = importlib.util.spec_from_file_location('fire', {str(FIRE)!r})\n"
+            "fire = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(fire)\n"
+            f"print(json.dumps(fire._usage({job_id!r}, {since!r})))")
+        self.assertEqual(out.returncode, 0, out)
+        return json.loads(out.stdout)
+
+    def test_usage_sums_this_fires_sessions_and_says_where_the_cost_came_from(self):
+        import sqlite3
+        h = self.home()
+        db = sqlite3.connect(h.dir / "state.db")
+        db.execute(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, "
+            "started_at REAL, input_tokens INT, output_tokens INT, cache_read_tokens INT, "
+            "cache_write_tokens INT, reasoning_tokens INT, api_call_count INT, model TEXT, "
+            "estimated_cost_usd REAL, actual_cost_usd REAL, cost_status TEXT)")
+        db.executemany("INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+            # This fire's session, and a sub-agent's under it.
+            ("cron_abc123_20261207_080000", None, 1000.0, 100, 10, 5, 1, 2, 1, "m1",
+             0.25, None, "estimated"),
+            ("20261207_080001_aaaaaa", "cron_abc123_20261207_080000", 1001.0, 50, 5, 0, 0, 0,
+             2, "m1", 0.5, None, "estimated"),
+            # An earlier fire of the job, and another job's fire.
+            ("cron_abc123_20261207_070000", None, 500.0, 999, 999, 0, 0, 0, 9, "m1",
+             9.0, None, "estimated"),
+            ("cron_abc1234_20261207_080000", None, 1000.0, 7, 7, 0, 0, 0, 1, "m2",
+             1.0, None, "estimated"),
+        ])
+        db.commit()
+        usage = self.usage(h, "abc123", 900.0)
+        self.assertEqual(
+            {k: usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                   "cache_write_tokens", "reasoning_tokens", "api_calls")},
+            {"input_tokens": 150, "output_tokens": 15, "cache_read_tokens": 5,
+             "cache_write_tokens": 1, "reasoning_tokens": 2, "api_calls": 3})
+        self.assertEqual((usage["model"], usage["cost_usd"], usage["cost_source"]),
+                         ("m1", 0.75, "hermes_estimated"))
+        # No price for one of its calls: no cost at all, said so.
+        db.execute("UPDATE sessions SET cost_status = 'unknown', estimated_cost_usd = 0 "
+                   "WHERE id = '20261207_080001_aaaaaa'")
+        db.commit()
+        db.close()
+        usage = self.usage(h, "abc123", 900.0)
+        self.assertEqual((usage["cost_usd"], usage["cost_source"]), (None, "unknown"))
+        # A fire with no session (a script job): nothing to report.
+        self.assertIsNone(self.usage(h, "abc123", 2000.0))
+        self.assertIsNone(self.usage(h, "nosuchjob", 0.0))
+
     def test_usage(self):
         h = self.home()
         out = subprocess.run([sys.executable, str(FIRE)], env=h.env(),

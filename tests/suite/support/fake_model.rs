@@ -12,6 +12,11 @@ use std::time::Duration;
 
 pub(crate) const MODEL: &str = "fake-model";
 
+/// The `usage` block of every answer: 1,234 prompt tokens of which 100
+/// cached, 56 completion tokens of which 7 reasoning. Hermes records them as
+/// input 1,134, output 56, cache read 100, reasoning 7.
+const USAGE: (u64, u64, u64, u64) = (1234, 56, 100, 7);
+
 #[derive(Default)]
 struct State {
     /// Chat completions asked for (counted when the request arrives).
@@ -56,7 +61,10 @@ fn respond(mut stream: TcpStream, state: &State, answer: &str) -> std::io::Resul
             "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": MODEL,
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": answer}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+            "usage": {"prompt_tokens": USAGE.0, "completion_tokens": USAGE.1,
+                      "total_tokens": USAGE.0 + USAGE.1,
+                      "prompt_tokens_details": {"cached_tokens": USAGE.2},
+                      "completion_tokens_details": {"reasoning_tokens": USAGE.3}}
         })
     } else {
         serde_json::json!({"object": "list", "data": [

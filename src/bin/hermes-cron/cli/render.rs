@@ -176,6 +176,7 @@ pub(super) fn execution_json(e: &Execution) -> Value {
         "output_bytes": e.output_bytes,
         "output_truncated": e.output_truncated,
         "host": e.host,
+        "usage": e.usage,
     })
 }
 

@@ -106,6 +106,7 @@ fn write_one(db: &Db, home: &Home, job: &JobId, spec: &RunSpec, slot: i64) -> Re
         output_bytes: Some(2048),
         output_truncated: Some(false),
         notes: Vec::new(),
+        usage: None,
     };
     if !ledger::finish(conn, &id, &worker, &finished, now).map_err(err)? {
         return Err("finish lost its compare-and-set".into());
