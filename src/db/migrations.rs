@@ -295,6 +295,17 @@ CREATE TABLE late_outcomes (
 ALTER TABLE alert_attempts ADD COLUMN host TEXT;
 ";
 
+/// What retention deletes of the runs' usage, per job and kind (each token
+/// kind, `cost_usd`), so that `hermes_cron_job_tokens_total` and
+/// `hermes_cron_job_cost_usd_total` are over every run a job ever had.
+const PRUNED_USAGE: &str = "
+CREATE TABLE pruned_usage_totals (
+    job_id  TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    amount  REAL NOT NULL,
+    PRIMARY KEY (job_id, kind)
+);";
+
 /// The model usage a run reported (a JSON object: tokens of each kind, API
 /// calls, model, cost and where it came from); NULL when it reported none.
 const USAGE: &str = "ALTER TABLE executions ADD COLUMN usage TEXT;";
@@ -390,6 +401,7 @@ pub(crate) const MIGRATIONS: &[&[Step]] = &[
         Step::Both(HERMES_SOURCE),
     ],
     &[Step::Both(USAGE)],
+    &[Step::Both(PRUNED_USAGE)],
 ];
 
 /// The schema version this build writes.

@@ -4,6 +4,7 @@
 //! given up; their attempts go with them); owed ones are never touched.
 
 use crate::db::{Db, SqlResult};
+use hermes_cron_core::run::usage::amounts;
 use std::collections::BTreeMap;
 
 /// What one job's deleted rows of one state add to its totals.
@@ -41,10 +42,11 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
     let keep = i64::from(keep);
     let mut deleted = 0u64;
     let mut totals: BTreeMap<(String, String), Folded> = BTreeMap::new();
+    let mut usage: BTreeMap<(String, &'static str), f64> = BTreeMap::new();
     tx.for_each(
         &format!(
             "DELETE FROM executions WHERE id IN ({DOOMED})
-             RETURNING job_id, state, started_at, finished_at"
+             RETURNING job_id, state, started_at, finished_at, usage"
         ),
         crate::params![keep],
         |r| {
@@ -52,6 +54,12 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
             let Some(job) = r.get::<_, Option<String>>("job_id")? else {
                 return Ok(());
             };
+            let reported = r
+                .get::<_, Option<String>>("usage")?
+                .and_then(|text| serde_json::from_str(&text).ok());
+            for (kind, amount) in reported.as_ref().map(amounts).unwrap_or_default() {
+                *usage.entry((job.clone(), kind)).or_default() += amount;
+            }
             let state: String = r.get("state")?;
             let succeeded = state == "succeeded";
             let t = totals.entry((job, state)).or_default();
@@ -78,6 +86,14 @@ pub(crate) fn prune_rows(db: &mut Db, keep: u32) -> SqlResult<u64> {
         tx.execute(
             &fold,
             crate::params![job.as_str(), state.as_str(), t.runs, t.started, t.succeeded],
+        )?;
+    }
+    for ((job, kind), amount) in &usage {
+        tx.execute(
+            "INSERT INTO pruned_usage_totals (job_id, kind, amount) VALUES (?1, ?2, ?3)
+             ON CONFLICT (job_id, kind) DO UPDATE SET
+                 amount = pruned_usage_totals.amount + excluded.amount",
+            crate::params![job.as_str(), *kind, *amount],
         )?;
     }
     tx.execute(

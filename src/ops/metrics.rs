@@ -12,6 +12,7 @@ use crate::db::{Conn, SqlResult};
 use crate::params;
 use crate::schedule::Timestamp;
 use hermes_cron_core::health::Heartbeat;
+use hermes_cron_core::run::usage::{TOKEN_KINDS, amounts};
 use std::fmt::Write as _;
 
 /// Upper bounds of the start-lateness histogram, in seconds.
@@ -269,6 +270,81 @@ fn per_job(conn: &Conn, out: &mut String) -> SqlResult<()> {
             let at = at[i].map_or(0.0, seconds);
             sample(out, name, &[("job", job), ("job_id", id)], at);
         }
+    }
+    per_job_usage(conn, out)
+}
+
+/// The model usage of every run each job has had (the retained rows' and
+/// what retention folded into `pruned_usage_totals`): tokens by kind and
+/// the known cost, for the jobs that reported any.
+fn per_job_usage(conn: &Conn, out: &mut String) -> SqlResult<()> {
+    let mut totals: std::collections::BTreeMap<(String, String, &str), f64> =
+        std::collections::BTreeMap::new();
+    conn.for_each(
+        "SELECT j.name, j.id, e.usage FROM executions e JOIN jobs j ON j.id = e.job_id
+         WHERE e.usage IS NOT NULL",
+        params![],
+        |r| {
+            let usage: Option<serde_json::Value> =
+                serde_json::from_str(&r.get::<_, String>("usage")?).ok();
+            let (job, id): (String, String) = (r.get("name")?, r.get("id")?);
+            for (kind, amount) in usage.as_ref().map(amounts).unwrap_or_default() {
+                *totals.entry((job.clone(), id.clone(), kind)).or_default() += amount;
+            }
+            Ok(())
+        },
+    )?;
+    let folded = conn.query_map(
+        "SELECT j.name, j.id, p.kind, p.amount FROM pruned_usage_totals p
+         JOIN jobs j ON j.id = p.job_id",
+        params![],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, f64>(3)?,
+            ))
+        },
+    )?;
+    for (job, id, kind, amount) in folded {
+        let Some(kind) = TOKEN_KINDS
+            .iter()
+            .map(|(k, _)| *k)
+            .chain(["cost_usd"])
+            .find(|k| *k == kind)
+        else {
+            continue;
+        };
+        *totals.entry((job, id, kind)).or_default() += amount;
+    }
+    header(
+        out,
+        "hermes_cron_job_tokens_total",
+        "counter",
+        "Model tokens each job's runs used, by kind (input, output, cache_read, cache_write; reasoning is part of output), since the job was made.",
+    );
+    for ((job, id, kind), amount) in totals.iter().filter(|((_, _, k), _)| *k != "cost_usd") {
+        sample(
+            out,
+            "hermes_cron_job_tokens_total",
+            &[("job", job), ("job_id", id), ("kind", kind)],
+            amount,
+        );
+    }
+    header(
+        out,
+        "hermes_cron_job_cost_usd_total",
+        "counter",
+        "What each job's runs cost in US dollars where the price was known, since the job was made.",
+    );
+    for ((job, id, _), amount) in totals.iter().filter(|((_, _, k), _)| *k == "cost_usd") {
+        sample(
+            out,
+            "hermes_cron_job_cost_usd_total",
+            &[("job", job), ("job_id", id)],
+            amount,
+        );
     }
     Ok(())
 }

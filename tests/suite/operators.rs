@@ -582,3 +582,74 @@ fn logs_prints_the_output_and_follow_waits_for_the_end() {
     assert_eq!(followed.stdout, "one\ntwo\n");
     assert_eq!(h.run(&["logs", "nope"]).code(), 2);
 }
+
+/// The model usage runs report (issue 26): on each row (`runs --json`
+/// `usage`), and per job in `/metrics`, counted over every run through
+/// retention. Any job may report it in `HERMES_CRON_USAGE_FILE`, as the
+/// Hermes plugin does for an agent job; one that reports none has none.
+#[test]
+fn reported_usage_is_on_the_row_and_in_the_per_job_metrics_through_prune() {
+    let h = TestHome::new();
+    h.run(&["config", "set", "cron.ledger_retention", "1"]).ok();
+    let report = r#"{"input_tokens": 100, "output_tokens": 20, "reasoning_tokens": 5, "api_calls": 2, "model": "m", "cost_usd": 0.25, "cost_source": "hermes_estimated", "extra": 1}"#;
+    let agent = h.add(
+        "agent",
+        "daily at 8am",
+        &["--shell"],
+        &[&format!("echo '{report}' > \"$HERMES_CRON_USAGE_FILE\"")],
+    );
+    h.add("plain", "daily at 9am", &[], &["true"]);
+    for _ in 0..3 {
+        h.run(&["run", "agent", "--wait"]).ok();
+    }
+    h.run(&["run", "plain", "--wait"]).ok();
+    let row = &h.runs(Some("agent"))[0];
+    assert_eq!(
+        row["usage"],
+        serde_json::json!({"input_tokens": 100, "output_tokens": 20, "reasoning_tokens": 5,
+                           "api_calls": 2, "model": "m", "cost_usd": 0.25,
+                           "cost_source": "hermes_estimated"}),
+        "{row:#}"
+    );
+    assert_eq!(h.runs(Some("plain"))[0]["usage"], Value::Null);
+    assert!(
+        !h.cron_dir().join("usage").read_dir().unwrap().any(|_| true),
+        "the worker removes the reports it read"
+    );
+    let before = scrape(&h).0;
+    let pruned = h.run(&["prune", "--json"]).ok().json();
+    assert_eq!(pruned["rows_deleted"], 2, "{pruned:#}");
+    let (after, text) = scrape(&h);
+    for scrape in [&before, &after] {
+        let tokens = |kind| {
+            scrape
+                .samples
+                .iter()
+                .filter(|s| s.metric == "hermes_cron_job_tokens_total")
+                .filter(|s| s.labels.get("job_id") == Some(agent.as_str()))
+                .filter(|s| s.labels.get("kind") == Some(kind))
+                .map(|s| match s.value {
+                    prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+                    _ => f64::NAN,
+                })
+                .sum::<f64>()
+        };
+        assert_eq!(
+            (tokens("input"), tokens("output"), tokens("reasoning")),
+            (300.0, 60.0, 15.0),
+            "{text}"
+        );
+        let cost = sample(
+            scrape,
+            "hermes_cron_job_cost_usd_total",
+            Some(("job", "agent")),
+        );
+        assert!((cost - 0.75).abs() < 1e-9, "{cost}: {text}");
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("hermes_cron_job_tokens_total{job=\"plain\"")),
+            "a job that reported nothing has no usage series: {text}"
+        );
+    }
+}

@@ -19,6 +19,29 @@ pub const COUNTS: &[&str] = &[
 /// (`hermes_actual`, `hermes_estimated`) or why there is none (`unknown`).
 pub const TEXTS: &[&str] = &["model", "cost_source"];
 
+/// The token kinds the metrics count (`hermes_cron_job_tokens_total{kind}`),
+/// each with the field it is read from.
+pub const TOKEN_KINDS: &[(&str, &str)] = &[
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cache_read", "cache_read_tokens"),
+    ("cache_write", "cache_write_tokens"),
+    ("reasoning", "reasoning_tokens"),
+];
+
+/// What a kept usage adds to its job's totals: each token kind's count, and
+/// `cost_usd` when it has a cost.
+pub fn amounts(usage: &Value) -> Vec<(&'static str, f64)> {
+    let mut out: Vec<(&'static str, f64)> = TOKEN_KINDS
+        .iter()
+        .filter_map(|(kind, field)| Some((*kind, usage.get(*field)?.as_u64()? as f64)))
+        .collect();
+    if let Some(cost) = usage.get("cost_usd").and_then(Value::as_f64) {
+        out.push(("cost_usd", cost));
+    }
+    out
+}
+
 /// Longest text kept.
 const TEXT_MAX: usize = 200;
 
@@ -86,6 +109,18 @@ mod tests {
         assert_eq!(v["model"], "some-model");
         assert_eq!(v["cost_usd"], Value::Null);
         assert!(v.get("x").is_none());
+    }
+
+    #[test]
+    fn amounts_are_the_token_kinds_and_a_known_cost() {
+        let v =
+            from_report(r#"{"input_tokens": 3, "reasoning_tokens": 1, "cost_usd": 0.5}"#).unwrap();
+        assert_eq!(
+            amounts(&v),
+            [("input", 3.0), ("reasoning", 1.0), ("cost_usd", 0.5)]
+        );
+        let unknown = from_report(r#"{"output_tokens": 2}"#).unwrap();
+        assert_eq!(amounts(&unknown), [("output", 2.0)]);
     }
 
     #[test]
