@@ -612,6 +612,14 @@ fn reported_usage_is_on_the_row_and_in_the_per_job_metrics_through_prune() {
         "{row:#}"
     );
     assert_eq!(h.runs(Some("plain"))[0]["usage"], Value::Null);
+    // The table has usage columns when a listed run reported usage.
+    let table = h.run(&["runs", "agent"]).ok().stdout;
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header[header.len() - 2..], ["TOKENS", "COST"], "{table}");
+    let first: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(first[first.len() - 2..], ["120", "$0.2500"], "{table}");
+    let plain = h.run(&["runs", "plain"]).ok().stdout;
+    assert!(!plain.contains("TOKENS"), "{plain}");
     assert!(
         !h.cron_dir().join("usage").read_dir().unwrap().any(|_| true),
         "the worker removes the reports it read"

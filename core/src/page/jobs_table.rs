@@ -161,6 +161,7 @@ mod tests {
                 mode: Some(DispatchMode::Scoped),
                 reason_code: Some("idle".into()),
                 has_output: true,
+                usage: None,
             }],
         };
         let mut paused = job.clone();

@@ -87,6 +87,9 @@ pub struct PageRun {
     pub reason_code: Option<String>,
     /// Its output was captured in the home (`runs/ID/output` serves it).
     pub has_output: bool,
+    /// The model usage it reported, in short: tokens, and the cost when
+    /// known (None: it reported none).
+    pub usage: Option<(u64, Option<f64>)>,
 }
 
 impl PageRun {

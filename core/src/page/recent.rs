@@ -56,6 +56,13 @@ fn run_item(out: &mut String, run: &PageRun, job: &PageJob, now: crate::schedule
     if let Some(code) = &run.reason_code {
         let _ = write!(out, " · <span class=\"muted\">{}</span>", escape(code));
     }
+    if let Some((tokens, cost)) = run.usage {
+        let _ = write!(out, " · <span class=\"usage\">{tokens} tokens");
+        if let Some(cost) = cost {
+            let _ = write!(out, ", ${cost:.4}");
+        }
+        out.push_str("</span>");
+    }
     if run.has_output {
         let _ = write!(out, " · <a href=\"{}\">output</a>", output_link(&run.id));
     }
@@ -119,6 +126,7 @@ mod tests {
             mode: None,
             reason_code: None,
             has_output: output,
+            usage: None,
         }
     }
 
@@ -162,5 +170,46 @@ mod tests {
             html.contains("<li><span class=\"badge s-succeeded\">succeeded</span>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn a_run_that_reported_usage_shows_its_tokens_and_known_cost() {
+        let now = chrono::Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap();
+        let job = |recent| PageJob {
+            id: "j1".into(),
+            name: "brief".into(),
+            schedule: "daily at 8am".into(),
+            tz: None,
+            zone: crate::schedule::ZoneTable::compiled_in_only()
+                .parse("UTC")
+                .unwrap(),
+            view: JobView::Active,
+            managed: true,
+            next_fire: None,
+            recent,
+            failures: Failures::default(),
+        };
+        let priced = PageRun {
+            usage: Some((1190, Some(0.0071))),
+            ..run("e1", ExecState::Succeeded, 60, 5, false)
+        };
+        let unpriced = PageRun {
+            usage: Some((1190, None)),
+            ..run("e2", ExecState::Succeeded, 30, 5, false)
+        };
+        let html = render(&[job(vec![priced, unpriced])], now);
+        assert!(
+            html.contains("<span class=\"usage\">1190 tokens, $0.0071</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<span class=\"usage\">1190 tokens</span>"),
+            "{html}"
+        );
+        let none = render(
+            &[job(vec![run("e3", ExecState::Succeeded, 30, 5, false)])],
+            now,
+        );
+        assert!(!none.contains("tokens"), "{none}");
     }
 }

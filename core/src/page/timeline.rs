@@ -377,6 +377,7 @@ mod tests {
             mode: None,
             reason_code: None,
             has_output: false,
+            usage: None,
         }
     }
 

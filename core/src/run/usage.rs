@@ -42,6 +42,17 @@ pub fn amounts(usage: &Value) -> Vec<(&'static str, f64)> {
     out
 }
 
+/// A kept usage in short: its tokens (input and output, cache reads and
+/// writes included; reasoning is part of output) and its cost, when known.
+pub fn tokens_and_cost(usage: &Value) -> (u64, Option<f64>) {
+    let tokens = TOKEN_KINDS
+        .iter()
+        .filter(|(kind, _)| *kind != "reasoning")
+        .filter_map(|(_, field)| usage.get(*field)?.as_u64())
+        .sum();
+    (tokens, usage.get("cost_usd").and_then(Value::as_f64))
+}
+
 /// Longest text kept.
 const TEXT_MAX: usize = 200;
 
@@ -109,6 +120,16 @@ mod tests {
         assert_eq!(v["model"], "some-model");
         assert_eq!(v["cost_usd"], Value::Null);
         assert!(v.get("x").is_none());
+    }
+
+    #[test]
+    fn in_short_reasoning_is_not_counted_twice() {
+        let v = from_report(
+            r#"{"input_tokens": 100, "output_tokens": 20, "reasoning_tokens": 5,
+                "cache_read_tokens": 3, "cost_usd": 0.5}"#,
+        )
+        .unwrap();
+        assert_eq!(tokens_and_cost(&v), (123, Some(0.5)));
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub(super) struct Rows {
 }
 
 const RUN_COLUMNS: &str = "e.id, e.job_id, e.job_name, e.state, e.attempt, e.scheduled_for,
-    e.claimed_at, e.started_at, e.finished_at, e.dispatch_mode, e.reason_code,
+    e.claimed_at, e.started_at, e.finished_at, e.dispatch_mode, e.reason_code, e.usage,
     j.id IS NULL AS orphan,
     (e.output_path IS NOT NULL AND COALESCE(e.output_bytes, 0) > 0) AS has_output";
 
@@ -51,6 +51,10 @@ fn run_from_row(r: &Row) -> SqlResult<PageRun> {
         reason_code: r.get("reason_code")?,
         orphan: r.get("orphan")?,
         has_output: r.get("has_output")?,
+        usage: r
+            .get::<_, Option<String>>("usage")?
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .map(|u| hermes_cron_core::run::usage::tokens_and_cost(&u)),
     })
 }
 

@@ -137,7 +137,9 @@ fn print_runs(
         println!("no runs");
         return Ok(hermes_cron::exit::OK);
     }
-    let mut t = Table::new(&[
+    // Model usage columns only when a listed run reported usage.
+    let with_usage = rows.iter().any(|r| r.usage.is_some());
+    let mut columns = vec![
         "ID",
         "JOB",
         "SCHEDULED",
@@ -147,14 +149,18 @@ fn print_runs(
         "MODE",
         "EXIT",
         "HOST",
-    ]);
+    ];
+    if with_usage {
+        columns.extend(["TOKENS", "COST"]);
+    }
+    let mut t = Table::new(&columns);
     for r in rows {
         let state = match late(conn, r)? {
             Some(l) => format!("{} (late: {})", r.state, l.state),
             None => r.state.to_string(),
         };
         let zone = zones.of(r.job_id.as_ref().map(|j| j.as_str()));
-        t.row(vec![
+        let mut cells = vec![
             r.id.to_string(),
             cell(&r.job_name, 24),
             when(r.scheduled_for, zone),
@@ -164,10 +170,32 @@ fn print_runs(
             r.dispatch_mode.map_or("-".into(), |m| m.to_string()),
             exit_cell(r),
             r.host.clone().unwrap_or_else(|| "-".into()),
-        ]);
+        ];
+        if with_usage {
+            let (tokens, cost) = usage_cells(r.usage.as_ref());
+            cells.extend([tokens, cost]);
+        }
+        t.row(cells);
     }
     print!("{}", t.render());
     Ok(hermes_cron::exit::OK)
+}
+
+/// A run's usage for the table: its tokens (input and output, cache reads
+/// and writes included) and its cost (`?`: no price known; `-`: none).
+fn usage_cells(usage: Option<&serde_json::Value>) -> (String, String) {
+    let Some(u) = usage else {
+        return ("-".into(), "-".into());
+    };
+    let (tokens, cost) = hermes_cron_core::run::usage::tokens_and_cost(u);
+    let cost = match cost {
+        Some(c) => format!("${c:.4}"),
+        None if u.get("cost_source").and_then(serde_json::Value::as_str) == Some("none") => {
+            "-".into()
+        }
+        None => "?".into(),
+    };
+    (tokens.to_string(), cost)
 }
 
 /// The run `logs KEY` prints: the execution KEY names (its whole id), else
