@@ -16,7 +16,8 @@
 //! 4. the job's `--pass-env NAME`s that are set in the starting process;
 //! 5. the job's `--env K=V`;
 //! 6. the run's own ids: `HERMES_CRON_EXECUTION_ID`, `HERMES_CRON_JOB_NAME`,
-//!    `HERMES_CRON_JOB_ID` (not for spawned runs) and `HERMES_HOME`.
+//!    `HERMES_CRON_JOB_ID` (not for spawned runs), `HERMES_HOME`, and
+//!    `HERMES_CRON_USAGE_FILE` (where the run may report its model usage).
 
 use crate::job::Env;
 
