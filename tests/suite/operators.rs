@@ -620,6 +620,13 @@ fn reported_usage_is_on_the_row_and_in_the_per_job_metrics_through_prune() {
     assert_eq!(first[first.len() - 2..], ["120", "$0.2500"], "{table}");
     let plain = h.run(&["runs", "plain"]).ok().stdout;
     assert!(!plain.contains("TOKENS"), "{plain}");
+    let show = h.run(&["show", "agent"]).ok().stdout;
+    assert!(
+        show.lines()
+            .any(|l| l == "last usage    120 tokens, $0.2500"),
+        "{show}"
+    );
+    assert!(!h.run(&["show", "plain"]).ok().stdout.contains("usage"));
     assert!(
         !h.cron_dir().join("usage").read_dir().unwrap().any(|_| true),
         "the worker removes the reports it read"

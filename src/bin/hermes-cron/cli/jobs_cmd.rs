@@ -343,6 +343,11 @@ pub(super) fn show(ctx: &mut Ctx, key: &str, json: bool) -> anyhow::Result<i32> 
     }
     if let Some(l) = &last {
         lines.push(("last run", format!("{} {}", l.id, l.state)));
+        if let Some(usage) = &l.usage {
+            let (tokens, cost) = hermes_cron_core::run::usage::tokens_and_cost(usage);
+            let cost = cost.map_or("no price known".to_string(), |c| format!("${c:.4}"));
+            lines.push(("last usage", format!("{tokens} tokens, {cost}")));
+        }
     }
     for (k, v) in lines {
         println!("{k:<14}{v}");
