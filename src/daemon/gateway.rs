@@ -365,13 +365,14 @@ async fn serve(
             Vec::new()
         }
     };
+    // Said before ready, so that whoever waits for ready has read it.
+    say_connection_bound(&cx, db.caps().shared);
     let monitor = ready(&cx, runs.len(), unknown, manager.as_deref()).await;
     let deadman_stop = Arc::new(AtomicBool::new(false));
     start_deadman(&cx, &monitor, deadman_stop.clone());
     let alerts = crate::alerts::AlertDriver::new(cx.clock.now());
     alerts.startup(&db, &cx.host.name, cx.clock.now());
     let stager = Stager::new(&cx.config.cron, staging_room(&cx, db.caps().staging));
-    say_connection_bound(&cx, db.caps().shared);
     let parts = Parts {
         runs,
         monitor,
