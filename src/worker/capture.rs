@@ -16,8 +16,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// When the job last wrote output (for the idle timeout): shared by the
@@ -68,9 +67,10 @@ pub(crate) fn truncation_mark(cap: u64) -> String {
     format!("\n[hermes-cron: output truncated at {cap} bytes]\n")
 }
 
-/// The output thread, and what it has captured so far.
+/// The output thread's result, when it reaches EOF, and what it has
+/// captured so far.
 pub(crate) struct Capture {
-    thread: JoinHandle<Captured>,
+    done: mpsc::Receiver<Captured>,
     so_far: Arc<Mutex<Captured>>,
 }
 
@@ -79,15 +79,13 @@ impl Capture {
     /// (then as it stood, and true: the pipe is still held open by a
     /// process the command left running).
     pub(crate) fn finish(self, patience: Duration) -> (Captured, bool) {
-        let deadline = monotonic() + patience;
-        while !self.thread.is_finished() && monotonic() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
+        match self.done.recv_timeout(patience) {
+            Ok(got) => (got, false),
+            Err(e) => {
+                let so_far = self.so_far.lock().map(|c| *c).unwrap_or_default();
+                (so_far, e == mpsc::RecvTimeoutError::Timeout)
+            }
         }
-        if self.thread.is_finished() {
-            return (self.thread.join().unwrap_or_default(), false);
-        }
-        let so_far = self.so_far.lock().map(|c| *c).unwrap_or_default();
-        (so_far, true)
     }
 }
 
@@ -101,11 +99,21 @@ pub(crate) fn spawn_capture(
 ) -> Capture {
     let so_far = Arc::new(Mutex::new(Captured::default()));
     let shared = so_far.clone();
-    let thread = std::thread::Builder::new()
+    let (tx, done) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
         .name("output".into())
-        .spawn(move || capture(File::from(pipe), file, cap, tee, &activity, &shared))
+        .spawn(move || {
+            let _ = tx.send(capture(
+                File::from(pipe),
+                file,
+                cap,
+                tee,
+                &activity,
+                &shared,
+            ));
+        })
         .expect("spawning the output thread");
-    Capture { thread, so_far }
+    Capture { done, so_far }
 }
 
 fn capture(
